@@ -1,0 +1,14 @@
+// @kubernetes/client-node 1.x and its auth dependencies are ESM-only: swc transpiles them
+// to CommonJS for jest, together with our own TypeScript.
+const esm = ['@kubernetes/client-node', 'openid-client', 'oauth4webapi', 'jose'];
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/test'],
+  testMatch: ['**/*.test.ts'],
+  transform: {
+    '^.+\\.(t|j|mj)s$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }],
+  },
+  transformIgnorePatterns: [`/node_modules/(?!(${esm.join('|')})/)`],
+  moduleFileExtensions: ['ts', 'js', 'mjs', 'json'],
+  testTimeout: 60000,
+};

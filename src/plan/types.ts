@@ -1,0 +1,158 @@
+/**
+ * The plan contract: what `dist/<plan>/plan.json` holds.
+ *
+ * Synth writes it (src/plans/), the runtime reads it (src/runtime/). Neither side imports the
+ * other: both depend on this file only. Documented for humans in docs/plan-format.md; any change
+ * here that an older runtime could misread must bump PLAN_FORMAT_VERSION.
+ */
+
+/** Bumped on every incompatible change of the format. */
+export const PLAN_FORMAT_VERSION = 1;
+
+/** Label and annotation keys stamped on synthesized objects (and read by the runtime). */
+export const LABELS = {
+  partOf: 'app.kubernetes.io/part-of',
+  component: 'app.kubernetes.io/component',
+  managedBy: 'app.kubernetes.io/managed-by',
+  /** The plan an object was synthesized for (install, migrate, upgrade, proxy, ...). */
+  plan: 'uyuni-cdk.io/plan',
+  /** The step (chart) an object belongs to. */
+  step: 'uyuni-cdk.io/step',
+  /** Stamped by the runtime at apply time: which run applied the object. */
+  run: 'uyuni-cdk.io/run',
+} as const;
+
+export const ANNOTATIONS = {
+  /** sha256 of a step Job's spec; the runtime compares it to decide skip / attach / refuse. */
+  specHash: 'uyuni-cdk.io/spec-hash',
+} as const;
+
+/** The value of `app.kubernetes.io/managed-by` on everything we synthesize. */
+export const MANAGED_BY = 'uyuni-cdk';
+
+/** A reference to one Kubernetes object of a step. `namespace` is absent for cluster-scoped kinds. */
+export interface ObjectRef {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly name: string;
+  readonly namespace?: string;
+}
+
+/**
+ * What "done" means for one object; the runtime owns the rule for each (src/runtime/readiness/).
+ * - `complete`: a Job reached Complete (failed on Failed, or on a pod stuck pulling its image).
+ * - `rollout`: a Deployment's rollout finished (observedGeneration, updated = ready = available).
+ * - `ready`: condition Ready=True (cert-manager Certificate, Issuer, ClusterIssuer).
+ * - `bound`: a PVC is Bound; a WaitForFirstConsumer claim never blocks its step.
+ * - `exists`: the object can be read back (Namespaces, Services, ...).
+ * - `deleted`: the object is gone (after a `delete` action).
+ * - `scaled-down`: a Deployment reports no replicas (after a `scale` action to 0).
+ */
+export type WaitCondition = 'complete' | 'rollout' | 'ready' | 'bound' | 'exists' | 'deleted' | 'scaled-down';
+
+export interface Wait {
+  readonly object: ObjectRef;
+  readonly for: WaitCondition;
+}
+
+/**
+ * Something that must exist in the cluster before a step's objects are applied.
+ * `ifMissing: 'fail'` stops the run with `message` (the user must create it);
+ * `ifMissing: 'generate'` lets the runtime create a Secret with the given keys
+ * (values from `generate`, never printed, never written into dist/).
+ */
+export interface Requirement {
+  readonly kind: 'Secret' | 'ConfigMap';
+  readonly name: string;
+  readonly namespace: string;
+  /** Keys the object must carry. */
+  readonly keys: readonly string[];
+  readonly ifMissing: 'fail' | 'generate';
+  /** For `generate`: how each key's value is made. */
+  readonly generate?: Readonly<Record<string, GeneratedValue>>;
+  /** What to tell the user when it is missing (e.g. the kubectl command that creates it). */
+  readonly message?: string;
+}
+
+/** A generated Secret value: a fixed, non-secret literal (a user name) or random characters. */
+export type GeneratedValue =
+  | { readonly literal: string }
+  | { readonly random: { readonly length: number } };
+
+/**
+ * Imperative operations run before a step's objects are applied, for what server-side
+ * apply cannot express.
+ */
+export type Action =
+  | { readonly type: 'scale'; readonly object: ObjectRef; readonly replicas: number }
+  | { readonly type: 'delete'; readonly object: ObjectRef };
+
+/** A fact value printed by a facts-producing Job, or a literal. */
+export type Operand = { readonly fact: string } | { readonly value: string };
+
+/**
+ * A precondition evaluated by the runtime from the facts gathered so far.
+ * Versions compare numerically, part by part (`9` < `16`, `5.1.0 Alpha1` parses as 5.1.0).
+ */
+export type Gate =
+  | {
+    readonly type: 'compare-versions';
+    readonly left: Operand;
+    readonly op: '<' | '<=' | '==' | '!=' | '>=' | '>';
+    readonly right: Operand;
+    /** Shown when the gate refuses. */
+    readonly message: string;
+  }
+  | {
+    readonly type: 'equals' | 'not-equals';
+    readonly left: Operand;
+    readonly right: Operand;
+    readonly message: string;
+  }
+  | {
+    /** The fact exists and is not empty. */
+    readonly type: 'present';
+    readonly fact: string;
+    readonly message: string;
+  };
+
+export interface Step {
+  /** Unique within the plan; also the chart name and the `uyuni-cdk.io/step` label value. */
+  readonly name: string;
+  /** The step's manifest file, relative to the plan directory (`0003-tls.k8s.yaml`). */
+  readonly file: string;
+  readonly description: string;
+  /** Every object the file holds, in file order. */
+  readonly objects: readonly ObjectRef[];
+  /** What to wait for after applying, per object. */
+  readonly waits: readonly Wait[];
+  /** The step fails when its waits are not done within this time. */
+  readonly timeoutSeconds: number;
+  /** Checked (and, for `generate`, satisfied) before anything of the step is applied. */
+  readonly requires: readonly Requirement[];
+  /** Run before applying, in order. */
+  readonly actions: readonly Action[];
+  /** Evaluated before the step runs; any refusal stops the run (exit 1) before anything is applied. */
+  readonly gates: readonly Gate[];
+  /**
+   * A Job of this step prints `key=value` lines that the runtime keeps as facts for later gates
+   * (and shows in `status`).
+   */
+  readonly factsFrom?: ObjectRef;
+}
+
+export interface Plan {
+  readonly formatVersion: typeof PLAN_FORMAT_VERSION;
+  /** install | migrate | upgrade | proxy | node-services */
+  readonly name: string;
+  readonly description: string;
+  /** The tool that wrote it, e.g. `uyuni-cdk 0.1.0`. */
+  readonly generator: string;
+  /** The namespace the plan's namespaced objects live in. */
+  readonly namespace: string;
+  /** Labels every object of the plan carries: `destroy` and `status` select by them. */
+  readonly selector: Readonly<Record<string, string>>;
+  /** Upper bound for the whole run; each step also has its own timeout. */
+  readonly deadlineSeconds: number;
+  readonly steps: readonly Step[];
+}
