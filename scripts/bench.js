@@ -1,0 +1,23 @@
+#!/usr/bin/env node
+'use strict';
+// `npm run bench`: runs every bench/*.bench.ts in its own process (so RSS figures are its own),
+// one after the other, and prints what each measured. A benchmark exits non-zero when it
+// misses its target. `npm run bench -- synth` runs only the benchmarks whose file name matches.
+const { spawnSync } = require('child_process');
+const fs = require('fs');
+const path = require('path');
+
+const dir = path.join(__dirname, '..', 'bench');
+const filter = process.argv[2];
+const files = fs.readdirSync(dir).filter((f) => f.endsWith('.bench.ts') && (!filter || f.includes(filter))).sort();
+let failed = 0;
+for (const f of files) {
+  console.log(`\n== ${f}`);
+  const r = spawnSync(process.execPath, ['-r', path.join(__dirname, '..', 'bin', 'register.js'), path.join(dir, f)], { stdio: 'inherit' });
+  if (r.status !== 0) {
+    failed++;
+    console.log(`== ${f}: missed its target or failed (exit ${r.status})`);
+  }
+}
+console.log(`\n${files.length - failed} benchmarks met their targets, ${failed} did not`);
+process.exit(failed ? 1 : 0);
