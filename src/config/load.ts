@@ -1,0 +1,133 @@
+import * as fs from 'fs';
+import * as path from 'path';
+import { parseDocument } from 'yaml';
+import type { z } from 'zod';
+import { PROXY_SERVICES, serverServices, ServiceSpec } from '../model/ports';
+import { SERVER_VOLUMES } from '../model/volumes';
+import { configSchema, PlanName, UyuniConfig } from './schema';
+
+/** The default configuration file, at the project root. */
+export const DEFAULT_CONFIG_FILE = 'uyuni.yaml';
+
+/** Bad user input. Every message names the file and the field. Synth exits 2 on it. */
+export class ConfigError extends Error {
+  constructor(readonly file: string, readonly problems: readonly string[]) {
+    super(`${file}: invalid configuration\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  }
+}
+
+/** The configuration file to read: `$UYUNI_CONFIG`, else uyuni.yaml in `cwd`. */
+export function configPath(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): string {
+  return path.resolve(cwd, env.UYUNI_CONFIG || DEFAULT_CONFIG_FILE);
+}
+
+export function loadConfigFile(file: string): UyuniConfig {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new ConfigError(file, [`cannot be read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`]);
+  }
+  return parseConfig(text, file);
+}
+
+/** Parses and validates configuration text; throws ConfigError listing every problem found. */
+export function parseConfig(text: string, file = DEFAULT_CONFIG_FILE): UyuniConfig {
+  const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: false });
+  if (doc.errors.length > 0) {
+    throw new ConfigError(file, doc.errors.map((e) => `not valid YAML: ${e.message.split('\n')[0]}`));
+  }
+  const raw: unknown = doc.toJS() ?? {};
+  if (typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new ConfigError(file, ['the document must be a mapping of settings (see docs/configuration.md)']);
+  }
+  const parsed = configSchema.safeParse(raw);
+  if (!parsed.success) {
+    throw new ConfigError(file, parsed.error.issues.map(describeIssue));
+  }
+  const problems = crossChecks(parsed.data);
+  if (problems.length > 0) throw new ConfigError(file, problems);
+  return parsed.data;
+}
+
+function fieldName(p: ReadonlyArray<PropertyKey>): string {
+  return p.map((k, i) => (typeof k === 'number' ? `[${k}]` : `${i > 0 ? '.' : ''}${String(k)}`)).join('') || '(top level)';
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  const field = fieldName(issue.path);
+  switch (issue.code) {
+    case 'unrecognized_keys':
+      return issue.keys.map((k) => `${fieldName([...issue.path, k])}: unknown setting`).join('; ');
+    case 'invalid_value':
+      return `${field}: must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
+    case 'invalid_type':
+      return `${field}: ${issue.input === undefined ? 'is required' : `must be a ${issue.expected}`}`;
+    default:
+      return `${field}: ${issue.message}`;
+  }
+}
+
+/** Every Service the configuration could produce, by plan, with the namespace it lives in. */
+function servicesOf(config: UyuniConfig): Array<{ namespace: string; svc: ServiceSpec }> {
+  const server = serverServices({ tftp: config.tftp, debugJava: config.debugJava, hubApi: config.hubApi.replicas > 0 }, config.db.separate)
+    .map((svc) => ({ namespace: config.namespace, svc }));
+  const proxy = config.proxy ? PROXY_SERVICES.map((svc) => ({ namespace: config.proxy!.namespace, svc })) : [];
+  return [...server, ...proxy];
+}
+
+/** The plans a configuration asks for (explicit `plans`, or derived from its sections). */
+export function plansOf(config: UyuniConfig): PlanName[] {
+  if (config.plans) return [...new Set(config.plans)];
+  const server: PlanName = config.migration ? 'migrate' : config.upgrade ? 'upgrade' : 'install';
+  return [server, ...(config.proxy ? ['proxy' as const] : []), ...(config.nodeServices ? ['node-services' as const] : [])];
+}
+
+function crossChecks(config: UyuniConfig): string[] {
+  const problems: string[] = [];
+  if (config.migration && config.upgrade) {
+    problems.push('migration, upgrade: only one of them may be set (a server is either migrated or upgraded)');
+  }
+  const needs: Partial<Record<PlanName, keyof UyuniConfig>> = { migrate: 'migration', upgrade: 'upgrade', proxy: 'proxy', 'node-services': 'nodeServices' };
+  for (const [i, plan] of (config.plans ?? []).entries()) {
+    const section = needs[plan];
+    if (section && config[section] === undefined) problems.push(`plans[${i}]: ${plan} needs a ${section} section`);
+  }
+
+  // Exposure: only of Services that exist, node ports only for their ports, and no clashes.
+  const all = servicesOf(config);
+  const knownNames = new Set(all.map((s) => s.svc.name));
+  const usedNodePorts = new Map<number, string>();
+  for (const [name, exp] of Object.entries(config.services)) {
+    const field = `services.${name}`;
+    const matches = all.filter((s) => s.svc.name === name);
+    if (matches.length === 0) {
+      problems.push(`${field}: no such Service with this configuration (known: ${[...knownNames].sort().join(', ')})`);
+      continue;
+    }
+    if (exp.nodePorts && exp.type !== 'NodePort') {
+      problems.push(`${field}.nodePorts: only allowed with type NodePort (type is ${exp.type})`);
+    }
+    for (const [portName, nodePort] of Object.entries(exp.nodePorts ?? {})) {
+      const portNames = new Set(matches.flatMap((m) => m.svc.ports.map((p) => p.name)));
+      if (!portNames.has(portName)) {
+        problems.push(`${field}.nodePorts.${portName}: ${name} has no port of that name (ports: ${[...portNames].join(', ')})`);
+        continue;
+      }
+      const other = usedNodePorts.get(nodePort);
+      if (other) problems.push(`${field}.nodePorts.${portName}: node port ${nodePort} is already used by ${other}`);
+      else usedNodePorts.set(nodePort, `${field}.nodePorts.${portName}`);
+    }
+  }
+  const volumeNames = new Set(SERVER_VOLUMES.map((v) => v.name));
+  for (const name of Object.keys(config.volumes.overrides)) {
+    if (!volumeNames.has(name)) problems.push(`volumes.overrides.${name}: no such volume (known: ${[...volumeNames].join(', ')})`);
+  }
+  const podNames = new Set<string>();
+  for (const [i, pod] of (config.nodeServices?.pods ?? []).entries()) {
+    const key = `${pod.namespace}/${pod.name}`;
+    if (podNames.has(key)) problems.push(`nodeServices.pods[${i}]: pod ${key} is defined twice`);
+    podNames.add(key);
+  }
+  return problems;
+}

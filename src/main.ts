@@ -1,0 +1,40 @@
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { ConfigError, configPath, loadConfigFile } from './config/load';
+import { publish, synthesize } from './synth';
+
+/**
+ * The cdk8s app (`npx cdk8s synth` runs it through cdk8s.yaml). Reads the configuration
+ * (`$UYUNI_CONFIG`, else uyuni.yaml), synthesizes into a staging directory, then swaps the
+ * finished plans into dist/. Bad configuration: exit 2, dist/ untouched.
+ *
+ * Environment: UYUNI_CONFIG (the config file), UYUNI_DIST (the output directory, default
+ * dist/), CDK8S_OUTDIR (set by the cdk8s CLI: used as the staging directory).
+ */
+export function main(env: NodeJS.ProcessEnv = process.env): void {
+  const file = configPath(env);
+  const dist = path.resolve(env.UYUNI_DIST || 'dist');
+  const staging = env.CDK8S_OUTDIR ? path.resolve(env.CDK8S_OUTDIR) : fs.mkdtempSync(path.join(os.tmpdir(), 'uyuni-cdk-synth-'));
+  try {
+    const config = loadConfigFile(file);
+    const dirs = synthesize(config, staging);
+    publish(staging, dirs, dist);
+    for (const dir of dirs) {
+      const files = fs.readdirSync(path.join(dist, dir));
+      console.log(`uyuni-cdk: wrote ${path.relative(process.cwd(), path.join(dist, dir)) || dir}/ (${files.length} files) from ${path.relative(process.cwd(), file)}`);
+    }
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      console.error(e.message);
+      console.error(`uyuni-cdk: nothing written; ${path.relative(process.cwd(), dist) || 'dist'}/ is unchanged`);
+      process.exitCode = 2;
+      return;
+    }
+    console.error(`uyuni-cdk: synth failed: ${(e as Error).stack ?? e}`);
+    console.error(`uyuni-cdk: nothing written; ${path.relative(process.cwd(), dist) || 'dist'}/ is unchanged`);
+    process.exitCode = 1;
+  } finally {
+    if (!env.CDK8S_OUTDIR) fs.rmSync(staging, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,17 @@
+import { LABELS, MANAGED_BY } from '../plan/types';
+
+/** The product an object belongs to: `uyuni` for the server, `uyuni-proxy` for the proxy. */
+export type PartOf = 'uyuni' | 'uyuni-proxy';
+
+/** What a pod or object is (app.kubernetes.io/component). */
+export type Component = 'server' | 'db' | 'hub-api' | 'coco' | 'proxy' | 'step' | 'tls' | 'storage' | 'network' | 'node-service';
+
+/** The labels every object carries; selectors use part-of + component. */
+export function commonLabels(partOf: PartOf, component: Component): Record<string, string> {
+  return { [LABELS.partOf]: partOf, [LABELS.component]: component, [LABELS.managedBy]: MANAGED_BY };
+}
+
+/** The labels a Service or Deployment selects its pods by (stable: a selector is immutable). */
+export function selectorLabels(partOf: PartOf, component: Component): Record<string, string> {
+  return { [LABELS.partOf]: partOf, [LABELS.component]: component };
+}

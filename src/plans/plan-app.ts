@@ -1,0 +1,158 @@
+import * as fs from 'fs';
+import * as path from 'path';
+import { App, Chart, YamlOutputType } from 'cdk8s';
+import type { PartOf } from '../model/labels';
+import {
+  Action, Gate, LABELS, MANAGED_BY, ObjectRef, Plan, PLAN_FORMAT_VERSION, Requirement, Step, Wait, WaitCondition,
+} from '../plan/types';
+import { PLAN_INDEX } from '../plan/reader';
+
+/** What a step records for the runtime beside its objects. */
+export interface StepOptions {
+  /** One line for `uyuni-cdk plan` and the progress output. */
+  readonly description: string;
+  /** @default the plan's default step timeout */
+  readonly timeoutSeconds?: number;
+  /** @default none */
+  readonly requires?: readonly Requirement[];
+  /** @default none */
+  readonly actions?: readonly Action[];
+  /** @default none */
+  readonly gates?: readonly Gate[];
+  /** A Job of this step whose `key=value` output becomes facts. @default none */
+  readonly factsFrom?: ObjectRef;
+  /**
+   * What to wait for. @default derived per kind: Job → complete, Deployment → rollout,
+   * cert-manager Certificate/Issuer → ready, PVC → bound, anything else → exists.
+   */
+  readonly waits?: readonly Wait[];
+}
+
+export interface PlanAppProps {
+  /** The plan's name: its directory under dist/ and the `uyuni-cdk.io/plan` label. */
+  readonly name: string;
+  readonly description: string;
+  readonly namespace: string;
+  readonly partOf: PartOf;
+  readonly defaultStepTimeoutSeconds: number;
+  readonly deadlineSeconds: number;
+}
+
+/** One step: a chart (its manifest file) plus what the runtime needs to know about it. */
+export class StepChart extends Chart {
+  constructor(scope: App, readonly stepName: string, readonly options: StepOptions, labels: Record<string, string>) {
+    super(scope, stepName, { labels, disableResourceNameHashes: true });
+  }
+}
+
+const READY_KINDS = new Set(['Certificate', 'Issuer', 'ClusterIssuer']);
+
+/** The default readiness condition of an object, by kind. */
+export function defaultWait(ref: ObjectRef): WaitCondition {
+  if (ref.kind === 'Job') return 'complete';
+  if (ref.kind === 'Deployment') return 'rollout';
+  if (ref.kind === 'PersistentVolumeClaim') return 'bound';
+  if (READY_KINDS.has(ref.kind) && ref.apiVersion.startsWith('cert-manager.io/')) return 'ready';
+  return 'exists';
+}
+
+interface PendingStep { readonly name: string; readonly options: StepOptions; readonly build: (chart: StepChart) => void }
+
+/**
+ * An L3 plan: an App whose charts are its steps, each depending on the one before, so cdk8s
+ * writes them as `0000-<step>.k8s.yaml`, `0001-…` in order. `synth` also writes `plan.json`.
+ *
+ * A step whose build adds no object writes no file (an empty file is not valid for
+ * `kubectl apply -f`); its requirements, actions and gates move to the next step.
+ */
+export class PlanApp {
+  private readonly pending: PendingStep[] = [];
+
+  constructor(readonly props: PlanAppProps) {}
+
+  /** Adds a step after the ones added so far. */
+  addStep(name: string, options: StepOptions, build: (chart: StepChart) => void): this {
+    if (this.pending.some((s) => s.name === name)) throw new Error(`plan ${this.props.name}: step ${name} is added twice`);
+    this.pending.push({ name, options, build });
+    return this;
+  }
+
+  get stepNames(): string[] {
+    return this.pending.map((s) => s.name);
+  }
+
+  /** Writes the step files and plan.json into `outdir` (which must not exist yet). */
+  synth(outdir: string, generator: string): Plan {
+    const app = new App({ outdir, yamlOutputType: YamlOutputType.FILE_PER_CHART, outputFileExtension: '.k8s.yaml' });
+    const charts: StepChart[] = [];
+    let carried: Pick<StepOptions, 'requires' | 'actions' | 'gates'> = {};
+    for (const step of this.pending) {
+      const options: StepOptions = {
+        ...step.options,
+        requires: [...(carried.requires ?? []), ...(step.options.requires ?? [])],
+        actions: [...(carried.actions ?? []), ...(step.options.actions ?? [])],
+        gates: [...(carried.gates ?? []), ...(step.options.gates ?? [])],
+      };
+      const chart = new StepChart(app, step.name, options, {
+        [LABELS.managedBy]: MANAGED_BY,
+        [LABELS.partOf]: this.props.partOf,
+        [LABELS.plan]: this.props.name,
+        [LABELS.step]: step.name,
+      });
+      step.build(chart);
+      if (chart.node.children.length === 0) {
+        app.node.tryRemoveChild(chart.node.id);
+        carried = options;
+        continue;
+      }
+      carried = {};
+      if (charts.length > 0) chart.addDependency(charts[charts.length - 1]);
+      charts.push(chart);
+    }
+    if (charts.length === 0) throw new Error(`plan ${this.props.name} has no objects`);
+    if ((carried.requires?.length ?? 0) + (carried.actions?.length ?? 0) + (carried.gates?.length ?? 0) > 0) {
+      throw new Error(`plan ${this.props.name}: its last step has no objects but carries requirements, actions or gates`);
+    }
+
+    app.synth();
+    const steps = charts.map((chart, index) => this.stepIndex(outdir, chart, index));
+    const plan: Plan = {
+      formatVersion: PLAN_FORMAT_VERSION,
+      name: this.props.name,
+      description: this.props.description,
+      generator,
+      namespace: this.props.namespace,
+      selector: { [LABELS.partOf]: this.props.partOf, [LABELS.managedBy]: MANAGED_BY },
+      deadlineSeconds: this.props.deadlineSeconds,
+      steps,
+    };
+    fs.writeFileSync(path.join(outdir, PLAN_INDEX), `${JSON.stringify(plan, null, 2)}\n`);
+    return plan;
+  }
+
+  private stepIndex(outdir: string, chart: StepChart, index: number): Step {
+    const file = `${String(index).padStart(4, '0')}-${chart.stepName}.k8s.yaml`;
+    if (!fs.existsSync(path.join(outdir, file))) {
+      throw new Error(`cdk8s did not write ${file} for step ${chart.stepName}`);
+    }
+    const objects: ObjectRef[] = chart.toJson().map((o: any) => ({
+      apiVersion: o.apiVersion,
+      kind: o.kind,
+      name: o.metadata.name,
+      ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}),
+    }));
+    const o = chart.options;
+    return {
+      name: chart.stepName,
+      file,
+      description: o.description,
+      objects,
+      waits: o.waits ?? objects.map((object) => ({ object, for: defaultWait(object) })),
+      timeoutSeconds: o.timeoutSeconds ?? this.props.defaultStepTimeoutSeconds,
+      requires: o.requires ?? [],
+      actions: o.actions ?? [],
+      gates: o.gates ?? [],
+      ...(o.factsFrom ? { factsFrom: o.factsFrom } : {}),
+    };
+  }
+}
