@@ -8,6 +8,10 @@ export const EXIT = { ok: 0, stepFailed: 1, badInput: 2, unreachable: 3 } as con
 
 /** Verb modules: each exports `register(program)`. */
 const VERBS: ReadonlyArray<() => { register(program: Command): void }> = [
+  () => require('./run'),
+  () => require('./plan'),
+  () => require('./status'),
+  () => require('./destroy'),
 ];
 
 export function buildProgram(): Command {

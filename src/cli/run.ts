@@ -1,0 +1,26 @@
+import type { Command } from 'commander';
+import { addClusterOptions, EXIT_CODES_HELP, exitWith } from './options';
+
+const collect = (v: string, prev: string[] = []) => [...prev, v];
+
+export function register(program: Command): void {
+  addClusterOptions(program.command('run')
+    .argument('<planDir>', 'a synthesized plan directory, e.g. dist/install')
+    .description('Apply a plan\'s steps in order with server-side apply, wait for each (Jobs, rollouts, certificates, volumes), stream Job logs, resume where a previous run stopped')
+    .option('--rerun <step>', 're-create this step\'s Jobs (delete with propagationPolicy Background, then apply); repeatable or comma-separated', collect)
+    .option('--run-dir <dir>', 'where logs and events.jsonl go (default: runs/<plan>-<timestamp>/)')
+    .option('--timeout <seconds>', 'overall deadline (default: the plan\'s deadlineSeconds)')
+    .option('--stuck-grace <seconds>', 'fail a step when a Job pod stays in ImagePullBackOff, ErrImagePull, CreateContainerConfigError or Unschedulable this long', '120')
+    .option('--progress-interval <seconds>', 'without a terminal: print what a step waits for at least this often', '10'))
+    .addHelpText('after', `
+Resume: a step whose Jobs are Complete with the same spec hash is skipped; a running one is
+attached to; a failed one stops the run with its logs; a changed one is refused unless --rerun.
+Logs: <run dir>/<step>/<pod>.<container>.log, events: <run dir>/events.jsonl.
+${EXIT_CODES_HELP}
+
+Examples:
+  uyuni-cdk run dist/install
+  uyuni-cdk run dist/install --kubeconfig ~/.kube/uyuni --context prod --output json
+  uyuni-cdk run dist/migrate --rerun setup --timeout 7200`)
+    .action((planDir: string, opts: any) => exitWith(import('../runtime/commands').then((m) => m.runCommand(planDir, opts))));
+}

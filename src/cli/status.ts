@@ -1,0 +1,14 @@
+import type { Command } from 'commander';
+import { addClusterOptions, EXIT_CODES_HELP, exitWith } from './options';
+
+export function register(program: Command): void {
+  addClusterOptions(program.command('status')
+    .argument('<planDir>', 'a synthesized plan directory, e.g. dist/install')
+    .description('Show each step\'s state read from the cluster: done, not-applied, partly-applied, waiting, running, failed, changed'))
+    .addHelpText('after', `${EXIT_CODES_HELP}
+
+Examples:
+  uyuni-cdk status dist/install
+  uyuni-cdk status dist/install --namespace uyuni-test --output json`)
+    .action((planDir: string, opts: any) => exitWith(import('../runtime/commands').then((m) => m.statusCommand(planDir, opts))));
+}

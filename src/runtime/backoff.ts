@@ -1,0 +1,41 @@
+/**
+ * Retry delays for transient API errors (429, 5xx, dropped connections).
+ * Pure: the client decides what is transient, this decides how long to wait.
+ */
+export interface BackoffOptions {
+  /** First delay. @default 100 ms */
+  readonly initialMs?: number;
+  /** No delay grows beyond this. @default 5000 ms */
+  readonly maxMs?: number;
+  /** Give up after this many attempts in total (the first try included). @default 8 */
+  readonly attempts?: number;
+}
+
+export const BACKOFF_DEFAULTS: Required<BackoffOptions> = { initialMs: 100, maxMs: 5000, attempts: 8 };
+
+/**
+ * The delay before retry number `retry` (1 = first retry): doubling from `initialMs`, capped at
+ * `maxMs`. A server's Retry-After wins when given (also capped, so a hostile value cannot stall
+ * the run past its own deadline by much). `undefined` means: stop retrying.
+ */
+export function retryDelayMs(retry: number, retryAfterSeconds?: number, opts: BackoffOptions = {}): number | undefined {
+  const o = { ...BACKOFF_DEFAULTS, ...opts };
+  if (retry < 1 || retry >= o.attempts) return undefined;
+  if (retryAfterSeconds !== undefined && Number.isFinite(retryAfterSeconds) && retryAfterSeconds >= 0) {
+    return Math.min(retryAfterSeconds * 1000, Math.max(o.maxMs, 30_000));
+  }
+  return Math.min(o.initialMs * 2 ** (retry - 1), o.maxMs);
+}
+
+/** Parses a Retry-After header: delay-seconds or an HTTP date. */
+export function parseRetryAfter(value: string | undefined, now = Date.now()): number | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const v = value.trim();
+  if (/^\d+$/.test(v)) return Number(v);
+  const at = Date.parse(v);
+  return Number.isNaN(at) ? undefined : Math.max(0, (at - now) / 1000);
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,100 @@
+/**
+ * Step Job logs: every container of every pod streamed live (prefixed by step and pod) and saved
+ * to `<runDir>/<step>/<pod>.<container>.log`; the last lines are kept for the failure report.
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import { Cluster, WatchHandle } from './client';
+import type { Reporter } from './progress';
+import { startedContainers } from './readiness';
+
+const TAIL = 30;
+
+interface Stream {
+  state: 'starting' | 'streaming' | 'ended' | 'retry';
+  handle?: WatchHandle;
+  file?: fs.WriteStream;
+  partial: string;
+  lines: string[];
+  ended: Promise<void>;
+  markEnded: () => void;
+}
+
+export class StepLogs {
+  private readonly streams = new Map<string, Stream>();
+
+  constructor(
+    private readonly cluster: Cluster,
+    private readonly runDir: string,
+    private readonly step: string,
+    private readonly reporter: Reporter,
+  ) {}
+
+  /** Called with the current pods of the step's Jobs: starts streams for containers that started. */
+  observe(pods: Iterable<any>): void {
+    for (const pod of pods) {
+      for (const container of startedContainers(pod)) this.start(pod.metadata.namespace, pod.metadata.name, container);
+    }
+  }
+
+  private start(namespace: string, pod: string, container: string): void {
+    const key = `${pod}.${container}`;
+    const existing = this.streams.get(key);
+    if (existing && existing.state !== 'retry') return;
+    let markEnded!: () => void;
+    const s: Stream = existing ?? { state: 'starting', partial: '', lines: [], ended: new Promise((r) => { markEnded = r; }), markEnded: () => {} };
+    if (!existing) s.markEnded = markEnded;
+    s.state = 'starting';
+    this.streams.set(key, s);
+    const dir = path.join(this.runDir, this.step);
+    fs.mkdirSync(dir, { recursive: true });
+    s.file ??= fs.createWriteStream(path.join(dir, `${pod}.${container}.log`), { flags: 'a' });
+    const emitLine = (line: string) => {
+      s.lines.push(line);
+      if (s.lines.length > TAIL) s.lines.shift();
+      this.reporter.emit({ type: 'log', step: this.step, pod, container, line });
+    };
+    this.cluster.followLog(namespace, pod, container, (text) => {
+      s.file!.write(text);
+      const parts = (s.partial + text).split('\n');
+      s.partial = parts.pop() ?? '';
+      for (const l of parts) emitLine(l.replace(/\r$/, ''));
+    }, () => {
+      if (s.partial) emitLine(s.partial);
+      s.partial = '';
+      s.state = 'ended';
+      s.file?.end();
+      s.markEnded();
+    }).then((h) => {
+      s.handle = h;
+      if (s.state === 'starting') s.state = 'streaming';
+    }, (e) => {
+      // 400: the container is still waiting to start; the next pod update tries again.
+      void e;
+      s.state = 'retry';
+    });
+  }
+
+  /** Last lines seen of a container (for the failure report). */
+  tail(pod: string, container: string): string[] | undefined {
+    return this.streams.get(`${pod}.${container}`)?.lines;
+  }
+
+  /** Waits (bounded) for streams to drain: containers that terminated close their streams. */
+  async drain(timeoutMs: number): Promise<void> {
+    const open = [...this.streams.values()].filter((s) => s.state === 'streaming' || s.state === 'starting').map((s) => s.ended);
+    if (open.length === 0) return;
+    await Promise.race([Promise.all(open), new Promise((r) => setTimeout(r, timeoutMs).unref())]);
+  }
+
+  stop(): void {
+    for (const s of this.streams.values()) {
+      if (s.state !== 'ended') {
+        s.handle?.stop();
+        s.file?.end();
+        s.state = 'ended';
+        s.markEnded();
+      }
+    }
+  }
+}

@@ -1,0 +1,184 @@
+/**
+ * Progress output. Three renderings of one event stream: a live line per step on a TTY, plain
+ * lines otherwise (at least every `intervalSeconds` while waiting, naming the blocker), and one
+ * JSON event per line for machines. Every event also goes to `<runDir>/events.jsonl`.
+ * Secret values never reach this module: events carry names and keys only.
+ */
+import * as fs from 'fs';
+
+export type OutputMode = 'tty' | 'plain' | 'json';
+
+export type RunEvent =
+  | { type: 'run-start'; plan: string; runId: string; runDir: string; steps: number; server: string }
+  | { type: 'step-start'; step: string; index: number; total: number; description: string }
+  | { type: 'step-skip'; step: string; index: number; total: number; reason: string }
+  | { type: 'gate'; step: string; ok: boolean; detail: string }
+  | { type: 'requirement'; step: string; kind: string; name: string; namespace: string; result: 'present' | 'generated' | 'completed-keys'; keys: string[] }
+  | { type: 'action'; step: string; action: string; object: string; result: string }
+  | { type: 'apply'; step: string; object: string; result: string }
+  | { type: 'waiting'; step: string; index: number; total: number; elapsedSeconds: number; blockers: string[] }
+  | { type: 'log'; step: string; pod: string; container: string; line: string }
+  | { type: 'facts'; step: string; facts: Record<string, string> }
+  | { type: 'step-done'; step: string; index: number; total: number; elapsedSeconds: number }
+  | { type: 'step-failed'; step: string; index: number; total: number; elapsedSeconds: number; reason: string; pods: FailedContainer[] }
+  | { type: 'run-done'; status: 'done' | 'failed'; exitCode: number; elapsedSeconds: number; message?: string };
+
+export interface FailedContainer {
+  pod: string;
+  container: string;
+  exitCode?: number;
+  reason?: string;
+  message?: string;
+  lastLines: string[];
+}
+
+export interface ReporterOptions {
+  readonly mode: OutputMode;
+  /** Where progress goes. @default process.stdout */
+  readonly write?: (text: string) => void;
+  /** Where the final failure goes in text modes. @default process.stderr */
+  readonly writeErr?: (text: string) => void;
+  /** Plain/json: a waiting line at least this often. @default 10 */
+  readonly intervalSeconds?: number;
+  /** Clock, for tests. */
+  readonly now?: () => number;
+}
+
+const secs = (s: number) => (s < 60 ? `${s.toFixed(1)}s` : `${Math.floor(s / 60)}m${String(Math.round(s % 60)).padStart(2, '0')}s`);
+
+export class Reporter {
+  readonly mode: OutputMode;
+  private readonly write: (text: string) => void;
+  private readonly writeErr: (text: string) => void;
+  private readonly intervalMs: number;
+  private readonly now: () => number;
+  private file?: number;
+  private live = '';
+  private lastWaiting = { key: '', at: 0 };
+  private liveTimer?: NodeJS.Timeout;
+  private liveState?: { prefix: string; startedAt: number; blockers: string[] };
+
+  constructor(opts: ReporterOptions) {
+    this.mode = opts.mode;
+    this.write = opts.write ?? ((t) => process.stdout.write(t));
+    this.writeErr = opts.writeErr ?? ((t) => process.stderr.write(t));
+    this.intervalMs = (opts.intervalSeconds ?? 10) * 1000;
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** Also append every event to this file (events.jsonl). */
+  recordTo(file: string): void {
+    this.file = fs.openSync(file, 'a');
+  }
+
+  close(): void {
+    this.clearLive();
+    if (this.liveTimer) clearInterval(this.liveTimer);
+    if (this.file !== undefined) fs.closeSync(this.file);
+    this.file = undefined;
+  }
+
+  emit(ev: RunEvent): void {
+    const stamped = { at: new Date(this.now()).toISOString(), ...ev };
+    const line = JSON.stringify(stamped) + '\n';
+    if (this.file !== undefined) fs.writeSync(this.file, line);
+    if (ev.type === 'waiting' && !this.waitingDue(ev)) {
+      if (this.mode === 'tty') this.setLive(ev);
+      return;
+    }
+    if (this.mode === 'json') {
+      this.write(line);
+      return;
+    }
+    if (ev.type === 'waiting' && this.mode === 'tty') {
+      this.setLive(ev);
+      return;
+    }
+    const text = this.render(ev);
+    if (text === undefined) return;
+    this.clearLive();
+    if (ev.type === 'run-done' && ev.status === 'failed') this.writeErr(text + '\n');
+    else this.write(text + '\n');
+    this.drawLive();
+  }
+
+  /** Waiting events are shown when what blocks changes, and at least every interval. */
+  private waitingDue(ev: Extract<RunEvent, { type: 'waiting' }>): boolean {
+    const key = `${ev.step}:${ev.blockers.join('|')}`;
+    const t = this.now();
+    if (key !== this.lastWaiting.key || t - this.lastWaiting.at >= this.intervalMs) {
+      this.lastWaiting = { key, at: t };
+      return true;
+    }
+    return false;
+  }
+
+  private render(ev: RunEvent): string | undefined {
+    const n = (e: { index: number; total: number }) => `[${e.index}/${e.total}]`;
+    switch (ev.type) {
+      case 'run-start': return `run ${ev.runId}: plan ${ev.plan}, ${ev.steps} steps, cluster ${ev.server}, logs in ${ev.runDir}`;
+      case 'step-start': this.startLive(`${n(ev)} ${ev.step}`); return `${n(ev)} ${ev.step}: ${ev.description}`;
+      case 'step-skip': return `${n(ev)} ${ev.step}: skipped, ${ev.reason}`;
+      case 'gate': return `  gate ${ev.ok ? 'passed' : 'REFUSED'}: ${ev.detail}`;
+      case 'requirement': return `  ${ev.kind} ${ev.namespace}/${ev.name}: ${ev.result}${ev.result === 'present' ? '' : ` (keys ${ev.keys.join(', ')}, values not shown)`}`;
+      case 'action': return `  ${ev.action} ${ev.object}: ${ev.result}`;
+      case 'apply': return `  ${ev.object}: ${ev.result}`;
+      case 'waiting': return `${n(ev)} ${ev.step}: waiting ${secs(ev.elapsedSeconds)} for ${ev.blockers.join('; ')}`;
+      case 'log': return `  ${ev.step}/${ev.pod}${ev.container ? `/${ev.container}` : ''} | ${ev.line}`;
+      case 'facts': return `  facts: ${Object.entries(ev.facts).map(([k, v]) => `${k}=${v}`).join(' ')}`;
+      case 'step-done': this.stopLive(); return `${n(ev)} ${ev.step}: done in ${secs(ev.elapsedSeconds)}`;
+      case 'step-failed': {
+        this.stopLive();
+        const out = [`${n(ev)} ${ev.step}: FAILED after ${secs(ev.elapsedSeconds)}: ${ev.reason}`];
+        for (const p of ev.pods) {
+          out.push(`  pod ${p.pod} container ${p.container}: exit code ${p.exitCode ?? '-'}, reason ${p.reason || '-'}${p.message ? ` (${p.message})` : ''}`);
+          if (p.lastLines.length) {
+            out.push(`  last ${p.lastLines.length} lines:`);
+            for (const l of p.lastLines) out.push(`    ${l}`);
+          }
+        }
+        return out.join('\n');
+      }
+      case 'run-done': return ev.status === 'done' ? `done in ${secs(ev.elapsedSeconds)}` : `run failed (exit ${ev.exitCode}) after ${secs(ev.elapsedSeconds)}${ev.message ? `: ${ev.message}` : ''}`;
+    }
+  }
+
+  // --- the TTY live line ---
+  private startLive(prefix: string): void {
+    if (this.mode !== 'tty') return;
+    this.liveState = { prefix, startedAt: this.now(), blockers: ['applying'] };
+    this.liveTimer ??= setInterval(() => this.redraw(), 1000);
+    this.liveTimer.unref();
+  }
+
+  private setLive(ev: Extract<RunEvent, { type: 'waiting' }>): void {
+    if (!this.liveState) return;
+    this.liveState.blockers = ev.blockers;
+    this.redraw();
+  }
+
+  private stopLive(): void {
+    this.clearLive();
+    this.liveState = undefined;
+  }
+
+  private redraw(): void {
+    this.clearLive();
+    this.drawLive();
+  }
+
+  private drawLive(): void {
+    if (this.mode !== 'tty' || !this.liveState) return;
+    const s = this.liveState;
+    const cols = process.stdout.columns || 120;
+    this.live = `${s.prefix} ${secs((this.now() - s.startedAt) / 1000)} waiting for ${s.blockers.join('; ')}`.slice(0, cols - 1);
+    this.write(this.live);
+  }
+
+  private clearLive(): void {
+    if (this.mode === 'tty' && this.live) {
+      this.write('\r\x1b[2K');
+      this.live = '';
+    }
+  }
+}

@@ -1,0 +1,25 @@
+import { done, failed, Verdict, waiting } from './verdict';
+
+/**
+ * PVC: done when Bound. A claim whose StorageClass binds on first consumer stays Pending until a
+ * pod that mounts it is scheduled, usually in a later step, so it counts as done here: waiting for
+ * it would deadlock the run (argo-cd#12840).
+ */
+export function boundVerdict(pvc: any, storageClass: any | undefined): Verdict {
+  if (!pvc) return waiting('PersistentVolumeClaim not found');
+  const phase = pvc.status?.phase ?? 'Pending';
+  if (phase === 'Bound') return done('Bound');
+  if (phase === 'Lost') return failed('claim Lost its volume');
+  if (storageClass?.volumeBindingMode === 'WaitForFirstConsumer') {
+    return done(`Pending, binds on first consumer (StorageClass ${storageClass.metadata?.name})`);
+  }
+  return waiting(`${phase}${storageClass ? '' : ' (no StorageClass found)'}`);
+}
+
+/** The StorageClass a claim uses: named, or the cluster default when it names none. */
+export function storageClassOf(pvc: any, classes: any[]): any | undefined {
+  const name = pvc?.spec?.storageClassName;
+  if (name) return classes.find((c) => c.metadata?.name === name);
+  if (name === '') return undefined;
+  return classes.find((c) => c.metadata?.annotations?.['storageclass.kubernetes.io/is-default-class'] === 'true');
+}

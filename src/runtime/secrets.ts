@@ -1,0 +1,63 @@
+/**
+ * Requirements: Secrets and ConfigMaps that must exist before a step. `generate` ones are
+ * created with random values (crypto-strong, never printed, never written to disk); `fail` ones
+ * stop the run with the plan's message.
+ */
+import { randomInt } from 'crypto';
+import type { GeneratedValue, Plan, Requirement } from '../plan/types';
+import { LABELS, MANAGED_BY } from '../plan/types';
+import type { Cluster } from './client';
+import { StepFailed } from './errors';
+import type { Reporter } from './progress';
+
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/** Random characters from an alphabet safe in URLs, shells and connection strings. */
+export function randomValue(length: number): string {
+  let s = '';
+  for (let i = 0; i < length; i++) s += ALPHABET[randomInt(ALPHABET.length)];
+  return s;
+}
+
+function generated(g: GeneratedValue | undefined): string {
+  if (!g) return randomValue(24);
+  return 'literal' in g ? g.literal : randomValue(g.random.length);
+}
+
+function keysOf(obj: any): string[] {
+  return [...Object.keys(obj?.data ?? {}), ...Object.keys(obj?.stringData ?? {}), ...Object.keys(obj?.binaryData ?? {})];
+}
+
+export async function satisfyRequirements(cluster: Cluster, plan: Plan, step: string, reqs: readonly Requirement[], reporter: Reporter): Promise<void> {
+  for (const r of reqs) {
+    const ref = { apiVersion: 'v1', kind: r.kind, name: r.name, namespace: r.namespace };
+    const existing = await cluster.get(ref);
+    const missingKeys = r.keys.filter((k) => !keysOf(existing).includes(k));
+    if (existing && missingKeys.length === 0) {
+      reporter.emit({ type: 'requirement', step, kind: r.kind, name: r.name, namespace: r.namespace, result: 'present', keys: [...r.keys] });
+      continue;
+    }
+    if (r.ifMissing === 'fail' || r.kind !== 'Secret') {
+      const what = existing ? `${r.kind} ${r.namespace}/${r.name} lacks key(s) ${missingKeys.join(', ')}` : `${r.kind} ${r.namespace}/${r.name} is missing`;
+      throw new StepFailed(step, `${what}${r.message ? `: ${r.message}` : ''}`);
+    }
+    const data: Record<string, string> = {};
+    for (const k of missingKeys) data[k] = Buffer.from(generated(r.generate?.[k])).toString('base64');
+    if (existing) {
+      await cluster.mergePatch(ref, { data });
+    } else {
+      await cluster.create({
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: {
+          name: r.name,
+          namespace: r.namespace,
+          labels: { ...plan.selector, [LABELS.step]: step, [LABELS.managedBy]: MANAGED_BY },
+        },
+        type: 'Opaque',
+        data,
+      } as any);
+    }
+    reporter.emit({ type: 'requirement', step, kind: r.kind, name: r.name, namespace: r.namespace, result: existing ? 'completed-keys' : 'generated', keys: missingKeys });
+  }
+}

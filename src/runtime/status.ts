@@ -1,0 +1,68 @@
+/** `status`: each step's state read from the cluster (one GET per wait, no watches). */
+import type { Plan } from '../plan/types';
+import { Cluster, MissingKind, refString } from './client';
+import { refOf, specHash } from './manifests';
+import { storageClassOf, verdictFor } from './readiness';
+import { jobPhase } from './readiness/batch_v1_job';
+
+export type StepState = 'done' | 'not-applied' | 'partly-applied' | 'waiting' | 'running' | 'failed' | 'changed';
+
+export interface StepStatus {
+  readonly name: string;
+  readonly state: StepState;
+  readonly detail: string;
+}
+
+export async function stepStatuses(cluster: Cluster, plan: Plan, objectsOf: (step: string) => any[]): Promise<StepStatus[]> {
+  const out: StepStatus[] = [];
+  let classes: any[] | undefined;
+  for (const step of plan.steps) {
+    const objs = objectsOf(step.name);
+    const present: any[] = [];
+    const details: string[] = [];
+    let state: StepState | undefined;
+    for (const o of objs) {
+      let there: any;
+      try {
+        there = await cluster.get(refOf(o));
+      } catch (e) {
+        if (!(e instanceof MissingKind)) throw e;
+      }
+      if (!there) continue;
+      present.push(there);
+      if (o.kind === 'Job') {
+        const phase = jobPhase(there);
+        const changed = there.metadata?.annotations?.['uyuni-cdk.io/spec-hash'] !== specHash(o);
+        details.push(`Job ${o.metadata.name} ${phase}${changed ? ' (spec changed since)' : ''}`);
+        if (changed) state ??= 'changed';
+        if (phase === 'failed') state = 'failed';
+        else if (phase === 'running') state ??= 'running';
+      }
+    }
+    if (present.length === 0) {
+      out.push({ name: step.name, state: 'not-applied', detail: `0/${objs.length} objects` });
+      continue;
+    }
+    if (!state && present.length < objs.length) state = 'partly-applied';
+    if (!state) {
+      for (const w of step.waits) {
+        const obj = await cluster.get(w.object).catch(() => undefined);
+        if (w.for === 'bound' && obj) classes ??= (await cluster.list({ apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass' })).items;
+        const v = verdictFor(w.for, { object: obj, storageClass: obj && classes ? storageClassOf(obj, classes) : undefined });
+        if (v.state !== 'done') {
+          state = v.state === 'failed' ? 'failed' : 'waiting';
+          details.push(`${refString(w.object)} ${w.for}: ${v.reason}`);
+        }
+      }
+    }
+    out.push({ name: step.name, state: state ?? 'done', detail: details.join('; ') || `${present.length}/${objs.length} objects` });
+  }
+  return out;
+}
+
+export function renderStatus(plan: Plan, steps: StepStatus[]): string {
+  const w = Math.max(...steps.map((s) => s.name.length), 4);
+  const lines = [`plan ${plan.name}, namespace ${plan.namespace}`, `${'STEP'.padEnd(w)}  ${'STATE'.padEnd(14)}  DETAIL`];
+  for (const s of steps) lines.push(`${s.name.padEnd(w)}  ${s.state.padEnd(14)}  ${s.detail}`);
+  return lines.join('\n');
+}
