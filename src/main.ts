@@ -22,7 +22,8 @@ export function main(env: NodeJS.ProcessEnv = process.env): void {
     publish(staging, dirs, dist);
     for (const dir of dirs) {
       const files = fs.readdirSync(path.join(dist, dir));
-      console.log(`uyuni-cdk: wrote ${path.relative(process.cwd(), path.join(dist, dir)) || dir}/ (${files.length} files) from ${path.relative(process.cwd(), file)}`);
+      // stderr: the cdk8s CLI keeps the app's stdout to itself.
+      console.error(`uyuni-cdk: wrote ${path.relative(process.cwd(), path.join(dist, dir)) || dir}/ (${files.length} files) from ${path.relative(process.cwd(), file)}`);
     }
   } catch (e) {
     if (e instanceof ConfigError) {

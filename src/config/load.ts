@@ -41,7 +41,7 @@ export function parseConfig(text: string, file = DEFAULT_CONFIG_FILE): UyuniConf
   if (typeof raw !== 'object' || Array.isArray(raw)) {
     throw new ConfigError(file, ['the document must be a mapping of settings (see docs/configuration.md)']);
   }
-  const parsed = configSchema.safeParse(raw);
+  const parsed = configSchema.safeParse(raw, { reportInput: true });
   if (!parsed.success) {
     throw new ConfigError(file, parsed.error.issues.map(describeIssue));
   }

@@ -1,6 +1,6 @@
 import * as fs from 'fs';
 import * as path from 'path';
-import { App, Chart, YamlOutputType } from 'cdk8s';
+import { ApiObject, App, Chart, YamlOutputType } from 'cdk8s';
 import type { PartOf } from '../model/labels';
 import {
   Action, Gate, LABELS, MANAGED_BY, ObjectRef, Plan, PLAN_FORMAT_VERSION, Requirement, Step, Wait, WaitCondition,
@@ -100,7 +100,7 @@ export class PlanApp {
         [LABELS.step]: step.name,
       });
       step.build(chart);
-      if (chart.node.children.length === 0) {
+      if (!chart.node.findAll().some((c) => ApiObject.isApiObject(c))) {
         app.node.tryRemoveChild(chart.node.id);
         carried = options;
         continue;

@@ -1,0 +1,120 @@
+import { spawnSync } from 'child_process';
+import { createHash } from 'crypto';
+import * as fs from 'fs';
+import * as path from 'path';
+import { parseConfig } from '../src/config/load';
+import { synthesize } from '../src/synth';
+import { ROOT, tempDir } from './helpers/synth';
+
+const SYNTH = path.join(ROOT, 'bin', 'synth.js');
+
+/** Every file below `dir` with a hash of its content, by relative path. */
+function tree(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (d: string) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else out[path.relative(dir, p)] = createHash('sha256').update(fs.readFileSync(p)).digest('hex');
+    }
+  };
+  if (fs.existsSync(dir)) walk(dir);
+  return out;
+}
+
+function runSynth(cwd: string, env: Record<string, string> = {}) {
+  return spawnSync(process.execPath, [SYNTH], { cwd, env: { ...process.env, ...env, CDK8S_OUTDIR: '' }, encoding: 'utf8' });
+}
+
+/** A project directory with a dist/ that already holds an older plan and a plan of another config. */
+function projectWithDist(): string {
+  const cwd = tempDir();
+  fs.mkdirSync(path.join(cwd, 'dist', 'install'), { recursive: true });
+  fs.writeFileSync(path.join(cwd, 'dist', 'install', 'plan.json'), '{"old": true}\n');
+  fs.mkdirSync(path.join(cwd, 'dist', 'proxy'), { recursive: true });
+  fs.writeFileSync(path.join(cwd, 'dist', 'proxy', 'plan.json'), '{"other": true}\n');
+  return cwd;
+}
+
+describe('the synth app', () => {
+  it('exits 2 on a bad configuration, names the field, and leaves dist/ exactly as it was', () => {
+    const cwd = projectWithDist();
+    fs.writeFileSync(path.join(cwd, 'bad.yaml'), 'fqdn: uyuni.example.com\nimages:\n  pullPolicy: Sometimes\n');
+    const before = tree(path.join(cwd, 'dist'));
+    const r = runSynth(cwd, { UYUNI_CONFIG: 'bad.yaml' });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('bad.yaml: invalid configuration');
+    expect(r.stderr).toContain('images.pullPolicy: must be one of "Always", "IfNotPresent", "Never"');
+    expect(r.stderr).toContain('dist/ is unchanged');
+    expect(tree(path.join(cwd, 'dist'))).toEqual(before);
+  });
+
+  it('exits 2 when the configuration file does not exist', () => {
+    const cwd = projectWithDist();
+    const r = runSynth(cwd, { UYUNI_CONFIG: 'missing.yaml' });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/missing.yaml: invalid configuration\n {2}- cannot be read: ENOENT/);
+  });
+
+  it('replaces the plans it writes and keeps the other plans in dist/', () => {
+    const cwd = projectWithDist();
+    fs.writeFileSync(path.join(cwd, 'uyuni.yaml'), 'fqdn: uyuni.example.org\n');
+    const r = runSynth(cwd);
+    expect(r.status).toBe(0);
+    expect(r.stderr).toBe('uyuni-cdk: wrote dist/install/ (9 files) from uyuni.yaml\n');
+    const files = fs.readdirSync(path.join(cwd, 'dist', 'install'));
+    expect(files).toContain('0000-namespace.k8s.yaml');
+    expect(JSON.parse(fs.readFileSync(path.join(cwd, 'dist', 'install', 'plan.json'), 'utf8')).name).toBe('install');
+    expect(fs.readFileSync(path.join(cwd, 'dist', 'proxy', 'plan.json'), 'utf8')).toBe('{"other": true}\n');
+    expect(fs.readdirSync(path.join(cwd, 'dist')).sort()).toEqual(['install', 'proxy']);
+  });
+
+  it('keeps dist/ untouched through the cdk8s CLI too, which exits non-zero', () => {
+    const cwd = projectWithDist();
+    fs.writeFileSync(path.join(cwd, 'cdk8s.yaml'), `language: typescript\napp: node ${SYNTH}\noutput: .cdk8s.out\n`);
+    fs.writeFileSync(path.join(cwd, 'uyuni.yaml'), 'fqdn: not a domain\n');
+    const before = tree(path.join(cwd, 'dist'));
+    const r = spawnSync(path.join(ROOT, 'node_modules', '.bin', 'cdk8s'), ['synth', '--no-check-upgrade'], { cwd, encoding: 'utf8', env: { ...process.env, CDK8S_OUTDIR: '' } });
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toContain('fqdn: must be a fully qualified domain name');
+    expect(tree(path.join(cwd, 'dist'))).toEqual(before);
+  });
+
+  it('never loads the runtime, the agent or their dependencies', () => {
+    const probe = `
+      require(${JSON.stringify(path.join(ROOT, 'bin', 'register.js'))});
+      const { parseConfig } = require(${JSON.stringify(path.join(ROOT, 'src', 'config', 'load.ts'))});
+      const { synthesize } = require(${JSON.stringify(path.join(ROOT, 'src', 'synth.ts'))});
+      const fs = require('fs');
+      synthesize(parseConfig(fs.readFileSync(${JSON.stringify(path.join(ROOT, 'uyuni.yaml'))}, 'utf8')), ${JSON.stringify(tempDir())});
+      console.log(JSON.stringify(Object.keys(require.cache)));`;
+    const r = spawnSync(process.execPath, ['-e', probe], { encoding: 'utf8' });
+    expect(r.stderr).toBe('');
+    const loaded: string[] = JSON.parse(r.stdout);
+    expect(loaded.some((f) => f.includes('/src/plans/'))).toBe(true);
+    const forbidden = loaded.filter((f) => /node_modules\/(@kubernetes\/client-node|dbus-next)\/|\/src\/(runtime|agent|cli)\//.test(f));
+    expect(forbidden).toEqual([]);
+  });
+});
+
+describe('the committed dist/', () => {
+  it('is what synth writes from the committed configurations (uyuni.yaml and examples/)', () => {
+    const staging = tempDir();
+    const configs = [path.join(ROOT, 'uyuni.yaml')];
+    const examples = path.join(ROOT, 'examples');
+    if (fs.existsSync(examples)) {
+      configs.push(...fs.readdirSync(examples).filter((f) => f.endsWith('.yaml')).sort().map((f) => path.join(examples, f)));
+    }
+    const written = new Map<string, string>();
+    for (const file of configs) {
+      const dir = tempDir();
+      for (const d of synthesize(parseConfig(fs.readFileSync(file, 'utf8'), file), dir)) {
+        expect({ dir: d, from: written.get(d) }).toEqual({ dir: d, from: undefined }); // one config per plan dir
+        written.set(d, file);
+        fs.cpSync(path.join(dir, d), path.join(staging, d), { recursive: true });
+      }
+    }
+    // A difference here means dist/ is stale: run `npx cdk8s synth` for each config and commit dist/.
+    expect(tree(path.join(ROOT, 'dist'))).toEqual(tree(staging));
+  });
+});
