@@ -1,0 +1,78 @@
+/**
+ * End-to-end harness: the runtime's commands run in-process (or as the real CLI process) against
+ * the API simulator over HTTP, with the real @kubernetes/client-node.
+ */
+import { spawn, ChildProcess } from 'child_process';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { destroyCommand, Io, planCommand, runCommand, statusCommand } from '../../../src/runtime/commands';
+
+export const ROOT = path.join(__dirname, '..', '..', '..');
+export const BIN = path.join(ROOT, 'bin', 'uyuni-cdk.js');
+
+export interface Captured {
+  code: number;
+  out: string;
+  err: string;
+}
+
+function io(): Io & { text: { out: string; err: string } } {
+  const text = { out: '', err: '' };
+  return { text, out: (t) => { text.out += t; }, err: (t) => { text.err += t; }, isTTY: false };
+}
+
+export function tmpDir(prefix = 'uyuni-run-'): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+type Verb = 'run' | 'plan' | 'status' | 'destroy';
+
+/** Runs a verb in-process with captured output (plain text unless `output: 'json'`). */
+export async function cli(verb: Verb, planDir: string, opts: Record<string, any>): Promise<Captured> {
+  const i = io();
+  const fn = { run: runCommand, plan: planCommand, status: statusCommand, destroy: destroyCommand }[verb] as (d: string, o: any, io: Io) => Promise<number>;
+  const code = await fn(planDir, { runDir: verb === 'run' ? tmpDir() : undefined, ...opts }, i);
+  return { code, ...i.text };
+}
+
+/** The real CLI as a child process. */
+export function spawnCli(args: string[], env: Record<string, string> = {}): { child: ChildProcess; done: Promise<Captured> } {
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: tmpDir('uyuni-cwd-'), env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (d) => { out += d; });
+  child.stderr!.on('data', (d) => { err += d; });
+  const done = new Promise<Captured>((resolve) => child.on('close', (code, signal) => resolve({ code: code ?? (signal ? 128 : -1), out, err })));
+  return { child, done };
+}
+
+export async function until(what: string, cond: () => boolean, timeoutMs = 20_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Every file under a directory, with its content. */
+export function filesUnder(dir: string): Array<{ file: string; text: string }> {
+  const out: Array<{ file: string; text: string }> = [];
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) out.push(...filesUnder(p));
+    else out.push({ file: p, text: fs.readFileSync(p, 'utf8') });
+  }
+  return out;
+}
+
+/** Requests that wrote (POST/PUT/PATCH/DELETE) to a path containing `fragment`. */
+export function writesTo(requests: ReadonlyArray<{ method: string; path: string }>, fragment: string): Array<{ method: string; path: string }> {
+  return requests.filter((r) => r.method !== 'GET' && r.path.includes(fragment));
+}
+
+/** The install plan the lead synthesizes, when it exists; otherwise our small fixture. */
+export function installPlanDir(): string {
+  const dist = path.join(ROOT, 'dist', 'install');
+  return fs.existsSync(path.join(dist, 'plan.json')) ? dist : path.join(ROOT, 'test', 'runtime', 'fixtures', 'mini-install');
+}

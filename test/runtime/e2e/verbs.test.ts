@@ -1,0 +1,121 @@
+import { spawnSync } from 'child_process';
+import { startSimulator, Simulator } from '../../sim';
+import { BIN, cli, ROOT } from './harness';
+import { deployment, job, namespace, NS, pvc, service, writePlan } from '../plans';
+
+let sim: Simulator;
+afterEach(async () => {
+  await sim?.stop();
+});
+
+const steps = (replicas = 1, script = 'echo setup') => [
+  { name: 'namespace', objects: [namespace()] },
+  { name: 'volumes', objects: [pvc('var-pgsql'), pvc('var-cache')] },
+  { name: 'setup', objects: [job('setup', script)] },
+  { name: 'server', objects: [service('uyuni'), deployment('uyuni', replicas)] },
+];
+
+function actions(out: string): Record<string, string> {
+  const r: Record<string, string> = {};
+  for (const s of JSON.parse(out).steps) for (const o of s.objects) r[o.object.split(' ')[0]] = o.action;
+  return r;
+}
+
+describe('uyuni-cdk plan', () => {
+  it('shows create, unchanged, update, skip-complete and blocked-immutable, with waits and timeouts', async () => {
+    sim = await startSimulator();
+    const dir = writePlan(steps());
+    const fresh = await cli('plan', dir, { kubeconfig: sim.kubeconfigPath, output: 'json' });
+    expect(fresh.code).toBe(0);
+    expect(Object.values(actions(fresh.out))).toEqual(Array(7).fill('create'));
+    const text = await cli('plan', dir, { kubeconfig: sim.kubeconfigPath });
+    expect(text.out).toContain('[3/4] setup: the setup step (timeout 60s)');
+    expect(text.out).toContain('waits for Job/setup (uyuni-test) complete');
+    expect(sim.requests.filter((q) => q.method !== 'GET' && !q.query.includes('dryRun'))).toEqual([]);
+
+    expect((await cli('run', dir, { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
+    const after = actions((await cli('plan', dir, { kubeconfig: sim.kubeconfigPath, output: 'json' })).out);
+    expect(after).toEqual({
+      'Namespace/uyuni-test': 'unchanged', 'PersistentVolumeClaim/var-pgsql': 'unchanged', 'PersistentVolumeClaim/var-cache': 'unchanged',
+      'Job/setup': 'skip-complete', 'Service/uyuni': 'unchanged', 'Deployment/uyuni': 'unchanged',
+    });
+
+    writePlan(steps(3, 'echo other'), { dir });
+    const changed = actions((await cli('plan', dir, { kubeconfig: sim.kubeconfigPath, output: 'json' })).out);
+    expect(changed['Deployment/uyuni']).toBe('update');
+    expect(changed['Job/setup']).toBe('blocked-immutable');
+    expect(changed['Service/uyuni']).toBe('unchanged');
+    expect(sim.get('apps/v1', 'Deployment', 'uyuni', NS).spec.replicas).toBe(1);
+  });
+});
+
+describe('uyuni-cdk status', () => {
+  it('shows each step from the cluster: not-applied before, done after a run', async () => {
+    sim = await startSimulator();
+    const dir = writePlan(steps());
+    const before = await cli('status', dir, { kubeconfig: sim.kubeconfigPath, output: 'json' });
+    expect(JSON.parse(before.out).steps.map((s: any) => s.state)).toEqual(['not-applied', 'not-applied', 'not-applied', 'not-applied']);
+    expect((await cli('run', dir, { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
+    const after = await cli('status', dir, { kubeconfig: sim.kubeconfigPath });
+    expect(after.code).toBe(0);
+    expect(after.out).toMatch(/setup\s+done\s+Job setup complete/);
+    expect(after.out.split('\n').filter((l) => /\sdone\s/.test(l))).toHaveLength(4);
+  });
+});
+
+describe('uyuni-cdk destroy', () => {
+  it('lists without deleting on a dry run; --yes deletes in reverse order and keeps volumes; --purge-volumes removes them', async () => {
+    sim = await startSimulator();
+    const dir = writePlan([...steps(), {
+      name: 'credentials', objects: [service('db')],
+      requires: [{ kind: 'Secret', name: 'db-credentials', namespace: NS, keys: ['password'], ifMissing: 'generate' }],
+    }]);
+    expect((await cli('run', dir, { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
+    sim.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'users-own', namespace: NS }, data: { a: 'b' } });
+
+    let mark = sim.requests.length;
+    const dry = await cli('destroy', dir, { kubeconfig: sim.kubeconfigPath });
+    expect(dry.code).toBe(0);
+    expect(dry.out).toContain('dry run');
+    expect(dry.out).toMatch(/would delete\s+Job\/setup/);
+    expect(dry.out).toMatch(/would delete\s+Secret\/db-credentials/);
+    expect(dry.out).toMatch(/kept\s+PersistentVolumeClaim\/var-pgsql/);
+    expect(sim.requests.slice(mark).filter((q) => q.method !== 'GET')).toEqual([]);
+
+    mark = sim.requests.length;
+    const yes = await cli('destroy', dir, { kubeconfig: sim.kubeconfigPath, yes: true });
+    expect(yes.code).toBe(0);
+    const deletes = sim.requests.slice(mark).filter((q) => q.method === 'DELETE').map((q) => q.path.split('/').slice(-2).join('/'));
+    expect(deletes).toEqual(['secrets/db-credentials', 'services/db', 'deployments/uyuni', 'services/uyuni', 'jobs/setup']);
+    expect(sim.requests.slice(mark).filter((q) => q.method === 'DELETE').every((q) => q.query.includes('propagationPolicy=Background'))).toBe(true);
+    expect(sim.get('v1', 'PersistentVolumeClaim', 'var-pgsql', NS)).toBeDefined();
+    expect(sim.get('v1', 'Namespace', NS)).toBeDefined();
+    expect(sim.get('v1', 'ConfigMap', 'users-own', NS)).toBeDefined();
+    expect(sim.get('batch/v1', 'Job', 'setup', NS)).toBeUndefined();
+
+    const purge = await cli('destroy', dir, { kubeconfig: sim.kubeconfigPath, yes: true, purgeVolumes: true });
+    expect(purge.code).toBe(0);
+    expect(purge.out).toMatch(/deleted\s+PersistentVolumeClaim\/var-cache/);
+    expect(purge.out).toMatch(/deleted\s+Namespace\/uyuni-test/);
+  });
+});
+
+describe('the CLI', () => {
+  it.each(['run', 'plan', 'status', 'destroy'])('%s --help describes the verb with examples', (verb) => {
+    const r = spawnSync(process.execPath, [BIN, verb, '--help'], { encoding: 'utf8' });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain(`Usage: uyuni-cdk ${verb} [options] <planDir>`);
+    expect(r.stdout).toContain('Examples:');
+    expect(r.stdout).toContain('--kubeconfig');
+  });
+
+  it('lists the verbs, exits 2 on a usage error, and never loads the Kubernetes client for help', () => {
+    const help = spawnSync(process.execPath, [BIN, '--help'], { encoding: 'utf8' });
+    for (const v of ['run', 'plan', 'status', 'destroy']) expect(help.stdout).toMatch(new RegExp(`\\n  ${v} `));
+    expect(spawnSync(process.execPath, [BIN, 'run'], { encoding: 'utf8' }).status).toBe(2);
+    const probe = spawnSync(process.execPath, ['-r', `${ROOT}/bin/register.js`, '-e', `
+      require('${ROOT}/src/cli/main.ts').buildProgram().helpInformation();
+      process.stdout.write(String(Object.keys(require.cache).some((k) => k.includes('@kubernetes/client-node') || k.includes('/src/runtime/'))));`], { encoding: 'utf8' });
+    expect(probe.stdout).toBe('false');
+  });
+});
