@@ -12,6 +12,7 @@ const VERBS: ReadonlyArray<() => { register(program: Command): void }> = [
   () => require('./plan'),
   () => require('./status'),
   () => require('./destroy'),
+  () => require('./agent'),
 ];
 
 export function buildProgram(): Command {

@@ -1,0 +1,172 @@
+/**
+ * The systemd manager over D-Bus (dbus-next), with the method names of the upstream API
+ * (org.freedesktop.systemd1.Manager). Plain method calls, no introspection: one round trip per
+ * call, and every call and every job wait has a timeout.
+ */
+import type { MessageBus, Message as DBusMessage } from 'dbus-next';
+
+const DEST = 'org.freedesktop.systemd1';
+const MANAGER_PATH = '/org/freedesktop/systemd1';
+const MANAGER = 'org.freedesktop.systemd1.Manager';
+export const UNIT_IFACE = 'org.freedesktop.systemd1.Unit';
+export const SERVICE_IFACE = 'org.freedesktop.systemd1.Service';
+const PROPERTIES = 'org.freedesktop.DBus.Properties';
+const JOB_REMOVED_MATCH = `type='signal',sender='${DEST}',path='${MANAGER_PATH}',interface='${MANAGER}',member='JobRemoved'`;
+
+export class SystemdError extends Error {}
+
+export interface ConnectOptions {
+  /** The user manager on the session bus (`DBUS_SESSION_BUS_ADDRESS`) instead of the system bus. */
+  readonly session: boolean;
+  /** Explicit bus address (`unix:path=...`); overrides the environment. */
+  readonly address?: string;
+  /** Upper bound for one method call. @default 30000 */
+  readonly callTimeoutMs?: number;
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new SystemdError(`${what}: no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** The name of a D-Bus error (`org.freedesktop.systemd1.NoSuchUnit`), if it is one. */
+export function dbusErrorName(e: unknown): string | undefined {
+  const type = (e as { type?: unknown })?.type;
+  return typeof type === 'string' ? type : undefined;
+}
+
+export class SystemdManager {
+  private readonly finishedJobs = new Map<string, string>();
+  private readonly jobWaiters = new Map<string, (result: string) => void>();
+
+  private constructor(
+    private readonly bus: MessageBus,
+    private readonly dbus: typeof import('dbus-next'),
+    private readonly callTimeoutMs: number,
+  ) {
+    bus.on('message', (msg: DBusMessage) => {
+      if (msg.type !== dbus.MessageType.SIGNAL || msg.interface !== MANAGER || msg.member !== 'JobRemoved') return;
+      const [, job, , result] = msg.body as [unknown, string, string, string];
+      const waiter = this.jobWaiters.get(job);
+      if (waiter) {
+        this.jobWaiters.delete(job);
+        waiter(result);
+      } else {
+        this.finishedJobs.set(job, result);
+      }
+    });
+  }
+
+  static async connect(options: ConnectOptions): Promise<SystemdManager> {
+    const dbus = await import('dbus-next');
+    const callTimeoutMs = options.callTimeoutMs ?? 30_000;
+    const which = options.session ? 'session' : 'system';
+    let bus: MessageBus;
+    try {
+      if (options.session) {
+        const address = options.address ?? process.env.DBUS_SESSION_BUS_ADDRESS;
+        if (!address) throw new SystemdError('--session needs DBUS_SESSION_BUS_ADDRESS (the user manager\'s bus)');
+        bus = dbus.sessionBus({ busAddress: address });
+      } else {
+        bus = options.address ? dbus.sessionBus({ busAddress: options.address }) : dbus.systemBus();
+      }
+    } catch (e) {
+      throw new SystemdError(`cannot connect to the ${which} bus: ${(e as Error).message}`);
+    }
+    await withTimeout(new Promise<void>((resolve, reject) => {
+      bus.once('connect', () => resolve());
+      bus.once('error', (err: Error) => reject(new SystemdError(`cannot connect to the ${which} bus: ${err.message}`)));
+    }), callTimeoutMs, `connecting to the ${which} bus`).catch((e) => {
+      bus.disconnect();
+      throw e;
+    });
+    // Later errors (the bus going away) surface through the pending calls' timeouts.
+    bus.on('error', () => undefined);
+    return new SystemdManager(bus, dbus, callTimeoutMs);
+  }
+
+  private async call(path: string, iface: string, member: string, signature = '', body: unknown[] = []): Promise<unknown[]> {
+    const msg = new this.dbus.Message({ destination: DEST, path, interface: iface, member, signature, body });
+    const reply = await withTimeout(this.bus.call(msg), this.callTimeoutMs, `${member}(${body.map((b) => JSON.stringify(b)).join(', ')})`);
+    return reply?.body ?? [];
+  }
+
+  private manager(member: string, signature = '', body: unknown[] = []): Promise<unknown[]> {
+    return this.call(MANAGER_PATH, MANAGER, member, signature, body);
+  }
+
+  /** Asks the manager to send JobRemoved and the other Manager signals to us. */
+  async Subscribe(): Promise<void> {
+    const msg = new this.dbus.Message({ destination: 'org.freedesktop.DBus', path: '/org/freedesktop/DBus', interface: 'org.freedesktop.DBus', member: 'AddMatch', signature: 's', body: [JOB_REMOVED_MATCH] });
+    await withTimeout(this.bus.call(msg), this.callTimeoutMs, 'AddMatch');
+    await this.manager('Subscribe');
+  }
+
+  async Reload(): Promise<void> {
+    await this.manager('Reload');
+  }
+
+  /** The object path of a unit, loading it (from its file) when it is not loaded yet. */
+  async LoadUnit(name: string): Promise<string> {
+    return (await this.manager('LoadUnit', 's', [name]))[0] as string;
+  }
+
+  async ListUnitsByPatterns(states: string[], patterns: string[]): Promise<Array<{ name: string; activeState: string; subState: string; path: string }>> {
+    const [units] = (await this.manager('ListUnitsByPatterns', 'asas', [states, patterns])) as [unknown[][]];
+    return units.map((u) => ({ name: u[0] as string, activeState: u[3] as string, subState: u[4] as string, path: u[6] as string }));
+  }
+
+  async getProperty(path: string, iface: string, property: string): Promise<unknown> {
+    const [variant] = (await this.call(path, PROPERTIES, 'Get', 'ss', [iface, property])) as [{ value: unknown }];
+    return variant.value;
+  }
+
+  /** Queues a job; returns its object path. */
+  async StartUnit(name: string, mode = 'replace'): Promise<string> {
+    return (await this.manager('StartUnit', 'ss', [name, mode]))[0] as string;
+  }
+
+  async StopUnit(name: string, mode = 'replace'): Promise<string> {
+    return (await this.manager('StopUnit', 'ss', [name, mode]))[0] as string;
+  }
+
+  /** The result of a job (`done`, `canceled`, `timeout`, `failed`, ...) from its JobRemoved signal. */
+  waitForJob(job: string, timeoutMs: number): Promise<string> {
+    const known = this.finishedJobs.get(job);
+    if (known !== undefined) {
+      this.finishedJobs.delete(job);
+      return Promise.resolve(known);
+    }
+    return new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.jobWaiters.delete(job);
+        reject(new SystemdError(`job ${job} did not finish within ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.jobWaiters.set(job, (result) => {
+        clearTimeout(timer);
+        resolve(result);
+      });
+    });
+  }
+
+  async ResetFailedUnit(name: string): Promise<void> {
+    await this.manager('ResetFailedUnit', 's', [name]);
+  }
+
+  async EnableUnitFiles(names: string[], runtime = false, force = true): Promise<void> {
+    await this.manager('EnableUnitFiles', 'asbb', [names, runtime, force]);
+  }
+
+  async DisableUnitFiles(names: string[], runtime = false): Promise<void> {
+    await this.manager('DisableUnitFiles', 'asb', [names, runtime]);
+  }
+
+  close(): void {
+    for (const waiter of this.jobWaiters.values()) waiter('canceled');
+    this.jobWaiters.clear();
+    this.bus.disconnect();
+  }
+}
