@@ -1,0 +1,650 @@
+// The cluster's moving parts, as small functions on the virtual clock: scheduler + kubelet
+// (pods run a JobScript and print its lines), the Job controller (1.31+ condition order),
+// garbage collection on delete, Deployment/StatefulSet rollout status, the PVC binder
+// (Immediate and WaitForFirstConsumer), cert-manager (Issuer/Certificate Ready + the TLS
+// Secret), namespace termination and CRD establishment.
+import { admit } from './admission';
+import type { VirtualClock } from './clock';
+import { ApiError, notFound } from './errors';
+import type { PodLogs } from './logs';
+import type { ResourceType } from './resources';
+import { Store, StoreEvent, clone, deepEqual } from './store';
+
+export interface JobScript {
+  /** What the Job's pod does. @default 'succeed' */
+  outcome?: 'succeed' | 'fail' | 'image-pull-backoff' | 'create-container-config-error' | 'unschedulable' | 'hang';
+  /** Virtual ms from container start to termination. @default 1000 */
+  durationMs?: number;
+  /** Lines the container prints, spread over durationMs. */
+  logs?: string[];
+  /** @default 0 for succeed, 1 for fail */
+  exitCode?: number;
+}
+
+export interface ControllerEvent {
+  at: number;
+  kind: string;
+  name: string;
+  namespace?: string;
+  what: string;
+}
+
+/** Delays in virtual ms: each is what a small real cluster takes, roughly. */
+export const TIMING = {
+  schedule: 100,
+  containerStart: 500,
+  imagePullBackOff: 2000,
+  jobFinish: 100,
+  podKill: 1000,
+  deploymentObserve: 200,
+  deploymentReady: 2000,
+  pvcBind: 100,
+  issuerReady: 100,
+  certificateIssue: 500,
+  namespaceDelete: 200,
+};
+
+export const NODE_NAME = 'sim-node-1';
+const NAME_CHARS = 'bcdfghjklmnpqrstvwxz2456789';
+
+const cond = (type: string, status: 'True' | 'False', reason: string, message: string, time: string, extra: object = {}) => ({
+  type, status, reason, message, lastProbeTime: undefined as any, lastTransitionTime: time, ...extra,
+});
+const hasCond = (o: any, type: string) => (o?.status?.conditions ?? []).some((c: any) => c.type === type && c.status === 'True');
+const isTerminal = (p: any) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
+
+export interface DeleteOptions {
+  propagationPolicy?: string;
+  gracePeriodSeconds?: number;
+}
+
+export class Controllers {
+  private readonly unsubscribe: () => void;
+  private readonly podTimers = new Map<string, Array<() => void>>();
+  private readonly jobsQueued = new Set<string>();
+  private readonly jobCreating = new Set<string>();
+  private readonly foreground = new Map<string, { rt: ResourceType; ns?: string; name: string }>();
+
+  constructor(
+    private readonly store: Store,
+    private readonly clock: VirtualClock,
+    private readonly logs: PodLogs,
+    private readonly scripts: Map<string, JobScript>,
+    private readonly record: (e: ControllerEvent) => void,
+  ) {
+    this.unsubscribe = store.subscribe((e) => this.dispatch(e));
+  }
+
+  stop(): void {
+    this.unsubscribe();
+  }
+
+  private T(apiVersion: string, kind: string): ResourceType {
+    return this.store.typeByKind(apiVersion, kind)!;
+  }
+
+  private now(): string {
+    return this.clock.timestamp();
+  }
+
+  private note(kind: string, name: string, namespace: string | undefined, what: string): void {
+    this.record({ at: Date.now(), kind, name, namespace, what });
+  }
+
+  /** Reads, changes and writes back an object when the change did anything. */
+  private mutate(rt: ResourceType, ns: string | undefined, name: string, fn: (o: any) => void, uid?: string): any | undefined {
+    const o = this.store.get(rt, ns, name);
+    if (!o || (uid && o.metadata.uid !== uid)) return undefined;
+    const before = clone(o);
+    fn(o);
+    return deepEqual(before, o) ? o : this.store.update(rt, o);
+  }
+
+  private dispatch(e: StoreEvent): void {
+    const o = e.object;
+    switch (e.rt.group + '/' + e.rt.kind) {
+      case '/Pod':
+        this.onPod(e);
+        break;
+      case 'batch/Job':
+        if (e.type !== 'DELETED') this.queueJob(o.metadata.namespace, o.metadata.name);
+        break;
+      case 'apps/Deployment':
+      case 'apps/StatefulSet':
+        if (e.type !== 'DELETED' && o.metadata.generation !== e.old?.metadata.generation) this.rollout(e.rt, o);
+        break;
+      case '/PersistentVolumeClaim':
+        if (e.type === 'ADDED') this.onClaim(o);
+        if (e.type === 'DELETED' && o.spec?.volumeName) {
+          const pv = this.T('v1', 'PersistentVolume');
+          if (this.store.get(pv, undefined, o.spec.volumeName)?.spec?.persistentVolumeReclaimPolicy === 'Delete') this.store.remove(pv, undefined, o.spec.volumeName);
+        }
+        break;
+      case '/Namespace':
+        if (e.type === 'MODIFIED' && o.metadata.deletionTimestamp && !e.old.metadata.deletionTimestamp)
+          this.clock.after(TIMING.namespaceDelete, () => this.finalizeNamespace(o.metadata.name));
+        break;
+      case 'apiextensions.k8s.io/CustomResourceDefinition':
+        if (e.type === 'ADDED') this.establish(o);
+        break;
+      case 'cert-manager.io/Issuer':
+      case 'cert-manager.io/ClusterIssuer':
+        if (e.type !== 'DELETED' && o.metadata.generation !== e.old?.metadata.generation) this.clock.after(TIMING.issuerReady, () => this.issuerReady(e.rt, o));
+        break;
+      case 'cert-manager.io/Certificate':
+        if (e.type !== 'DELETED' && o.metadata.generation !== e.old?.metadata.generation) this.clock.after(TIMING.certificateIssue, () => this.issue(o.metadata.namespace, o.metadata.name));
+        break;
+      case '/Secret':
+        if (e.type === 'ADDED') this.retryIssuers();
+        break;
+    }
+    if (e.type === 'DELETED') this.checkForeground();
+  }
+
+  // --- scheduler + kubelet ---
+
+  private podTimer(uid: string, ms: number, fn: () => void): void {
+    const list = this.podTimers.get(uid) ?? [];
+    list.push(this.clock.after(ms, fn));
+    this.podTimers.set(uid, list);
+  }
+
+  private cancelPod(uid: string): void {
+    for (const c of this.podTimers.get(uid) ?? []) c();
+    this.podTimers.delete(uid);
+  }
+
+  private scriptOf(pod: any): JobScript | undefined {
+    const job = pod.metadata.labels?.['batch.kubernetes.io/job-name'] ?? pod.metadata.labels?.['job-name'];
+    if (!job) return undefined;
+    return this.scripts.get(job) ?? {};
+  }
+
+  private onPod(e: StoreEvent): void {
+    const p = e.object;
+    const { namespace: ns, name, uid } = p.metadata;
+    const owner = p.metadata.ownerReferences?.find((r: any) => r.kind === 'Job' && r.controller);
+    if (owner) this.queueJob(ns, owner.name);
+    if (e.type === 'ADDED' && !p.spec.nodeName) this.podTimer(uid, TIMING.schedule, () => this.schedule(ns, name, uid));
+    if (e.type === 'MODIFIED' && p.metadata.deletionTimestamp && !e.old.metadata.deletionTimestamp) {
+      // SIGTERM: containers stop, the pod object goes after a short grace.
+      this.cancelPod(uid);
+      for (const c of p.spec.containers ?? []) this.logs.end(ns, name, c.name);
+      this.podTimer(uid, Math.min(TIMING.podKill, (p.metadata.deletionGracePeriodSeconds ?? 30) * 1000), () => {
+        if (this.store.get(e.rt, ns, name)?.metadata.uid === uid) this.store.remove(e.rt, ns, name);
+      });
+    }
+    if (e.type === 'DELETED') {
+      this.cancelPod(uid);
+      this.logs.forget(ns, name);
+    }
+  }
+
+  private schedule(ns: string, name: string, uid: string): void {
+    const podT = this.T('v1', 'Pod');
+    const pod = this.store.get(podT, ns, name);
+    if (!pod || pod.metadata.uid !== uid || pod.metadata.deletionTimestamp) return;
+    const script = this.scriptOf(pod);
+    const now = this.now();
+    if (script?.outcome === 'unschedulable') {
+      this.mutate(podT, ns, name, (p) => {
+        p.status.conditions = [cond('PodScheduled', 'False', 'Unschedulable', "0/1 nodes are available: 1 node(s) didn't match Pod's node affinity/selector. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.", now)];
+      });
+      this.note('Pod', name, ns, 'Unschedulable');
+      return;
+    }
+    for (const v of pod.spec.volumes ?? []) if (v.persistentVolumeClaim) this.consumeClaim(ns, v.persistentVolumeClaim.claimName);
+    this.mutate(podT, ns, name, (p) => {
+      p.spec.nodeName = NODE_NAME;
+      p.status = {
+        ...p.status,
+        phase: 'Pending',
+        hostIP: '10.0.0.10',
+        startTime: now,
+        conditions: [cond('PodScheduled', 'True', undefined as any, undefined as any, now)],
+        containerStatuses: p.spec.containers.map((c: any) => ({
+          name: c.name, image: c.image, imageID: '', ready: false, restartCount: 0, started: false,
+          state: { waiting: { reason: 'ContainerCreating' } }, lastState: {},
+        })),
+      };
+    });
+    this.podTimer(uid, TIMING.containerStart, () => this.startContainers(ns, name, uid, script));
+  }
+
+  private setWaiting(ns: string, name: string, uid: string, reason: string, message: (image: string) => string): void {
+    this.mutate(this.T('v1', 'Pod'), ns, name, (p) => {
+      for (const cs of p.status.containerStatuses) cs.state = { waiting: { reason, message: message(cs.image) } };
+    }, uid);
+    this.note('Pod', name, ns, reason);
+  }
+
+  private startContainers(ns: string, name: string, uid: string, script: JobScript | undefined): void {
+    const outcome = script?.outcome ?? 'succeed';
+    if (outcome === 'image-pull-backoff') {
+      this.setWaiting(ns, name, uid, 'ErrImagePull', (img) => `rpc error: code = NotFound desc = failed to pull and unpack image "${img}": not found`);
+      this.podTimer(uid, TIMING.imagePullBackOff, () => this.setWaiting(ns, name, uid, 'ImagePullBackOff', (img) => `Back-off pulling image "${img}"`));
+      return;
+    }
+    if (outcome === 'create-container-config-error') {
+      const pod = this.store.get(this.T('v1', 'Pod'), ns, name);
+      const ref = JSON.stringify(pod?.spec ?? {}).match(/"secretKeyRef":\{[^}]*"name":"([^"]+)"/)?.[1];
+      this.setWaiting(ns, name, uid, 'CreateContainerConfigError', () => (ref ? `secret "${ref}" not found` : 'configmap references non-existent config key'));
+      return;
+    }
+    const now = this.now();
+    const pod = this.mutate(this.T('v1', 'Pod'), ns, name, (p) => {
+      p.status.phase = 'Running';
+      p.status.podIP = `10.244.0.${(parseInt(uid.slice(0, 2), 16) % 250) + 2}`;
+      p.status.conditions = ['PodReadyToStartContainers', 'Initialized', 'Ready', 'ContainersReady', 'PodScheduled'].map((t) => cond(t, 'True', undefined as any, undefined as any, now));
+      for (const cs of p.status.containerStatuses) {
+        cs.state = { running: { startedAt: now } };
+        cs.ready = true;
+        cs.started = true;
+        cs.containerID = `containerd://${uid.replace(/-/g, '')}${cs.name}`;
+      }
+    }, uid);
+    if (!pod) return;
+    this.note('Pod', name, ns, 'Running');
+    if (!script) return; // not a Job's pod: runs until deleted
+    const duration = script.durationMs ?? 1000;
+    const lines = script.logs ?? [];
+    const container = pod.spec.containers[0].name;
+    lines.forEach((text, i) => this.podTimer(uid, ((i + 1) * duration) / (lines.length + 1), () => this.logs.append(ns, name, container, text, this.clock.now())));
+    if (outcome !== 'hang') {
+      const exitCode = script.exitCode ?? (outcome === 'fail' ? 1 : 0);
+      this.podTimer(uid, duration, () => this.terminate(ns, name, uid, exitCode));
+    }
+  }
+
+  private terminate(ns: string, name: string, uid: string, exitCode: number): void {
+    const now = this.now();
+    const pod = this.mutate(this.T('v1', 'Pod'), ns, name, (p) => {
+      p.status.phase = exitCode === 0 ? 'Succeeded' : 'Failed';
+      for (const c of p.status.conditions) if (c.type === 'Ready' || c.type === 'ContainersReady' || c.type === 'PodReadyToStartContainers') {
+        c.status = 'False';
+        c.reason = 'PodCompleted';
+        c.lastTransitionTime = now;
+      }
+      for (const cs of p.status.containerStatuses) {
+        cs.state = { terminated: { exitCode, reason: exitCode === 0 ? 'Completed' : 'Error', startedAt: cs.state.running?.startedAt ?? now, finishedAt: now, containerID: cs.containerID } };
+        cs.ready = false;
+        cs.started = false;
+      }
+    }, uid);
+    if (!pod) return;
+    for (const c of pod.spec.containers) this.logs.end(ns, name, c.name);
+    this.note('Pod', name, ns, pod.status.phase);
+  }
+
+  // --- Job controller ---
+
+  private queueJob(ns: string, name: string): void {
+    const k = `${ns}/${name}`;
+    if (this.jobsQueued.has(k)) return;
+    this.jobsQueued.add(k);
+    this.clock.after(0, () => {
+      this.jobsQueued.delete(k);
+      this.syncJob(ns, name);
+    });
+  }
+
+  private syncJob(ns: string, name: string): void {
+    const jobT = this.T('batch/v1', 'Job');
+    const job = this.store.get(jobT, ns, name);
+    if (!job || job.metadata.deletionTimestamp || hasCond(job, 'Complete') || hasCond(job, 'Failed') || job.spec.suspend) return;
+    const uid = job.metadata.uid;
+    const pods = this.store.list(this.T('v1', 'Pod'), ns).filter((p) => p.metadata.ownerReferences?.some((r: any) => r.uid === uid));
+    const active = pods.filter((p) => !isTerminal(p) && !p.metadata.deletionTimestamp);
+    const st = job.status ?? {};
+    const succeeded = Math.max(st.succeeded ?? 0, pods.filter((p) => p.status?.phase === 'Succeeded').length);
+    const failed = Math.max(st.failed ?? 0, pods.filter((p) => p.status?.phase === 'Failed').length);
+    const now = this.now();
+    const next: any = {
+      ...st,
+      startTime: st.startTime ?? now,
+      active: active.length || undefined,
+      succeeded: succeeded || undefined,
+      failed: failed || undefined,
+      ready: active.filter((p) => hasCond(p, 'Ready')).length,
+      terminating: pods.filter((p) => p.metadata.deletionTimestamp).length,
+      uncountedTerminatedPods: {},
+    };
+    const conditions = [...(st.conditions ?? [])];
+    if (succeeded >= job.spec.completions) {
+      if (!hasCond(job, 'SuccessCriteriaMet')) {
+        conditions.push(cond('SuccessCriteriaMet', 'True', 'CompletionsReached', 'Reached expected number of succeeded pods', now));
+        this.clock.after(TIMING.jobFinish, () => this.finishJob(ns, name, uid, 'Complete'));
+      }
+    } else if (failed > job.spec.backoffLimit) {
+      if (!hasCond(job, 'FailureTarget')) {
+        conditions.push(cond('FailureTarget', 'True', 'BackoffLimitExceeded', 'Job has reached the specified backoff limit', now));
+        for (const p of active) this.delete(this.T('v1', 'Pod'), ns, p.metadata.name, {});
+        this.clock.after(TIMING.jobFinish, () => this.finishJob(ns, name, uid, 'Failed'));
+      }
+    } else {
+      const want = Math.min(job.spec.parallelism, job.spec.completions - succeeded) - active.length;
+      if (want > 0 && !this.jobCreating.has(uid)) {
+        this.jobCreating.add(uid);
+        // the Job controller's pod backoff: 10 s doubling per failure, at most 6 min
+        const delay = failed > 0 ? Math.min(10_000 * 2 ** (failed - 1), 360_000) : 0;
+        this.clock.after(delay, () => {
+          this.jobCreating.delete(uid);
+          const now = this.store.get(jobT, ns, name);
+          if (now?.metadata.uid !== uid || now.metadata.deletionTimestamp) return;
+          for (let i = 0; i < want; i++) this.createJobPod(now);
+        });
+      }
+    }
+    next.conditions = conditions.length ? conditions : undefined;
+    if (!deepEqual(st, next)) {
+      this.store.update(jobT, { ...job, status: next });
+      for (const c of conditions.slice((st.conditions ?? []).length)) this.note('Job', name, ns, c.type);
+    }
+  }
+
+  private finishJob(ns: string, name: string, uid: string, type: 'Complete' | 'Failed'): void {
+    const now = this.now();
+    const job = this.mutate(this.T('batch/v1', 'Job'), ns, name, (j) => {
+      if (hasCond(j, type)) return;
+      const interim = j.status.conditions.find((c: any) => c.type === (type === 'Complete' ? 'SuccessCriteriaMet' : 'FailureTarget'));
+      j.status.conditions.push(cond(type, 'True', interim.reason, interim.message, now));
+      if (type === 'Complete') j.status.completionTime = now;
+      j.status.active = undefined;
+      j.status.ready = 0;
+    }, uid);
+    if (job) this.note('Job', name, ns, type);
+  }
+
+  private createJobPod(job: any): void {
+    const podT = this.T('v1', 'Pod');
+    let suffix = '';
+    for (let i = 0; i < 5; i++) suffix += NAME_CHARS[Math.floor(Math.random() * NAME_CHARS.length)];
+    const tpl = job.spec.template;
+    const pod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: {
+        name: `${job.metadata.name}-${suffix}`,
+        generateName: `${job.metadata.name}-`,
+        namespace: job.metadata.namespace,
+        labels: { ...tpl.metadata?.labels },
+        annotations: tpl.metadata?.annotations,
+        ownerReferences: [{ apiVersion: 'batch/v1', kind: 'Job', name: job.metadata.name, uid: job.metadata.uid, controller: true, blockOwnerDeletion: true }],
+      },
+      spec: clone(tpl.spec),
+    };
+    try {
+      this.store.create(podT, admit(this.store, podT, pod, undefined));
+      this.note('Pod', pod.metadata.name, pod.metadata.namespace, 'created');
+    } catch (e) {
+      this.note('Job', job.metadata.name, job.metadata.namespace, `pod creation failed: ${(e as Error).message}`);
+    }
+  }
+
+  // --- deletion and garbage collection ---
+
+  private dependents(owner: any): Array<{ rt: ResourceType; o: any }> {
+    const ns = owner.metadata.namespace;
+    return this.store.types()
+      .filter((rt) => rt.namespaced === true && ns !== undefined)
+      .flatMap((rt) => this.store.list(rt, ns).map((o) => ({ rt, o })))
+      .filter(({ o }) => o.metadata.ownerReferences?.some((r: any) => r.uid === owner.metadata.uid));
+  }
+
+  /**
+   * DELETE as the API server + garbage collector do it: namespaces terminate, running pods get a
+   * grace period, objects with finalizers only get a deletionTimestamp, and dependents are
+   * deleted (Background/Foreground) or orphaned (Orphan; the default for batch/v1 Jobs).
+   */
+  delete(rt: ResourceType, ns: string | undefined, name: string, opts: DeleteOptions): any {
+    const o = this.store.get(rt, ns, name);
+    if (!o) throw notFound(rt, name);
+    const now = this.now();
+    if (rt.kind === 'Namespace' && rt.group === '') {
+      if (o.metadata.deletionTimestamp) return o;
+      o.metadata.deletionTimestamp = now;
+      o.status = { phase: 'Terminating' };
+      return this.store.update(rt, o);
+    }
+    if (o.metadata.deletionTimestamp) return o;
+    const policy = opts.propagationPolicy ?? (rt.group === 'batch' ? 'Orphan' : 'Background');
+    if (!['Orphan', 'Background', 'Foreground'].includes(policy))
+      throw new ApiError(422, 'Invalid', `DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "${policy}": supported values: "Foreground", "Background", "Orphan"`);
+    const deps = this.dependents(o);
+    if (policy === 'Orphan') {
+      for (const d of deps) {
+        d.o.metadata.ownerReferences = d.o.metadata.ownerReferences.filter((r: any) => r.uid !== o.metadata.uid);
+        if (!d.o.metadata.ownerReferences.length) delete d.o.metadata.ownerReferences;
+        this.store.update(d.rt, d.o);
+      }
+    }
+    const grace = opts.gracePeriodSeconds ?? o.spec?.terminationGracePeriodSeconds ?? 30;
+    const running = rt.kind === 'Pod' && rt.group === '' && o.spec?.nodeName && !isTerminal(o);
+    const otherFinalizers = o.metadata.finalizers ?? [];
+    let result: any;
+    if (policy === 'Foreground' && deps.length) {
+      o.metadata.deletionTimestamp = now;
+      o.metadata.finalizers = [...(o.metadata.finalizers ?? []), 'foregroundDeletion'];
+      result = this.store.update(rt, o);
+      this.foreground.set(o.metadata.uid, { rt, ns, name });
+    } else if ((running && grace > 0) || otherFinalizers.length) {
+      o.metadata.deletionTimestamp = now;
+      o.metadata.deletionGracePeriodSeconds = running ? grace : 0;
+      result = this.store.update(rt, o);
+    } else {
+      result = this.store.remove(rt, ns, name);
+    }
+    if (policy !== 'Orphan') for (const d of deps) this.clock.after(0, () => this.tryDelete(d.rt, d.o.metadata.namespace, d.o.metadata.name, 'Background'));
+    return result;
+  }
+
+  private tryDelete(rt: ResourceType, ns: string | undefined, name: string, propagationPolicy: string): void {
+    try {
+      this.delete(rt, ns, name, { propagationPolicy });
+    } catch {
+      /* already gone */
+    }
+  }
+
+  /** An update removed the last finalizer of an object being deleted: it goes now. */
+  finalizersChanged(rt: ResourceType, o: any): void {
+    if (o.metadata.deletionTimestamp && !(o.metadata.finalizers ?? []).length && !(rt.kind === 'Pod' && o.metadata.deletionGracePeriodSeconds)) {
+      this.store.remove(rt, o.metadata.namespace, o.metadata.name);
+    }
+  }
+
+  private checkForeground(): void {
+    for (const [uid, f] of this.foreground) {
+      const o = this.store.get(f.rt, f.ns, f.name);
+      if (!o || o.metadata.uid !== uid) this.foreground.delete(uid);
+      else if (this.dependents(o).length === 0) {
+        this.foreground.delete(uid);
+        this.store.remove(f.rt, f.ns, f.name);
+      }
+    }
+  }
+
+  private finalizeNamespace(name: string): void {
+    for (const rt of this.store.types().filter((t) => t.namespaced)) {
+      for (const o of this.store.list(rt, name)) this.store.remove(rt, name, o.metadata.name);
+    }
+    const nsT = this.T('v1', 'Namespace');
+    if (this.store.get(nsT, undefined, name)?.metadata.deletionTimestamp) this.store.remove(nsT, undefined, name);
+    this.note('Namespace', name, undefined, 'deleted');
+  }
+
+  // --- Deployment / StatefulSet rollout ---
+
+  private rollout(rt: ResourceType, o: any): void {
+    const { namespace: ns, name, uid, generation } = o.metadata;
+    const hash = uid.replace(/-/g, '').slice(0, 10);
+    const n = (v: number) => v || undefined; // the API omits zero counts
+    this.clock.after(TIMING.deploymentObserve, () => {
+      const now = this.now();
+      const d = this.mutate(rt, ns, name, (x) => {
+        if (x.metadata.generation !== generation) return;
+        const desired = x.spec.replicas ?? 1;
+        const ready = Math.min(x.status?.readyReplicas ?? 0, desired);
+        x.status = { ...x.status, observedGeneration: generation, replicas: n(desired), updatedReplicas: n(desired), readyReplicas: n(ready), availableReplicas: n(ready), unavailableReplicas: n(desired - ready) };
+        if (rt.kind === 'Deployment') {
+          x.status.conditions = [
+            ready >= desired ? cond('Available', 'True', 'MinimumReplicasAvailable', 'Deployment has minimum availability.', now, { lastUpdateTime: now }) : cond('Available', 'False', 'MinimumReplicasUnavailable', 'Deployment does not have minimum availability.', now, { lastUpdateTime: now }),
+            cond('Progressing', 'True', 'ReplicaSetUpdated', `ReplicaSet "${name}-${hash}" is progressing.`, now, { lastUpdateTime: now }),
+          ];
+        } else {
+          x.status.currentReplicas = n(desired);
+          x.status.currentRevision = x.status.updateRevision = `${name}-${hash}`;
+        }
+      }, uid);
+      if (!d || d.metadata.generation !== generation) return;
+      this.clock.after(TIMING.deploymentReady, () => {
+        const later = this.now();
+        const done = this.mutate(rt, ns, name, (x) => {
+          if (x.metadata.generation !== generation) return;
+          const desired = x.spec.replicas ?? 1;
+          x.status = { ...x.status, replicas: n(desired), updatedReplicas: n(desired), readyReplicas: n(desired), availableReplicas: n(desired), unavailableReplicas: undefined };
+          if (rt.kind === 'Deployment') {
+            x.status.conditions = [
+              cond('Available', 'True', 'MinimumReplicasAvailable', 'Deployment has minimum availability.', later, { lastUpdateTime: later }),
+              cond('Progressing', 'True', 'NewReplicaSetAvailable', `ReplicaSet "${name}-${hash}" has successfully progressed.`, later, { lastUpdateTime: later }),
+            ];
+          }
+        }, uid);
+        if (done?.metadata.generation === generation) this.note(rt.kind, name, ns, 'Available');
+      });
+    });
+  }
+
+  // --- PVC binder ---
+
+  private onClaim(pvc: any): void {
+    const sc = pvc.spec.storageClassName && this.store.get(this.T('storage.k8s.io/v1', 'StorageClass'), undefined, pvc.spec.storageClassName);
+    if (!sc) return; // no class, no provisioner: stays Pending as on a real cluster
+    if ((sc.volumeBindingMode ?? 'Immediate') === 'Immediate') this.clock.after(TIMING.pvcBind, () => this.bind(pvc.metadata.namespace, pvc.metadata.name));
+  }
+
+  /** The scheduler placed a pod that uses this claim (WaitForFirstConsumer binds now). */
+  private consumeClaim(ns: string, name: string): void {
+    const pvcT = this.T('v1', 'PersistentVolumeClaim');
+    const pvc = this.mutate(pvcT, ns, name, (c) => {
+      if (c.status?.phase === 'Pending') c.metadata.annotations = { ...c.metadata.annotations, 'volume.kubernetes.io/selected-node': NODE_NAME };
+    });
+    if (pvc?.status?.phase === 'Pending' && pvc.spec.storageClassName) this.clock.after(TIMING.pvcBind, () => this.bind(ns, name));
+  }
+
+  private bind(ns: string, name: string): void {
+    const pvcT = this.T('v1', 'PersistentVolumeClaim');
+    const pvc = this.store.get(pvcT, ns, name);
+    if (!pvc || pvc.status?.phase !== 'Pending') return;
+    const sc = this.store.get(this.T('storage.k8s.io/v1', 'StorageClass'), undefined, pvc.spec.storageClassName);
+    const pvName = `pvc-${pvc.metadata.uid}`;
+    const capacity = { storage: pvc.spec.resources?.requests?.storage ?? '1Gi' };
+    const accessModes = pvc.spec.accessModes ?? ['ReadWriteOnce'];
+    this.store.create(this.T('v1', 'PersistentVolume'), {
+      metadata: { name: pvName, annotations: { 'pv.kubernetes.io/provisioned-by': sc?.provisioner ?? 'sim.local/hostpath' } },
+      spec: {
+        capacity, accessModes, persistentVolumeReclaimPolicy: sc?.reclaimPolicy ?? 'Delete', storageClassName: pvc.spec.storageClassName, volumeMode: 'Filesystem',
+        claimRef: { kind: 'PersistentVolumeClaim', apiVersion: 'v1', namespace: ns, name, uid: pvc.metadata.uid, resourceVersion: pvc.metadata.resourceVersion },
+        hostPath: { path: `/var/lib/sim/${pvName}`, type: '' },
+      },
+      status: { phase: 'Bound' },
+    });
+    this.mutate(pvcT, ns, name, (c) => {
+      c.spec.volumeName = pvName;
+      c.metadata.annotations = { ...c.metadata.annotations, 'pv.kubernetes.io/bind-completed': 'yes', 'pv.kubernetes.io/bound-by-controller': 'yes' };
+      c.status = { phase: 'Bound', accessModes, capacity };
+    });
+    this.note('PersistentVolumeClaim', name, ns, 'Bound');
+  }
+
+  // --- CRDs ---
+
+  private establish(crd: any): void {
+    const now = this.now();
+    this.mutate(this.T('apiextensions.k8s.io/v1', 'CustomResourceDefinition'), undefined, crd.metadata.name, (c) => {
+      c.status = {
+        acceptedNames: c.spec.names,
+        storedVersions: (c.spec.versions ?? []).filter((v: any) => v.storage).map((v: any) => v.name),
+        conditions: [cond('NamesAccepted', 'True', 'NoConflicts', 'no conflicts found', now), cond('Established', 'True', 'InitialNamesAccepted', 'the initial names have been accepted', now)],
+      };
+    });
+  }
+
+  // --- cert-manager ---
+
+  private issuerReady(rt: ResourceType, o: any): void {
+    const { namespace: ns, name, uid, generation } = o.metadata;
+    const now = this.now();
+    const caSecret = o.spec?.ca?.secretName;
+    const secretNs = rt.kind === 'ClusterIssuer' ? 'cert-manager' : ns;
+    const missing = caSecret && !this.store.get(this.T('v1', 'Secret'), secretNs, caSecret);
+    const [status, reason, message] = missing
+      ? ['False', 'ErrGetKeyPair', `Error getting keypair for CA issuer: secrets "${caSecret}" not found`]
+      : o.spec?.ca ? ['True', 'KeyPairVerified', 'Signing CA verified']
+        : o.spec?.acme ? ['True', 'ACMEAccountRegistered', 'The ACME account was registered with the ACME server']
+          : ['True', 'IsReady', ''];
+    const done = this.mutate(rt, ns, name, (x) => {
+      x.status = { ...x.status, conditions: [cond('Ready', status as 'True', reason, message, now, { observedGeneration: generation })] };
+    }, uid);
+    if (done && status === 'True') {
+      this.note(rt.kind, name, ns, 'Ready');
+      for (const c of this.certificates()) if (!hasCond(c, 'Ready')) this.issue(c.metadata.namespace, c.metadata.name);
+    }
+  }
+
+  private certificates(): any[] {
+    const certT = this.store.typeByKind('cert-manager.io/v1', 'Certificate');
+    return certT ? this.store.list(certT) : [];
+  }
+
+  private retryIssuers(): void {
+    for (const kind of ['Issuer', 'ClusterIssuer']) {
+      const rt = this.store.typeByKind('cert-manager.io/v1', kind);
+      for (const i of rt ? this.store.list(rt) : []) if (i.spec?.ca && !hasCond(i, 'Ready')) this.issuerReady(rt!, i);
+    }
+  }
+
+  private issue(ns: string, name: string): void {
+    const certT = this.store.typeByKind('cert-manager.io/v1', 'Certificate');
+    const cert = certT && this.store.get(certT, ns, name);
+    if (!cert) return;
+    const ref = cert.spec?.issuerRef ?? {};
+    const issuerT = this.store.typeByKind('cert-manager.io/v1', ref.kind === 'ClusterIssuer' ? 'ClusterIssuer' : 'Issuer');
+    const issuer = issuerT && this.store.get(issuerT, ns, ref.name);
+    const now = this.now();
+    if (!hasCond(issuer, 'Ready')) {
+      this.mutate(certT, ns, name, (c) => {
+        if (hasCond(c, 'Ready')) return;
+        c.status = { ...c.status, conditions: [cond('Ready', 'False', 'DoesNotExist', 'Issuing certificate as Secret does not exist', now, { observedGeneration: c.metadata.generation })] };
+      });
+      return;
+    }
+    const pem = (label: string) => Buffer.from(`-----BEGIN ${label}-----\nU0lNVUxBVEVE${Buffer.from(`${ns}/${name}`).toString('base64')}\n-----END ${label}-----\n`).toString('base64');
+    const secretT = this.T('v1', 'Secret');
+    const secret = {
+      apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/tls',
+      metadata: {
+        name: cert.spec.secretName, namespace: ns,
+        labels: { 'controller.cert-manager.io/fao': 'true', ...cert.spec.secretTemplate?.labels },
+        annotations: {
+          ...cert.spec.secretTemplate?.annotations,
+          'cert-manager.io/certificate-name': name, 'cert-manager.io/issuer-name': ref.name, 'cert-manager.io/issuer-kind': ref.kind ?? 'Issuer',
+          'cert-manager.io/issuer-group': ref.group ?? 'cert-manager.io', 'cert-manager.io/common-name': cert.spec.commonName ?? '', 'cert-manager.io/alt-names': (cert.spec.dnsNames ?? []).join(','),
+        },
+      },
+      data: { 'tls.crt': pem('CERTIFICATE'), 'tls.key': pem('PRIVATE KEY'), 'ca.crt': pem('CERTIFICATE') },
+    };
+    const existing = this.store.get(secretT, ns, cert.spec.secretName);
+    if (existing) this.store.update(secretT, { ...existing, type: secret.type, metadata: { ...existing.metadata, annotations: { ...existing.metadata.annotations, ...secret.metadata.annotations } }, data: secret.data });
+    else this.store.create(secretT, secret);
+    const at = this.clock.now();
+    const ts = (ms: number) => this.clock.timestamp(at + ms);
+    this.mutate(certT, ns, name, (c) => {
+      c.status = {
+        conditions: [cond('Ready', 'True', 'Ready', 'Certificate is up to date and has not expired', now, { observedGeneration: c.metadata.generation })],
+        notBefore: now, notAfter: ts(90 * 86400e3), renewalTime: ts(60 * 86400e3), revision: (c.status?.revision ?? 0) + 1,
+      };
+    });
+    this.note('Certificate', name, ns, 'Ready');
+  }
+}

@@ -1,0 +1,459 @@
+// The HTTP layer: routes Kubernetes REST paths onto the store, the watch hub, the controllers'
+// delete semantics and the pod logs; answers discovery, /version and an OpenAPI stub; applies
+// injected faults; records every request.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import YAML from 'yaml';
+import { admit } from './admission';
+import type { VirtualClock } from './clock';
+import type { Controllers } from './controllers';
+import { ApiError, alreadyExists, badRequest, noSuchResource, notFound, staleConflict } from './errors';
+import type { PodLogs } from './logs';
+import { PatchError, jsonPatch, mergePatch, serverSideApply } from './patch';
+import { ResourceType, apiVersionOf } from './resources';
+import { SelectorError, parseFieldSelector, parseLabelSelector } from './selectors';
+import { Store, clone } from './store';
+import type { WatchHub } from './watch';
+
+export interface RequestRecord {
+  method: string;
+  path: string;
+  query: string;
+  status: number;
+  at: number;
+}
+
+export interface Fault {
+  remaining: number;
+  status: number;
+  matcher?: string;
+  retryAfterSeconds?: number;
+}
+
+export interface HttpDeps {
+  store: Store;
+  clock: VirtualClock;
+  hub: WatchHub;
+  controllers: Controllers;
+  logs: PodLogs;
+  faults: Fault[];
+  requests: RequestRecord[];
+  openapi: boolean;
+  /** host:port, for discovery's serverAddressByClientCIDRs. */
+  address: () => string;
+}
+
+const FAULT_TEXT: Record<number, [string, string]> = {
+  429: ['TooManyRequests', 'Too many requests, please try again later.'],
+  500: ['InternalError', 'an error on the server ("simulated fault") has prevented the request from succeeding'],
+  502: ['InternalError', 'an error on the server ("bad gateway") has prevented the request from succeeding'],
+  503: ['ServiceUnavailable', 'the server is currently unable to handle the request'],
+  504: ['Timeout', 'the server was unable to return a response in the time allotted, but may still be processing the request'],
+};
+
+const VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
+const DEFAULT_WATCH_TIMEOUT_S = 1800; // the API server's --min-request-timeout
+
+interface Route {
+  rt: ResourceType;
+  namespace?: string;
+  name?: string;
+  sub?: string;
+  watchPath: boolean;
+}
+
+export function createHandler(d: HttpDeps) {
+  const { store, clock } = d;
+
+  function json(res: ServerResponse, rec: RequestRecord, status: number, body: unknown, headers: Record<string, string> = {}): void {
+    rec.status = status;
+    const text = JSON.stringify(body);
+    res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), ...headers });
+    res.end(text);
+  }
+
+  function groups(): Map<string, string[]> {
+    const m = new Map<string, string[]>();
+    for (const rt of store.types()) {
+      if (!rt.group) continue;
+      const vs = m.get(rt.group) ?? [];
+      if (!vs.includes(rt.version)) vs.push(rt.version);
+      m.set(rt.group, vs);
+    }
+    return m;
+  }
+
+  function resourceList(group: string, version: string): any {
+    const types = store.types().filter((t) => t.group === group && t.version === version);
+    if (!types.length) throw noSuchResource();
+    return {
+      kind: 'APIResourceList', apiVersion: 'v1', groupVersion: group ? `${group}/${version}` : version,
+      resources: types.flatMap((t) => [
+        { name: t.plural, singularName: t.singular, namespaced: t.namespaced, kind: t.kind, verbs: VERBS, ...(t.shortNames?.length ? { shortNames: t.shortNames } : {}) },
+        ...(t.subresources ?? []).map((s) => ({ name: `${t.plural}/${s}`, singularName: '', namespaced: t.namespaced, kind: s === 'log' ? 'Pod' : t.kind, verbs: s === 'log' ? ['get'] : ['get', 'patch', 'update'] })),
+      ]),
+    };
+  }
+
+  /** Discovery, /version, OpenAPI; undefined when the path is a resource path. */
+  function meta(segs: string[]): any | undefined {
+    const p = segs.join('/');
+    if (p === 'version') return { major: '1', minor: '32', gitVersion: 'v1.32.4-sim', gitCommit: '0000000000000000000000000000000000000000', gitTreeState: 'clean', buildDate: '2025-04-22T00:00:00Z', goVersion: 'go1.23.8', compiler: 'gc', platform: 'linux/amd64' };
+    if (p === 'api') return { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress: d.address() }] };
+    if (p === 'api/v1') return resourceList('', 'v1');
+    const group = (name: string, versions: string[]) => ({
+      name, versions: versions.map((v) => ({ groupVersion: `${name}/${v}`, version: v })), preferredVersion: { groupVersion: `${name}/${versions[0]}`, version: versions[0] },
+    });
+    if (p === 'apis') return { kind: 'APIGroupList', apiVersion: 'v1', groups: [...groups()].map(([n, vs]) => group(n, vs)) };
+    if (segs[0] === 'apis' && segs.length === 2) {
+      const vs = groups().get(segs[1]);
+      if (!vs) throw noSuchResource();
+      return { kind: 'APIGroup', apiVersion: 'v1', ...group(segs[1], vs) };
+    }
+    if (segs[0] === 'apis' && segs.length === 3) return resourceList(segs[1], segs[2]);
+    if (p === 'healthz' || p === 'readyz' || p === 'livez') return 'ok';
+    if (d.openapi && p === 'openapi/v3') return { paths: {} };
+    return undefined;
+  }
+
+  function route(segs: string[]): Route {
+    let group: string;
+    let version: string;
+    let rest: string[];
+    if (segs[0] === 'api') [group, version, rest] = ['', segs[1], segs.slice(2)];
+    else if (segs[0] === 'apis') [group, version, rest] = [segs[1], segs[2], segs.slice(3)];
+    else throw noSuchResource();
+    const watchPath = rest[0] === 'watch';
+    if (watchPath) rest = rest.slice(1);
+    const nsType = rest[0] === 'namespaces' && rest.length >= 3 ? store.typeByResource(group, version, rest[2]) : undefined;
+    let r: Omit<Route, 'rt'> & { plural: string };
+    if (nsType?.namespaced) r = { namespace: rest[1], plural: rest[2], name: rest[3], sub: rest[4], watchPath };
+    else r = { plural: rest[0], name: rest[1], sub: rest[2], watchPath };
+    const rt = store.typeByResource(group, version, r.plural);
+    if (!rt || rest.length > (r.namespace ? 5 : 3)) throw noSuchResource();
+    if (!rt.namespaced && r.namespace) throw noSuchResource();
+    if (r.sub && !(rt.subresources ?? []).includes(r.sub)) throw noSuchResource();
+    return { rt, namespace: r.namespace, name: r.name, sub: r.sub, watchPath };
+  }
+
+  function parseBody(raw: string, contentType: string): any {
+    if (!raw) return undefined;
+    const type = contentType.split(';')[0].trim();
+    if (type.includes('protobuf') || type.includes('cbor'))
+      throw new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/apply-patch+yaml, application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json`);
+    try {
+      return type === 'application/apply-patch+yaml' || type === 'application/yaml' ? YAML.parse(raw) : JSON.parse(raw);
+    } catch (e) {
+      throw badRequest(`error decoding request body: ${(e as Error).message}`);
+    }
+  }
+
+  const dryRunOf = (q: URLSearchParams) => {
+    const v = q.getAll('dryRun');
+    if (v.some((x) => x !== 'All')) throw badRequest(`dryRun: Unsupported value: "${v.find((x) => x !== 'All')}": supported values: "All"`);
+    return v.length > 0;
+  };
+
+  function checkKind(rt: ResourceType, body: any, requireBoth: boolean): void {
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('the request body must be an object');
+    if ((requireBoth && !body.apiVersion) || (body.apiVersion && body.apiVersion !== apiVersionOf(rt)))
+      throw badRequest(`the API version in the data (${body.apiVersion ?? ''}) does not match the expected API version (${apiVersionOf(rt)})`);
+    if ((requireBoth && !body.kind) || (body.kind && body.kind !== rt.kind)) throw badRequest(`the kind in the data (${body.kind ?? ''}) does not match the expected kind (${rt.kind})`);
+  }
+
+  /** Writes an admitted object (or only computes it for dryRun) and runs the finalizer check. */
+  function commit(rt: ResourceType, next: any, dryRun: boolean): any {
+    if (dryRun) return next;
+    const stored = store.update(rt, next);
+    d.controllers.finalizersChanged(rt, stored);
+    return stored;
+  }
+
+  function create(r: Route, body: any, q: URLSearchParams, dryRun: boolean): any {
+    checkKind(r.rt, body, false);
+    const obj = clone(body);
+    const md = (obj.metadata ??= {});
+    if (r.rt.namespaced) {
+      if (md.namespace && md.namespace !== r.namespace) throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
+      md.namespace = r.namespace;
+    }
+    if (!md.name && md.generateName) md.name = md.generateName + Math.random().toString(36).slice(2, 7);
+    for (const k of ['resourceVersion', 'uid', 'creationTimestamp', 'deletionTimestamp', 'generation', 'managedFields']) delete md[k];
+    if ((r.rt.subresources ?? []).includes('status')) delete obj.status;
+    if (md.name && store.get(r.rt, r.namespace, md.name)) throw alreadyExists(r.rt, md.name);
+    const admitted = admit(store, r.rt, obj, undefined);
+    const manager = q.get('fieldManager');
+    if (manager) md.managedFields = [{ manager, operation: 'Update', apiVersion: apiVersionOf(r.rt), time: clock.timestamp(), fieldsType: 'FieldsV1', fieldsV1: {} }];
+    return dryRun ? admitted : store.create(r.rt, admitted);
+  }
+
+  /** Carries the server-owned parts of `existing` into `next` (an update of the main resource). */
+  function keepServerFields(r: Route, existing: any, next: any): any {
+    next.apiVersion = existing.apiVersion;
+    next.kind = existing.kind;
+    next.metadata = { ...next.metadata, name: existing.metadata.name, namespace: existing.metadata.namespace, uid: existing.metadata.uid, creationTimestamp: existing.metadata.creationTimestamp, deletionTimestamp: existing.metadata.deletionTimestamp, generation: existing.metadata.generation };
+    if (!r.rt.namespaced) delete next.metadata.namespace;
+    if (r.sub === 'status') return { ...existing, status: next.status, metadata: { ...existing.metadata, resourceVersion: next.metadata.resourceVersion } };
+    if ((r.rt.subresources ?? []).includes('status')) next.status = existing.status;
+    return next;
+  }
+
+  function checkResourceVersion(r: Route, existing: any, next: any): void {
+    const rv = next?.metadata?.resourceVersion;
+    if (rv && rv !== existing.metadata.resourceVersion) throw staleConflict(r.rt, existing.metadata.name);
+  }
+
+  function replace(r: Route, body: any, dryRun: boolean): any {
+    checkKind(r.rt, body, false);
+    const existing = store.get(r.rt, r.namespace, r.name!);
+    if (!existing) throw notFound(r.rt, r.name!);
+    if (body.metadata?.name && body.metadata.name !== r.name) throw badRequest(`the name of the object (${body.metadata.name}) does not match the name on the URL (${r.name})`);
+    checkResourceVersion(r, existing, body);
+    let next = keepServerFields(r, existing, clone(body));
+    next.metadata.managedFields ??= existing.metadata.managedFields;
+    if (r.sub !== 'status') next = admit(store, r.rt, next, existing);
+    return commit(r.rt, next, dryRun);
+  }
+
+  function patch(r: Route, body: any, contentType: string, q: URLSearchParams, dryRun: boolean): { status: number; body: any } {
+    const type = contentType.split(';')[0].trim();
+    const existing = store.get(r.rt, r.namespace, r.name!);
+    if (type === 'application/apply-patch+yaml') {
+      const manager = q.get('fieldManager');
+      if (!manager) throw new ApiError(422, 'Invalid', 'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch', { group: 'meta.k8s.io', kind: 'PatchOptions', causes: [{ reason: 'FieldValueRequired', message: 'Required value: is required for apply patch', field: 'fieldManager' }] });
+      checkKind(r.rt, body, true);
+      if (body.metadata?.name && body.metadata.name !== r.name) throw badRequest(`the name of the object (${body.metadata.name}) does not match the name on the URL (${r.name})`);
+      if (existing) checkResourceVersion(r, existing, body);
+      const force = q.get('force') === 'true';
+      const applied = r.sub === 'status' ? { apiVersion: body.apiVersion, kind: body.kind, metadata: {}, status: body.status } : body;
+      if (r.sub === 'status') {
+        if (!existing) throw notFound(r.rt, r.name!);
+        return { status: 200, body: commit(r.rt, { ...existing, status: mergePatch(existing.status, applied.status) }, dryRun) };
+      }
+      let merged: any;
+      try {
+        merged = serverSideApply(existing, applied, manager, force, apiVersionOf(r.rt), clock.timestamp());
+      } catch (e) {
+        if (e instanceof PatchError && e.conflicts)
+          throw new ApiError(409, 'Conflict', e.message, { name: r.name, group: r.rt.group || undefined, kind: r.rt.plural, causes: e.conflicts.map((c) => ({ reason: 'FieldManagerConflict', message: `conflict with "${c.manager}"`, field: c.field })) });
+        throw e;
+      }
+      if (!existing) {
+        merged.metadata = { ...merged.metadata, name: r.name, ...(r.rt.namespaced ? { namespace: r.namespace } : {}) };
+        const managedFields = merged.metadata.managedFields;
+        const created = create(r, merged, new URLSearchParams(), true);
+        created.metadata.managedFields = managedFields;
+        return { status: 201, body: dryRun ? created : store.create(r.rt, created) };
+      }
+      const next = admit(store, r.rt, keepServerFields(r, existing, merged), existing);
+      return { status: 200, body: commit(r.rt, next, dryRun) };
+    }
+    if (!existing) throw notFound(r.rt, r.name!);
+    let patched: any;
+    try {
+      if (type === 'application/merge-patch+json' || type === 'application/strategic-merge-patch+json') patched = mergePatch(existing, body);
+      else if (type === 'application/json-patch+json') patched = jsonPatch(existing, body);
+      else throw new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json`);
+    } catch (e) {
+      if (e instanceof PatchError) throw new ApiError(e.code, e.code === 400 ? 'BadRequest' : 'Invalid', e.message);
+      throw e;
+    }
+    checkResourceVersion(r, existing, patched);
+    let next = keepServerFields(r, existing, patched);
+    if (r.sub !== 'status') next = admit(store, r.rt, next, existing);
+    return { status: 200, body: commit(r.rt, next, dryRun) };
+  }
+
+  function list(r: Route, q: URLSearchParams): any {
+    let labelMatch, fieldMatch;
+    try {
+      labelMatch = parseLabelSelector(q.get('labelSelector'));
+      fieldMatch = parseFieldSelector(q.get('fieldSelector'), r.rt);
+    } catch (e) {
+      if (e instanceof SelectorError) throw badRequest(e.message);
+      throw e;
+    }
+    const key = (o: any) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+    let items = store.list(r.rt, r.namespace).filter((o) => labelMatch(o.metadata.labels) && fieldMatch(o));
+    let listRv = store.resourceVersion;
+    const cont = q.get('continue');
+    if (cont) {
+      let token: { rv: number; start: string };
+      try {
+        token = JSON.parse(Buffer.from(cont, 'base64url').toString());
+      } catch {
+        throw badRequest('continue key is not valid: illegal base64 data');
+      }
+      if (token.rv < store.compactedRv)
+        throw new ApiError(410, 'Expired', 'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.');
+      listRv = token.rv;
+      items = items.filter((o) => key(o) > token.start);
+    }
+    const limit = Number(q.get('limit') ?? 0);
+    const metadata: any = { resourceVersion: String(listRv) };
+    if (limit > 0 && items.length > limit) {
+      metadata.remainingItemCount = items.length - limit;
+      items = items.slice(0, limit);
+      metadata.continue = Buffer.from(JSON.stringify({ rv: listRv, start: key(items[items.length - 1]) })).toString('base64url');
+    }
+    return { kind: `${r.rt.kind}List`, apiVersion: apiVersionOf(r.rt), metadata, items };
+  }
+
+  function watch(r: Route, q: URLSearchParams, res: ServerResponse, rec: RequestRecord): void {
+    let labelMatch, fieldMatch;
+    try {
+      labelMatch = parseLabelSelector(q.get('labelSelector'));
+      fieldMatch = parseFieldSelector(q.get('fieldSelector'), r.rt);
+    } catch (e) {
+      if (e instanceof SelectorError) throw badRequest(e.message);
+      throw e;
+    }
+    rec.status = 200;
+    d.hub.serve(res, {
+      rt: r.rt, namespace: r.namespace, name: r.name, labelMatch, fieldMatch,
+      resourceVersion: q.get('resourceVersion') ?? undefined,
+      bookmarks: q.get('allowWatchBookmarks') === 'true',
+      timeoutSeconds: Number(q.get('timeoutSeconds') ?? DEFAULT_WATCH_TIMEOUT_S),
+    });
+  }
+
+  function podLog(r: Route, q: URLSearchParams, req: IncomingMessage, res: ServerResponse, rec: RequestRecord): void {
+    const pod = store.get(r.rt, r.namespace, r.name!);
+    if (!pod) throw notFound(r.rt, r.name!);
+    const names: string[] = (pod.spec.containers ?? []).map((c: any) => c.name);
+    const container = q.get('container') || (names.length === 1 ? names[0] : undefined);
+    if (!container) throw badRequest(`a container name must be specified for pod ${r.name}, choose one of: [${names.join(' ')}]`);
+    if (!names.includes(container)) throw badRequest(`container ${container} is not valid for pod ${r.name}`);
+    const ns = r.namespace!;
+    const head = () => {
+      rec.status = 200;
+      res.writeHead(200, { 'Content-Type': 'text/plain', 'Cache-Control': 'no-cache, private' });
+    };
+    if (!pod.spec.nodeName) {
+      head();
+      res.end();
+      return;
+    }
+    const cs = (pod.status?.containerStatuses ?? []).find((c: any) => c.name === container);
+    const waiting = !cs ? { reason: 'ContainerCreating' } : cs.state?.waiting;
+    if (waiting) {
+      const why = waiting.reason === 'ErrImagePull' || waiting.reason === 'ImagePullBackOff' ? 'trying and failing to pull image' : waiting.reason;
+      throw badRequest(`container "${container}" in pod "${r.name}" is waiting to start: ${why}`);
+    }
+    const timestamps = q.get('timestamps') === 'true';
+    const fmt = (l: { at: number; text: string }) => (timestamps ? `${new Date(l.at).toISOString()} ` : '') + l.text + '\n';
+    let lines = d.logs.lines(ns, r.name!, container);
+    const since = Number(q.get('sinceSeconds') ?? 0);
+    if (since > 0) lines = lines.filter((l) => l.at >= clock.now() - since * 1000);
+    const tail = q.get('tailLines');
+    if (tail !== null && Number(tail) >= 0) lines = lines.slice(Math.max(0, lines.length - Number(tail)));
+    const limitBytes = Number(q.get('limitBytes') ?? 0);
+    head();
+    const initial = lines.map(fmt).join('');
+    if (q.get('follow') !== 'true' || !cs.state?.running) {
+      res.end(limitBytes > 0 ? initial.slice(0, limitBytes) : initial);
+      return;
+    }
+    res.write(initial);
+    const stop = d.logs.follow(ns, r.name!, container, (l) => res.write(fmt(l)), () => res.end());
+    req.on('close', stop);
+    res.on('close', stop);
+  }
+
+  async function serve(req: IncomingMessage, res: ServerResponse, rec: RequestRecord, raw: string): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://sim');
+    const q = url.searchParams;
+    const segs = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
+    const method = req.method ?? 'GET';
+
+    const m = meta(segs);
+    if (m !== undefined) {
+      if (method !== 'GET') throw new ApiError(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`);
+      if (typeof m === 'string') {
+        rec.status = 200;
+        res.writeHead(200, { 'Content-Type': 'text/plain' });
+        res.end(m);
+      } else json(res, rec, 200, m);
+      return;
+    }
+    const r = route(segs);
+    const body = parseBody(raw, req.headers['content-type'] ?? 'application/json');
+    const dryRun = dryRunOf(q);
+    const item = r.name !== undefined;
+    if (r.rt.namespaced && r.namespace === undefined && method !== 'GET') throw noSuchResource();
+    if (r.sub === 'log') {
+      if (method !== 'GET') throw new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
+      return podLog(r, q, req, res, rec);
+    }
+    switch (method) {
+      case 'GET':
+        if (!item && (r.watchPath || q.get('watch') === 'true' || q.get('watch') === '1')) return watch(r, q, res, rec);
+        if (item && r.watchPath) return watch(r, q, res, rec);
+        if (!item) return json(res, rec, 200, list(r, q));
+        {
+          const o = store.get(r.rt, r.namespace, r.name!);
+          if (!o) throw notFound(r.rt, r.name!);
+          return json(res, rec, 200, o);
+        }
+      case 'POST':
+        if (item) throw new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
+        if (body === undefined) throw badRequest('the request body must not be empty');
+        return json(res, rec, 201, create(r, body, q, dryRun));
+      case 'PUT':
+        if (!item || body === undefined) throw new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
+        return json(res, rec, 200, replace(r, body, dryRun));
+      case 'PATCH': {
+        if (!item || body === undefined) throw badRequest('a patch needs an object name and a body');
+        const out = patch(r, body, req.headers['content-type'] ?? '', q, dryRun);
+        return json(res, rec, out.status, out.body);
+      }
+      case 'DELETE': {
+        const opts = { propagationPolicy: q.get('propagationPolicy') ?? body?.propagationPolicy, gracePeriodSeconds: num(q.get('gracePeriodSeconds') ?? body?.gracePeriodSeconds) };
+        if (!item) {
+          const victims = list(r, q).items;
+          if (!dryRun) for (const v of victims) d.controllers.delete(r.rt, v.metadata.namespace, v.metadata.name, opts);
+          return json(res, rec, 200, { kind: `${r.rt.kind}List`, apiVersion: apiVersionOf(r.rt), metadata: { resourceVersion: String(store.resourceVersion) }, items: victims });
+        }
+        if (dryRun) {
+          const o = store.get(r.rt, r.namespace, r.name!);
+          if (!o) throw notFound(r.rt, r.name!);
+          return json(res, rec, 200, o);
+        }
+        const gone = d.controllers.delete(r.rt, r.namespace, r.name!, opts);
+        if (gone.metadata.deletionTimestamp || r.rt.kind === 'Pod') return json(res, rec, 200, gone);
+        return json(res, rec, 200, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name: r.name, group: r.rt.group || undefined, kind: r.rt.plural, uid: gone.metadata.uid } });
+      }
+      default:
+        throw new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
+    }
+  }
+
+  return async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://sim');
+    const rec: RequestRecord = { method: req.method ?? 'GET', path: url.pathname, query: url.search.slice(1), status: 0, at: Date.now() };
+    d.requests.push(rec);
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const raw = Buffer.concat(chunks).toString('utf8');
+
+    const line = `${rec.method} ${rec.path}${rec.query ? '?' + rec.query : ''}`;
+    const fault = d.faults.find((f) => f.remaining > 0 && (!f.matcher || line.includes(f.matcher)));
+    if (fault) {
+      fault.remaining--;
+      const [reason, message] = FAULT_TEXT[fault.status] ?? ['InternalError', `simulated fault ${fault.status}`];
+      const err = new ApiError(fault.status, reason, message, fault.retryAfterSeconds !== undefined ? { retryAfterSeconds: fault.retryAfterSeconds } : undefined);
+      return json(res, rec, fault.status, err.status(), fault.retryAfterSeconds !== undefined ? { 'Retry-After': String(fault.retryAfterSeconds) } : {});
+    }
+    try {
+      await serve(req, res, rec, raw);
+    } catch (e) {
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      const err = e instanceof ApiError ? e : new ApiError(500, 'InternalError', `an error on the server ("${(e as Error).message}") has prevented the request from succeeding`);
+      json(res, rec, err.code, err.status());
+    }
+  };
+}
+
+const num = (v: unknown) => (v === undefined || v === null || v === '' ? undefined : Number(v));

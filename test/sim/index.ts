@@ -1,0 +1,140 @@
+// An in-process Kubernetes API simulator for tests: real HTTP on 127.0.0.1, the behaviours the
+// runtime depends on (see README.md), scripted controllers on a virtual clock. A test fixture,
+// never shipped.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import YAML from 'yaml';
+import { VirtualClock } from './clock';
+import { ControllerEvent, Controllers, JobScript, NODE_NAME } from './controllers';
+import { Fault, RequestRecord, createHandler } from './http';
+import { PodLogs } from './logs';
+import { CERT_MANAGER_CRDS, ResourceType } from './resources';
+import { Store, clone } from './store';
+import { WatchHub } from './watch';
+
+export type { JobScript, ControllerEvent, RequestRecord };
+export { TIMING } from './controllers';
+
+export interface SimOptions {
+  /** Job scripts by Job name; unlisted Jobs succeed. */
+  jobs?: Record<string, JobScript>;
+  /** Register the cert-manager CRDs (Certificate, Issuer, ClusterIssuer) in discovery. @default true */
+  certManager?: boolean;
+  /** Binding mode of the default StorageClass `standard`. @default 'Immediate' */
+  volumeBindingMode?: 'Immediate' | 'WaitForFirstConsumer';
+  /** Virtual ms per real ms. @default 50 (a 1 s Job takes 20 ms) */
+  clockSpeed?: number;
+  /** Also answer /openapi/v3 (for kubectl apply --server-side). @default true */
+  openapi?: boolean;
+}
+
+export interface Simulator {
+  readonly url: string;
+  readonly kubeconfigPath: string;
+  get(apiVersion: string, kind: string, name: string, namespace?: string): any | undefined;
+  list(apiVersion: string, kind: string, namespace?: string): any[];
+  put(obj: any): void;
+  setJob(name: string, script: JobScript): void;
+  failNext(count: number, status?: number, matcher?: string): void;
+  throttleNext(count: number, retryAfterSeconds: number, matcher?: string): void;
+  dropWatches(): void;
+  compact(): void;
+  readonly requests: RequestRecord[];
+  readonly events: ControllerEvent[];
+  /** The virtual clock (cluster time, ms since the epoch). */
+  now(): number;
+  stop(): Promise<void>;
+}
+
+export async function startSimulator(opts: SimOptions = {}): Promise<Simulator> {
+  const clock = new VirtualClock(opts.clockSpeed ?? 50);
+  const store = new Store(clock);
+  const logs = new PodLogs();
+  const hub = new WatchHub(store, clock);
+  const scripts = new Map(Object.entries(opts.jobs ?? {}));
+  const events: ControllerEvent[] = [];
+  const requests: RequestRecord[] = [];
+  const faults: Fault[] = [];
+  const controllers = new Controllers(store, clock, logs, scripts, (e) => events.push(e));
+
+  const typeOf = (apiVersion: string, kind: string): ResourceType => {
+    const rt = store.typeByKind(apiVersion, kind);
+    if (!rt) throw new Error(`simulator: no kind ${kind} in ${apiVersion}`);
+    return rt;
+  };
+  const put = (obj: any): void => {
+    const rt = typeOf(obj.apiVersion, obj.kind);
+    const o = clone(obj);
+    const existing = store.get(rt, o.metadata?.namespace, o.metadata.name);
+    if (existing) store.update(rt, { ...o, metadata: { ...o.metadata, uid: existing.metadata.uid } });
+    else store.create(rt, o);
+  };
+
+  // What a fresh cluster has.
+  for (const ns of ['default', 'kube-system', 'kube-public', 'kube-node-lease'])
+    put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: { 'kubernetes.io/metadata.name': ns } }, spec: { finalizers: ['kubernetes'] }, status: { phase: 'Active' } });
+  put({
+    apiVersion: 'v1', kind: 'Node', metadata: { name: NODE_NAME, labels: { 'kubernetes.io/hostname': NODE_NAME, 'kubernetes.io/os': 'linux' } },
+    status: { conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status' }], addresses: [{ type: 'InternalIP', address: '10.0.0.10' }] },
+  });
+  put({
+    apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass',
+    metadata: { name: 'standard', annotations: { 'storageclass.kubernetes.io/is-default-class': 'true' } },
+    provisioner: 'sim.local/hostpath', reclaimPolicy: 'Delete', volumeBindingMode: opts.volumeBindingMode ?? 'Immediate',
+  });
+  put({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default', namespace: 'default' } });
+  if (opts.certManager ?? true) {
+    put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'cert-manager', labels: { 'kubernetes.io/metadata.name': 'cert-manager' } }, spec: { finalizers: ['kubernetes'] }, status: { phase: 'Active' } });
+    for (const crd of CERT_MANAGER_CRDS) put(crd);
+  }
+
+  let address = '127.0.0.1:0';
+  const handler = createHandler({ store, clock, hub, controllers, logs, faults, requests, openapi: opts.openapi ?? true, address: () => address });
+  const server = createServer((req, res) => void handler(req, res));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  address = `127.0.0.1:${port}`;
+  const url = `http://${address}`;
+
+  const dir = mkdtempSync(join(tmpdir(), 'k8s-sim-'));
+  const kubeconfigPath = join(dir, 'kubeconfig');
+  writeFileSync(kubeconfigPath, YAML.stringify({
+    apiVersion: 'v1', kind: 'Config', 'current-context': 'sim',
+    clusters: [{ name: 'sim', cluster: { server: url, 'insecure-skip-tls-verify': true } }],
+    users: [{ name: 'sim', user: {} }],
+    contexts: [{ name: 'sim', context: { cluster: 'sim', user: 'sim', namespace: 'default' } }],
+  }));
+
+  let stopped = false;
+  return {
+    url,
+    kubeconfigPath,
+    requests,
+    events,
+    get: (apiVersion, kind, name, namespace) => store.get(typeOf(apiVersion, kind), namespace, name),
+    list: (apiVersion, kind, namespace) => store.list(typeOf(apiVersion, kind), namespace),
+    put,
+    setJob: (name, script) => void scripts.set(name, script),
+    failNext: (count, status = 503, matcher) => void faults.push({ remaining: count, status, matcher }),
+    throttleNext: (count, retryAfterSeconds, matcher) => void faults.push({ remaining: count, status: 429, matcher, retryAfterSeconds }),
+    dropWatches: () => hub.dropAll(),
+    compact: () => store.compact(),
+    now: () => clock.now(),
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      clock.stop();
+      controllers.stop();
+      hub.stop();
+      logs.stop();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
