@@ -55,7 +55,9 @@ describe('uyuni-cdk run against the API simulator', () => {
     expect(r.out).toContain('ERROR: relation "rhnserver" does not exist');
     expect(r.out).toMatch(/last 20 lines:\n(\s+migrating table \d+\n)+\s+ERROR/);
     expect(r.out).toContain('migrating table 21');
-    expect(r.out.split('\n').filter((l) => /^\s+migrating table 0$/.test(l))).toHaveLength(1); // streamed once, not in the tail
+    // every line streamed live, prefixed by step and pod; only the last 20 in the failure report
+    expect(r.out).toMatch(/\n  migrate\/db-migrate-\w+\/main \| migrating table 0\n/);
+    expect(r.out.split('\n').filter((l) => /^\s+migrating table 0$/.test(l))).toHaveLength(0);
     expect(r.err).toContain('run failed (exit 1)');
     expect(sim.get('apps/v1', 'Deployment', 'uyuni', NS)).toBeUndefined();
     expect(writesTo(sim.requests, '/deployments')).toEqual([]);
@@ -212,10 +214,10 @@ describe('uyuni-cdk run against the API simulator', () => {
 
   it('exits 3 when nothing listens at the cluster address', async () => {
     await start();
-    const kc = fs.readFileSync(sim.kubeconfigPath, 'utf8');
+    const kc = path.join(tmpDir(), 'kubeconfig');
+    fs.copyFileSync(sim.kubeconfigPath, kc);
     await sim.stop();
-    const r = await cli('run', installPlanDir(), { kubeconfig: sim.kubeconfigPath });
-    expect(kc).toContain('127.0.0.1');
+    const r = await cli('run', installPlanDir(), { kubeconfig: kc });
     expect(r.code).toBe(3);
     expect(r.err).toMatch(/cannot reach the cluster at http:\/\/127\.0\.0\.1:\d+: ECONNREFUSED/);
   });

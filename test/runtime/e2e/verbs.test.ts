@@ -27,7 +27,7 @@ describe('uyuni-cdk plan', () => {
     const dir = writePlan(steps());
     const fresh = await cli('plan', dir, { kubeconfig: sim.kubeconfigPath, output: 'json' });
     expect(fresh.code).toBe(0);
-    expect(Object.values(actions(fresh.out))).toEqual(Array(7).fill('create'));
+    expect(Object.values(actions(fresh.out))).toEqual(Array(6).fill('create'));
     const text = await cli('plan', dir, { kubeconfig: sim.kubeconfigPath });
     expect(text.out).toContain('[3/4] setup: the setup step (timeout 60s)');
     expect(text.out).toContain('waits for Job/setup (uyuni-test) complete');
