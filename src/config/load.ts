@@ -4,7 +4,7 @@ import { parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { PROXY_SERVICES, serverServices, ServiceSpec } from '../model/ports';
 import { SERVER_VOLUMES } from '../model/volumes';
-import { configSchema, PlanName, UyuniConfig } from './schema';
+import { configSchema, ExposureConfig, PlanName, UyuniConfig } from './schema';
 
 /** The default configuration file, at the project root. */
 export const DEFAULT_CONFIG_FILE = 'uyuni.yaml';
@@ -68,19 +68,39 @@ function describeIssue(issue: z.core.$ZodIssue): string {
   }
 }
 
-/** Every Service the configuration could produce, by plan, with the namespace it lives in. */
-function servicesOf(config: UyuniConfig): Array<{ namespace: string; svc: ServiceSpec }> {
-  const server = serverServices({ tftp: config.tftp, debugJava: config.debugJava, hubApi: config.hubApi.replicas > 0 }, config.db.separate)
-    .map((svc) => ({ namespace: config.namespace, svc }));
-  const proxy = config.proxy ? PROXY_SERVICES.map((svc) => ({ namespace: config.proxy!.namespace, svc })) : [];
-  return [...server, ...proxy];
-}
-
 /** The plans a configuration asks for (explicit `plans`, or derived from its sections). */
 export function plansOf(config: UyuniConfig): PlanName[] {
   if (config.plans) return [...new Set(config.plans)];
   const server: PlanName = config.migration ? 'migrate' : config.upgrade ? 'upgrade' : 'install';
   return [server, ...(config.proxy ? ['proxy' as const] : []), ...(config.nodeServices ? ['node-services' as const] : [])];
+}
+
+/** Exposure only of Services that exist, node ports only for their ports and NodePort type, no clashes. */
+function checkExposure(
+  prefix: string, exposure: Record<string, ExposureConfig>, services: readonly ServiceSpec[], usedNodePorts: Map<number, string>,
+): string[] {
+  const problems: string[] = [];
+  for (const [name, exp] of Object.entries(exposure)) {
+    const field = `${prefix}.${name}`;
+    const svc = services.find((s) => s.name === name);
+    if (!svc) {
+      problems.push(`${field}: no such Service with this configuration (known: ${services.map((s) => s.name).sort().join(', ')})`);
+      continue;
+    }
+    if (exp.nodePorts && exp.type !== 'NodePort') {
+      problems.push(`${field}.nodePorts: only allowed with type NodePort (type is ${exp.type})`);
+    }
+    for (const [portName, nodePort] of Object.entries(exp.nodePorts ?? {})) {
+      if (!svc.ports.some((p) => p.name === portName)) {
+        problems.push(`${field}.nodePorts.${portName}: ${name} has no port of that name (ports: ${svc.ports.map((p) => p.name).join(', ')})`);
+        continue;
+      }
+      const other = usedNodePorts.get(nodePort);
+      if (other) problems.push(`${field}.nodePorts.${portName}: node port ${nodePort} is already used by ${other}`);
+      else usedNodePorts.set(nodePort, `${field}.nodePorts.${portName}`);
+    }
+  }
+  return problems;
 }
 
 function crossChecks(config: UyuniConfig): string[] {
@@ -94,31 +114,11 @@ function crossChecks(config: UyuniConfig): string[] {
     if (section && config[section] === undefined) problems.push(`plans[${i}]: ${plan} needs a ${section} section`);
   }
 
-  // Exposure: only of Services that exist, node ports only for their ports, and no clashes.
-  const all = servicesOf(config);
-  const knownNames = new Set(all.map((s) => s.svc.name));
+  // Node ports are cluster-wide: the server's and the proxy's must not clash either.
   const usedNodePorts = new Map<number, string>();
-  for (const [name, exp] of Object.entries(config.services)) {
-    const field = `services.${name}`;
-    const matches = all.filter((s) => s.svc.name === name);
-    if (matches.length === 0) {
-      problems.push(`${field}: no such Service with this configuration (known: ${[...knownNames].sort().join(', ')})`);
-      continue;
-    }
-    if (exp.nodePorts && exp.type !== 'NodePort') {
-      problems.push(`${field}.nodePorts: only allowed with type NodePort (type is ${exp.type})`);
-    }
-    for (const [portName, nodePort] of Object.entries(exp.nodePorts ?? {})) {
-      const portNames = new Set(matches.flatMap((m) => m.svc.ports.map((p) => p.name)));
-      if (!portNames.has(portName)) {
-        problems.push(`${field}.nodePorts.${portName}: ${name} has no port of that name (ports: ${[...portNames].join(', ')})`);
-        continue;
-      }
-      const other = usedNodePorts.get(nodePort);
-      if (other) problems.push(`${field}.nodePorts.${portName}: node port ${nodePort} is already used by ${other}`);
-      else usedNodePorts.set(nodePort, `${field}.nodePorts.${portName}`);
-    }
-  }
+  const server = serverServices({ tftp: config.tftp, debugJava: config.debugJava, hubApi: config.hubApi.replicas > 0 }, config.db.separate);
+  problems.push(...checkExposure('services', config.services, server, usedNodePorts));
+  if (config.proxy) problems.push(...checkExposure('proxy.services', config.proxy.services, PROXY_SERVICES, usedNodePorts));
   const volumeNames = new Set(SERVER_VOLUMES.map((v) => v.name));
   for (const name of Object.keys(config.volumes.overrides)) {
     if (!volumeNames.has(name)) problems.push(`volumes.overrides.${name}: no such volume (known: ${[...volumeNames].join(', ')})`);

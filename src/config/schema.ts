@@ -132,8 +132,10 @@ const proxy = z.object({
   fqdn,
   /** The Secret made from the proxy config tarball (config.yaml, httpd.yaml, ssh.yaml). */
   configSecret: dnsSubdomain.default('uyuni-proxy-config'),
-  /** The squid cache volume. */
+  /** The squid cache volume (PVC squid-cache). @default 10Gi, class volumes.storageClass */
   cache: volumeSettings.default({}),
+  /** Exposure per proxy Service name (web, salt, ssh, tftp); ClusterIP unless said otherwise. */
+  services: z.record(z.string(), exposure).default({}),
 }).strict();
 
 /** A container of a node pod (the subset of the Pod API the agent renders into a unit). */
@@ -211,7 +213,17 @@ export const configSchema = z.object({
   nodeServices: nodeServices.optional(),
   /** Which plans to write. @default the server flow (install, or migrate / upgrade when configured), plus proxy and node-services when configured */
   plans: z.array(z.enum(PLAN_NAMES)).min(1).optional(),
-}).strict();
+}).strict()
+  // The migrate and upgrade Jobs work on the server's own PostgreSQL layout (var-pgsql holding
+  // data/ and the pre-upgrade copy beside it); a separate db Deployment sees the claim as its data
+  // directory, so the two cannot share it.
+  .superRefine((c, ctx) => {
+    for (const section of ['migration', 'upgrade'] as const) {
+      if (c[section] && c.db.separate) {
+        ctx.addIssue({ code: 'custom', path: ['db', 'separate'], message: `must be false with a ${section} section (the ${section === 'migration' ? 'migrate' : 'upgrade'} plan upgrades the PostgreSQL inside the server container)` });
+      }
+    }
+  });
 
 export type UyuniConfigInput = z.input<typeof configSchema>;
 export type UyuniConfig = z.output<typeof configSchema>;

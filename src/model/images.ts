@@ -12,7 +12,8 @@ export const IMAGES = {
   coco: 'server-attestation',
   /** The PostgreSQL upgrade image: `server-migration-<from>-<to>`. */
   migration: (from: number, to: number) => `server-migration-${from}-${to}`,
-  proxy: (container: string) => `proxy-${container}`,
+  /** A proxy container's image (and container name): `proxy-<name>`. */
+  proxy: (name: string) => `proxy-${name}`,
 } as const;
 
 /** imagePullSecrets for a pod, when the configuration names one. */

@@ -29,6 +29,8 @@ export interface ServiceSpec {
   readonly name: string;
   /** The component (app.kubernetes.io/component) of the pods that serve it. */
   readonly component: string;
+  /** The container that listens, when a pod has several. @default every container of the component */
+  readonly container?: string;
   readonly ports: readonly PortSpec[];
 }
 
@@ -71,19 +73,25 @@ export function serverServices(features: PortFeatures, separateDb: boolean): Ser
     }));
 }
 
-/** The proxy's port table (uyuni-server.md §4, proxy). */
+const port = (name: string, p: number, protocol: Protocol = 'TCP', targetPort?: number): PortSpec =>
+  ({ name, port: p, protocol, ...(targetPort ? { targetPort } : {}) });
+
+/** The proxy's port table (uyuni-server.md §4, proxy): one Service per logical service, each served by one container. */
 export const PROXY_SERVICES: readonly ServiceSpec[] = [
-  { name: 'web', component: 'proxy', ports: [tcp('http', 80), tcp('https', 443)].map(({ when: _w, ...p }) => p) },
-  { name: 'salt', component: 'proxy', ports: [tcp('publish', 4505), tcp('request', 4506)].map(({ when: _w, ...p }) => p) },
-  { name: 'ssh', component: 'proxy', ports: [{ name: 'ssh', port: 8022, targetPort: 22, protocol: 'TCP' }] },
-  { name: 'tftp', component: 'proxy', ports: [{ name: 'tftp', port: 69, protocol: 'UDP' }] },
+  { name: 'web', component: 'proxy', container: 'proxy-httpd', ports: [port('http', 80), port('https', 443)] },
+  { name: 'salt', component: 'proxy', container: 'proxy-salt-broker', ports: [port('publish', 4505), port('request', 4506)] },
+  { name: 'ssh', component: 'proxy', container: 'proxy-ssh', ports: [port('ssh', 8022, 'TCP', 22)] },
+  { name: 'tftp', component: 'proxy', container: 'proxy-tftpd', ports: [port('tftp', 69, 'UDP')] },
 ];
 
-/** The container ports of the pods of one component, derived from its Services. */
-export function containerPorts(services: readonly ServiceSpec[], component: string) {
+/**
+ * The container ports of the pods of one component (or of one container of them), derived
+ * from the Services that select them.
+ */
+export function containerPorts(services: readonly ServiceSpec[], component: string, container?: string) {
   const seen = new Set<string>();
   const out: Array<{ name?: string; containerPort: number; protocol: Protocol }> = [];
-  for (const svc of services.filter((s) => s.component === component)) {
+  for (const svc of services.filter((s) => s.component === component && (!container || s.container === container))) {
     for (const p of svc.ports) {
       const containerPort = p.targetPort ?? p.port;
       const key = `${containerPort}/${p.protocol}`;

@@ -2,6 +2,7 @@ import * as path from 'path';
 import type { PlanName, UyuniConfig } from '../config/schema';
 import { installPlan } from './install';
 import type { PlanApp } from './plan-app';
+import { proxyPlan } from './proxy';
 
 /** Something that writes one or more directories under dist/ and says which. */
 export interface Synthesizer {
@@ -29,6 +30,6 @@ export const PLANS: Record<PlanName, (config: UyuniConfig) => Synthesizer> = {
   'install': planAppSynthesizer(installPlan),
   'migrate': notYet('migrate'),
   'upgrade': notYet('upgrade'),
-  'proxy': notYet('proxy'),
+  'proxy': planAppSynthesizer(proxyPlan),
   'node-services': notYet('node-services'),
 };
