@@ -1,6 +1,8 @@
 import * as path from 'path';
 import type { PlanName, UyuniConfig } from '../config/schema';
 import { installPlan } from './install';
+import { migratePlan } from './migrate';
+import { upgradePlan } from './upgrade';
 import type { PlanApp } from './plan-app';
 import { proxyPlan } from './proxy';
 
@@ -28,8 +30,8 @@ function notYet(name: PlanName): (config: UyuniConfig) => Synthesizer {
 /** Every plan by name (plansOf(config) decides which ones a configuration writes). */
 export const PLANS: Record<PlanName, (config: UyuniConfig) => Synthesizer> = {
   'install': planAppSynthesizer(installPlan),
-  'migrate': notYet('migrate'),
-  'upgrade': notYet('upgrade'),
+  'migrate': planAppSynthesizer(migratePlan),
+  'upgrade': planAppSynthesizer(upgradePlan),
   'proxy': planAppSynthesizer(proxyPlan),
   'node-services': notYet('node-services'),
 };
