@@ -2,13 +2,13 @@ import { ApiObject, JsonPatch } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
 import type { UyuniConfig } from '../config/schema';
-import { ScriptJob } from '../constructs/script-job';
+import { hashSpec, ScriptJob } from '../constructs/script-job';
 import { ROOT_CONTAINER, ROOT_POD, serverVolumesOf } from '../constructs/server-pod';
 import { claimMounts, claimVolumes } from '../constructs/server-volumes';
 import { image, IMAGES, pullSecrets } from '../model/images';
 import { commonLabels, selectorLabels } from '../model/labels';
 import { volumeNamed } from '../model/volumes';
-import type { Gate, ObjectRef } from '../plan/types';
+import { ANNOTATIONS, Gate, ObjectRef } from '../plan/types';
 import type { PlanApp } from './plan-app';
 
 /**
@@ -140,6 +140,8 @@ export function addInspectStep(plan: PlanApp, config: UyuniConfig, opts: Inspect
           }],
         },
       }));
+      // The spec-hash must cover the affinity too.
+      inspect.job.metadata.addAnnotation(ANNOTATIONS.specHash, hashSpec(inspect.job.toJson().spec));
     }
   });
 }
