@@ -1,10 +1,21 @@
 import * as fs from 'fs';
 import * as path from 'path';
-import { parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { PROXY_SERVICES, serverServices, ServiceSpec } from '../model/ports';
 import { SERVER_VOLUMES } from '../model/volumes';
 import { configSchema, ExposureConfig, PlanName, UyuniConfig } from './schema';
+
+/**
+ * cdk8s bundles its own copy of yaml 2.x to write the manifests; reading the configuration with
+ * that same copy spares every synth from loading a second one. Our own dependency is the fallback.
+ */
+function yamlLib(): typeof import('yaml') {
+  try {
+    return require(require.resolve('yaml', { paths: [path.dirname(require.resolve('cdk8s'))] }));
+  } catch {
+    return require('yaml');
+  }
+}
 
 /** The default configuration file, at the project root. */
 export const DEFAULT_CONFIG_FILE = 'uyuni.yaml';
@@ -33,7 +44,7 @@ export function loadConfigFile(file: string): UyuniConfig {
 
 /** Parses and validates configuration text; throws ConfigError listing every problem found. */
 export function parseConfig(text: string, file = DEFAULT_CONFIG_FILE): UyuniConfig {
-  const doc = parseDocument(text, { uniqueKeys: true, prettyErrors: false });
+  const doc = yamlLib().parseDocument(text, { uniqueKeys: true, prettyErrors: false });
   if (doc.errors.length > 0) {
     throw new ConfigError(file, doc.errors.map((e) => `not valid YAML: ${e.message.split('\n')[0]}`));
   }

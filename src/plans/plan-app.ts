@@ -135,10 +135,11 @@ export class PlanApp {
     if (!fs.existsSync(path.join(outdir, file))) {
       throw new Error(`cdk8s did not write ${file} for step ${chart.stepName}`);
     }
-    const objects: ObjectRef[] = chart.toJson().map((o: any) => ({
+    // Read from the constructs (in the order cdk8s writes them) rather than resolving the chart twice.
+    const objects: ObjectRef[] = chart.node.findAll().filter(ApiObject.isApiObject).map((o) => ({
       apiVersion: o.apiVersion,
       kind: o.kind,
-      name: o.metadata.name,
+      name: o.name,
       ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}),
     }));
     const o = chart.options;
