@@ -287,7 +287,8 @@ export class Cluster {
             }
             restart(err?.statusCode === 410);
           });
-          if (mine === session) controller = c;
+          // stop() or a restart may have come while the watch was being opened.
+          if (mine === session && !stopped) controller = c;
           else c.abort();
         })().catch((e) => {
           if (stopped || mine !== session) return;

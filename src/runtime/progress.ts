@@ -46,6 +46,11 @@ export interface ReporterOptions {
 
 const secs = (s: number) => (s < 60 ? `${s.toFixed(1)}s` : `${Math.floor(s / 60)}m${String(Math.round(s % 60)).padStart(2, '0')}s`);
 
+/** The first blockers and how many more: a step waiting on 27 volumes stays one line. */
+function brief(blockers: string[]): string {
+  return blockers.length <= 3 ? blockers.join('; ') : `${blockers.slice(0, 3).join('; ')} (+${blockers.length - 3} more)`;
+}
+
 export class Reporter {
   readonly mode: OutputMode;
   private readonly write: (text: string) => void;
@@ -102,12 +107,16 @@ export class Reporter {
     this.drawLive();
   }
 
-  /** Waiting events are shown when what blocks changes, and at least every interval. */
+  /**
+   * Waiting events are printed (and recorded) once a step has waited an interval, then every
+   * interval: quick steps print none, slow ones name their blocker regularly. The TTY line shows
+   * every change.
+   */
   private waitingDue(ev: Extract<RunEvent, { type: 'waiting' }>): boolean {
-    const key = `${ev.step}:${ev.blockers.join('|')}`;
     const t = this.now();
-    if (key !== this.lastWaiting.key || t - this.lastWaiting.at >= this.intervalMs) {
-      this.lastWaiting = { key, at: t };
+    if (ev.step !== this.lastWaiting.key) this.lastWaiting = { key: ev.step, at: t - ev.elapsedSeconds * 1000 };
+    if (t - this.lastWaiting.at >= this.intervalMs) {
+      this.lastWaiting = { key: ev.step, at: t };
       return true;
     }
     return false;
@@ -123,7 +132,7 @@ export class Reporter {
       case 'requirement': return `  ${ev.kind} ${ev.namespace}/${ev.name}: ${ev.result}${ev.result === 'present' ? '' : ` (keys ${ev.keys.join(', ')}, values not shown)`}`;
       case 'action': return `  ${ev.action} ${ev.object}: ${ev.result}`;
       case 'apply': return `  ${ev.object}: ${ev.result}`;
-      case 'waiting': return `${n(ev)} ${ev.step}: waiting ${secs(ev.elapsedSeconds)} for ${ev.blockers.join('; ')}`;
+      case 'waiting': return `${n(ev)} ${ev.step}: waiting ${secs(ev.elapsedSeconds)} for ${brief(ev.blockers)}`;
       case 'log': return `  ${ev.step}/${ev.pod}${ev.container ? `/${ev.container}` : ''} | ${ev.line}`;
       case 'facts': return `  facts: ${Object.entries(ev.facts).map(([k, v]) => `${k}=${v}`).join(' ')}`;
       case 'step-done': this.stopLive(); return `${n(ev)} ${ev.step}: done in ${secs(ev.elapsedSeconds)}`;
@@ -171,7 +180,7 @@ export class Reporter {
     if (this.mode !== 'tty' || !this.liveState) return;
     const s = this.liveState;
     const cols = process.stdout.columns || 120;
-    this.live = `${s.prefix} ${secs((this.now() - s.startedAt) / 1000)} waiting for ${s.blockers.join('; ')}`.slice(0, cols - 1);
+    this.live = `${s.prefix} ${secs((this.now() - s.startedAt) / 1000)} waiting for ${brief(s.blockers)}`.slice(0, cols - 1);
     this.write(this.live);
   }
 

@@ -215,6 +215,7 @@ async function runStep(c: StepContext): Promise<void> {
     if (!gone.ok) await fail(gone.reason!);
   }
 
+  const applied: any[] = [];
   for (const obj of c.objects) {
     const d = obj.kind === 'Job' ? decisions.get(obj.metadata.name)!.decision : undefined;
     const ref = refString(refOf(obj));
@@ -227,7 +228,7 @@ async function runStep(c: StepContext): Promise<void> {
       continue;
     }
     try {
-      await cluster.apply(stampForApply(obj, c.runId));
+      applied.push(await cluster.apply(stampForApply(obj, c.runId)));
     } catch (e) {
       if (e instanceof ApiError) {
         const causes = e.causes.length ? ` (${e.causes.join('; ')})` : '';
@@ -250,6 +251,7 @@ async function runStep(c: StepContext): Promise<void> {
     deadlineReason: stepDeadline <= c.deadline ? `timed out after ${step.timeoutSeconds}s (the step's timeout)` : 'the run\'s overall deadline passed',
     stuckGraceMs: (c.stuckGraceSeconds ?? 120) * 1000,
     onProgress: (b) => r.emit({ type: 'waiting', ...n, elapsedSeconds: elapsed(), blockers: b }),
+    initial: applied,
   });
   const outcome = await waiter.run();
   if (!outcome.ok) {

@@ -29,6 +29,8 @@ export interface WaiterOptions {
   readonly stuckGraceMs: number;
   /** Called with what still blocks, on every change and every tick. */
   readonly onProgress: (blockers: string[]) => void;
+  /** Objects as the apply answered them: when they already satisfy every wait, no watch is opened. */
+  readonly initial?: ReadonlyArray<any>;
   readonly now?: () => number;
 }
 
@@ -54,6 +56,21 @@ export class StepWaiter {
       this.storageClasses = (await this.o.cluster.list({ apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass' }).catch(() => ({ items: [] }))).items;
     }
     const outcome = new Promise<WaitOutcome>((resolve) => { this.finish = resolve; });
+    if (this.o.initial && this.o.jobs.length === 0) {
+      this.o.waits.forEach((w, i) => {
+        const found = this.o.initial!.find((x) => x?.kind === w.object.kind && x?.metadata?.name === w.object.name && (x.metadata.namespace ?? '') === (w.object.namespace ?? ''));
+        if (found) {
+          this.objects.set(i, found);
+          this.seen.add(i);
+        }
+      });
+      if (this.seen.size === this.o.waits.length) {
+        this.evaluate();
+        if (!this.finish) return outcome;
+        this.seen.clear();
+        this.objects.clear();
+      }
+    }
     let watchError: Error | undefined;
     const onError = (e: Error) => { watchError = e; this.evaluate(); };
     this.o.waits.forEach((w, i) => {
