@@ -150,13 +150,18 @@ describe('API simulator: discovery, CRUD, server-side apply', () => {
     expect(sim.get('v1', 'ConfigMap', 'p', 'default')).toMatchObject({ data: { b: 'two', c: '3' }, metadata: { labels: { k: 'v' } } });
   });
 
-  it('deletes a namespace with its contents', async () => {
+  it('deletes a namespace with its contents; finalizers hold it in Terminating', async () => {
     await c.core.createNamespace({ body: { metadata: { name: 'gone' } } });
     await c.core.createNamespacedConfigMap({ namespace: 'gone', body: { metadata: { name: 'x' } } });
+    await c.core.createNamespacedConfigMap({ namespace: 'gone', body: { metadata: { name: 'held', finalizers: ['example.com/hold'] } } });
     const ns = await c.core.deleteNamespace({ name: 'gone' });
     expect((ns as any).status?.phase).toBe('Terminating');
+    await until(() => !sim.get('v1', 'ConfigMap', 'x', 'gone') && sim.get('v1', 'ConfigMap', 'held', 'gone')?.metadata.deletionTimestamp, 'contents deleted');
     const refused = await apiError(c.core.createNamespacedConfigMap({ namespace: 'gone', body: { metadata: { name: 'y' } } }));
     expect(refused.code).toBe(403);
+    expect(refused.body.reason).toBe('Forbidden');
+    expect(sim.get('v1', 'Namespace', 'gone').status.phase).toBe('Terminating');
+    await c.core.patchNamespacedConfigMap({ namespace: 'gone', name: 'held', body: [{ op: 'remove', path: '/metadata/finalizers' }] });
     await until(() => !sim.get('v1', 'Namespace', 'gone'), 'namespace gone');
     expect(sim.list('v1', 'ConfigMap', 'gone')).toEqual([]);
   });

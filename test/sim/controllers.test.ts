@@ -1,6 +1,6 @@
 import * as k8s from '@kubernetes/client-node';
 import { Simulator, startSimulator } from './index';
-import { clients, job, until } from './helpers';
+import { clients, job, record, until } from './helpers';
 
 const apply = (c: ReturnType<typeof clients>, o: any) => c.objects.patch(o, undefined, undefined, 'uyuni', true, k8s.PatchStrategy.ServerSideApply);
 const ready = (o: any, type = 'Ready') => (o?.status?.conditions ?? []).some((x: any) => x.type === type && x.status === 'True');
@@ -22,19 +22,20 @@ describe('API simulator: Deployment, PVC and cert-manager controllers', () => {
   it('rolls a Deployment out: observedGeneration first, then updated = ready = available', async () => {
     sim = await startSimulator();
     c = clients(sim);
+    const states = await record(c.kc, '/apis/apps/v1/namespaces/default/deployments');
     const created = await apply(c, deployment(2));
     expect(created.metadata!.generation).toBe(1);
-    expect(sim.get('apps/v1', 'Deployment', 'web', 'default').status).toBeUndefined();
-    const progressing = await until(() => {
-      const d = sim.get('apps/v1', 'Deployment', 'web', 'default');
-      return d.status?.observedGeneration === 1 && d;
-    }, 'observed');
-    expect(progressing.status.readyReplicas).toBeUndefined(); // zero counts are omitted, as the API does
-    expect(ready(progressing, 'Available')).toBe(false);
+    expect(created.status).toBeUndefined();
     const done = await until(() => {
       const d = sim.get('apps/v1', 'Deployment', 'web', 'default');
       return ready(d, 'Available') && d;
     }, 'Available');
+    // on the way there: observed, but not yet available
+    const progressing = states.states.find((d) => d.status?.observedGeneration === 1);
+    expect(progressing.status.readyReplicas).toBeUndefined(); // zero counts are omitted, as the API does
+    expect(progressing.status.updatedReplicas).toBe(2);
+    expect(ready(progressing, 'Available')).toBe(false);
+    states.stop();
     expect(done.status).toMatchObject({ observedGeneration: 1, replicas: 2, updatedReplicas: 2, readyReplicas: 2, availableReplicas: 2 });
     expect(done.status.conditions.find((x: any) => x.type === 'Progressing')).toMatchObject({ status: 'True', reason: 'NewReplicaSetAvailable' });
 

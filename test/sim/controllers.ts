@@ -438,9 +438,9 @@ export class Controllers {
     return result;
   }
 
-  private tryDelete(rt: ResourceType, ns: string | undefined, name: string, propagationPolicy: string): void {
+  private tryDelete(rt: ResourceType, ns: string | undefined, name: string, propagationPolicy: string, gracePeriodSeconds?: number): void {
     try {
-      this.delete(rt, ns, name, { propagationPolicy });
+      this.delete(rt, ns, name, { propagationPolicy, gracePeriodSeconds });
     } catch {
       /* already gone */
     }
@@ -464,12 +464,22 @@ export class Controllers {
     }
   }
 
+  /** The namespace controller: deletes the contents, then the namespace once nothing is left (finalizers hold it). */
   private finalizeNamespace(name: string): void {
-    for (const rt of this.store.types().filter((t) => t.namespaced)) {
-      for (const o of this.store.list(rt, name)) this.store.remove(rt, name, o.metadata.name);
-    }
     const nsT = this.T('v1', 'Namespace');
-    if (this.store.get(nsT, undefined, name)?.metadata.deletionTimestamp) this.store.remove(nsT, undefined, name);
+    if (!this.store.get(nsT, undefined, name)?.metadata.deletionTimestamp) return;
+    let left = 0;
+    for (const rt of this.store.types().filter((t) => t.namespaced)) {
+      for (const o of this.store.list(rt, name)) {
+        if (!o.metadata.deletionTimestamp) this.tryDelete(rt, name, o.metadata.name, 'Background', 0);
+        if (this.store.get(rt, name, o.metadata.name)) left++;
+      }
+    }
+    if (left) {
+      this.clock.after(TIMING.namespaceDelete, () => this.finalizeNamespace(name));
+      return;
+    }
+    this.store.remove(nsT, undefined, name);
     this.note('Namespace', name, undefined, 'deleted');
   }
 

@@ -44,3 +44,10 @@ export const job = (name: string, ns = 'default', image = 'registry.example/tool
   metadata: { name, namespace: ns },
   spec: { backoffLimit: 0, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'main', image }] } } },
 });
+
+/** Every state a watch delivers for `path` (so assertions do not depend on polling fast enough). */
+export async function record(kc: k8s.KubeConfig, path: string): Promise<{ states: any[]; stop: () => void }> {
+  const states: any[] = [];
+  const ctl = await new k8s.Watch(kc).watch(path, {}, (type, o) => states.push({ type, ...o }), () => {});
+  return { states, stop: () => ctl.abort() };
+}

@@ -1,7 +1,7 @@
 import * as k8s from '@kubernetes/client-node';
 import { PassThrough } from 'node:stream';
 import { Simulator, startSimulator } from './index';
-import { apiError, clients, job, until } from './helpers';
+import { apiError, clients, job, record, until } from './helpers';
 
 const jobPods = (sim: Simulator, name: string) => sim.list('v1', 'Pod', 'default').filter((p) => p.metadata.labels?.['job-name'] === name);
 const condTypes = (j: any) => (j?.status?.conditions ?? []).map((c: any) => c.type);
@@ -48,19 +48,19 @@ describe('API simulator: Jobs, pods and logs', () => {
       const types = condTypes(o).join(',');
       if (seen[seen.length - 1] !== types) seen.push(types);
     }, () => {});
+    const pods = await record(c.kc, '/api/v1/namespaces/default/pods');
     await c.batch.createNamespacedJob({ namespace: 'default', body: job('setup') as any });
     await until(() => jobPods(sim, 'setup').length === 1, 'pod created');
     const pod = jobPods(sim, 'setup')[0];
     expect(pod.metadata.name).toMatch(/^setup-[a-z0-9]{5}$/);
     expect(pod.metadata.labels).toMatchObject({ 'job-name': 'setup', 'batch.kubernetes.io/job-name': 'setup' });
     expect(pod.metadata.ownerReferences[0]).toMatchObject({ kind: 'Job', name: 'setup', controller: true });
-    const phases = new Set<string>();
     const done = await until(() => {
-      const p = sim.get('v1', 'Pod', pod.metadata.name, 'default');
-      phases.add(p.status.phase);
       const j = sim.get('batch/v1', 'Job', 'setup', 'default');
       return condTypes(j).includes('Complete') && j;
     }, 'Job Complete');
+    const phases = new Set(pods.states.map((p) => p.status.phase));
+    pods.stop();
     expect(phases).toEqual(new Set(['Pending', 'Running', 'Succeeded']));
     expect(condTypes(done)).toEqual(['SuccessCriteriaMet', 'Complete']);
     expect(done.status).toMatchObject({ succeeded: 1, ready: 0 });
@@ -136,8 +136,11 @@ describe('API simulator: Jobs, pods and logs', () => {
   });
 
   it('streams logs with follow as the container prints them, and ends when it terminates', async () => {
+    await sim.stop();
+    sim = await startSimulator({ clockSpeed: 10 }); // 5 virtual s = 500 ms real
+    c = clients(sim);
     const lines = Array.from({ length: 10 }, (_, i) => `line ${i}`);
-    sim.setJob('talk', { durationMs: 5000, logs: lines }); // 100 ms real at the default speed
+    sim.setJob('talk', { durationMs: 5000, logs: lines });
     await c.batch.createNamespacedJob({ namespace: 'default', body: job('talk') as any });
     const pod = await until(() => {
       const x = jobPods(sim, 'talk')[0];
