@@ -255,7 +255,8 @@ async function runStep(c: StepContext): Promise<void> {
   });
   const outcome = await waiter.run();
   if (!outcome.ok) {
-    await logs.drain(1000);
+    // A failed container's stream ends by itself; a stuck or hanging one never does.
+    await logs.drain(200);
     const pods = (outcome.failedJobs ?? []).flatMap((j) => waiter.jobPods.get(j) ?? []);
     logs.stop();
     await fail(outcome.reason!, pods, logs);

@@ -74,6 +74,24 @@ describe('uyuni-cdk run against the API simulator', () => {
     expect(Date.now() - t0).toBeGreaterThanOrEqual(1000);
   });
 
+  it('fails a step that outlives its timeout, naming what it waited for', async () => {
+    await start({ jobs: { setup: { outcome: 'hang' } } });
+    const dir = writePlan([{ name: 'namespace', objects: [namespace()] }, { name: 'setup', objects: [job('setup')], timeoutSeconds: 1 }, { name: 'server', objects: [deployment('uyuni')] }]);
+    const r = await cli('run', dir, { kubeconfig: sim.kubeconfigPath });
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/setup: FAILED after \d+\.\ds: timed out after 1s \(the step's timeout\), still waiting for: Job\/setup \(uyuni-test\) complete: Job running/);
+    expect(sim.get('apps/v1', 'Deployment', 'uyuni', NS)).toBeUndefined();
+  });
+
+  it('applies into another namespace with --namespace', async () => {
+    await start();
+    const r = await cli('run', writePlan([{ name: 'namespace', objects: [namespace()] }, { name: 'setup', objects: [job('setup')] }]), { kubeconfig: sim.kubeconfigPath, namespace: 'elsewhere' });
+    expect(r.code).toBe(0);
+    expect(sim.get('v1', 'Namespace', 'elsewhere')).toBeDefined();
+    expect(sim.get('batch/v1', 'Job', 'setup', 'elsewhere')?.status?.succeeded).toBe(1);
+    expect(sim.get('v1', 'Namespace', NS)).toBeUndefined();
+  });
+
   it('does not block on a WaitForFirstConsumer PVC whose consumer comes in a later step', async () => {
     await start({ volumeBindingMode: 'WaitForFirstConsumer' });
     const dir = writePlan([
