@@ -56,11 +56,12 @@ export function toApiError(e: any): ApiError | undefined {
   return err;
 }
 
-function transient(e: any): boolean {
+/** Worth retrying: 429, 5xx, a reset connection; once the server answered, also a refused one (it restarts). */
+function transient(e: any, reachable: boolean): boolean {
   const api = toApiError(e);
   if (api) return api.status === 429 || api.status >= 500;
   const code = networkCode(e);
-  return code === 'ECONNRESET' || code === 'EPIPE' || code === 'UND_ERR_SOCKET' || code === 'FetchError';
+  return code === 'ECONNRESET' || code === 'EPIPE' || code === 'UND_ERR_SOCKET' || code === 'FetchError' || (reachable && code === 'ECONNREFUSED');
 }
 
 export interface WatchQuery {
@@ -101,6 +102,8 @@ export class Cluster {
   private readonly logs: Log;
   /** Counts requests that were retried, for the run summary. */
   retries = 0;
+  /** Set once the API server answered: later refused connections are an API server restart. */
+  private reachable = false;
 
   constructor(readonly kc: KubeConfig, readonly backoff: BackoffOptions = {}) {
     this.api = kc.makeApiClient(ObjectApi);
@@ -119,7 +122,7 @@ export class Cluster {
         return await fn();
       } catch (e) {
         const api = toApiError(e);
-        const delay = transient(e) ? retryDelayMs(attempt, (api as any)?.retryAfter, this.backoff) : undefined;
+        const delay = transient(e, this.reachable) ? retryDelayMs(attempt, (api as any)?.retryAfter, this.backoff) : undefined;
         if (delay === undefined) {
           if (api) {
             api.message = `${what}: ${api.message}`;
@@ -137,9 +140,13 @@ export class Cluster {
   async ping(): Promise<string> {
     try {
       const v = await this.call('GET /version', () => this.kc.makeApiClient(VersionApi).getCode());
+      this.reachable = true;
       return v.gitVersion;
     } catch (e) {
-      if (e instanceof ApiError) return `unknown (GET /version: ${e.status})`;
+      if (e instanceof ApiError) {
+        this.reachable = true;
+        return `unknown (GET /version: ${e.status})`;
+      }
       const code = networkCode(e) ?? (e as Error).message;
       throw new Unreachable(`cannot reach the cluster at ${this.server}: ${code}`);
     }

@@ -155,7 +155,7 @@ export class Reporter {
   // --- the TTY live line ---
   private startLive(prefix: string): void {
     if (this.mode !== 'tty') return;
-    this.liveState = { prefix, startedAt: this.now(), blockers: ['applying'] };
+    this.liveState = { prefix, startedAt: this.now(), blockers: ['server-side apply'] };
     this.liveTimer ??= setInterval(() => this.redraw(), 1000);
     this.liveTimer.unref();
   }
