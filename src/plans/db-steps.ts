@@ -182,7 +182,7 @@ export function addDbSteps(plan: PlanApp, config: UyuniConfig, opts: DbStepsOpti
     });
   }
   plan.addStep('db-finalize', {
-    description: `database finalization: ${opts.reindex ? 'REINDEX, ' : ''}schema check (Job ${JOB_NAMES.dbFinalize})`,
+    description: `database finalization: ${opts.reindex ? 'REINDEX, ' : ''}${upgrading ? 'statistics, ' : ''}schema check (Job ${JOB_NAMES.dbFinalize})`,
     timeoutSeconds: config.timeouts.dbFinalizeSeconds,
     gates: upgrading ? [] : opts.gates,
   }, (chart) => {
