@@ -26,55 +26,55 @@ describe('API simulator: discovery, CRUD, server-side apply', () => {
     sim = await startSimulator({ certManager: false });
     c = clients(sim);
     const issuer = { apiVersion: 'cert-manager.io/v1', kind: 'Issuer', metadata: { name: 'ca', namespace: 'default' }, spec: { selfSigned: {} } };
-    const err = await apiError(c.objects.patch(issuer, undefined, undefined, 'test', true, k8s.PatchStrategy.ServerSideApply));
+    const err = await apiError(c.objects.patch<any>(issuer, undefined, undefined, 'test', true, k8s.PatchStrategy.ServerSideApply));
     expect(err.code).toBe(404);
     const raw = await fetch(`${sim.url}/apis/cert-manager.io/v1/namespaces/default/issuers`);
     expect(raw.status).toBe(404);
-    expect((await raw.json()).reason).toBe('NotFound');
+    expect(((await raw.json()) as any).reason).toBe('NotFound');
 
-    await c.objects.patch({
+    await c.objects.patch<any>({
       apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'issuers.cert-manager.io' },
       spec: { group: 'cert-manager.io', scope: 'Namespaced', names: { kind: 'Issuer', plural: 'issuers', singular: 'issuer', listKind: 'IssuerList' }, versions: [{ name: 'v1', served: true, storage: true, subresources: { status: {} } }] },
     } as any, undefined, undefined, 'test', true, k8s.PatchStrategy.ServerSideApply);
     // a fresh client: KubernetesObjectApi caches discovery per apiVersion
-    const applied = await clients(sim).objects.patch(issuer, undefined, undefined, 'test', true, k8s.PatchStrategy.ServerSideApply);
+    const applied = await clients(sim).objects.patch<any>(issuer, undefined, undefined, 'test', true, k8s.PatchStrategy.ServerSideApply);
     expect(applied.metadata?.uid).toBeTruthy();
     await until(() => sim.get('cert-manager.io/v1', 'Issuer', 'ca', 'default')?.status?.conditions?.[0]?.status === 'True', 'Issuer Ready');
   });
 
   it('creates with server-side apply, then updates; resourceVersion moves on every write, generation only on spec changes', async () => {
     const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: 'default', labels: { a: '1' } }, data: { x: '1' } };
-    const created = await c.objects.patch(cm, undefined, undefined, 'uyuni', undefined, k8s.PatchStrategy.ServerSideApply);
+    const created = await c.objects.patch<any>(cm, undefined, undefined, 'uyuni', undefined, k8s.PatchStrategy.ServerSideApply);
     expect(created.metadata?.uid).toMatch(/^[0-9a-f-]{36}$/);
     expect(created.metadata?.creationTimestamp).toBeTruthy();
     expect(created.metadata?.generation).toBe(1);
     const rv1 = Number(created.metadata?.resourceVersion);
 
-    const same = await c.objects.patch(cm, undefined, undefined, 'uyuni', undefined, k8s.PatchStrategy.ServerSideApply);
+    const same = await c.objects.patch<any>(cm, undefined, undefined, 'uyuni', undefined, k8s.PatchStrategy.ServerSideApply);
     expect(same.metadata?.generation).toBe(1);
 
-    const labelled = await c.objects.patch({ ...cm, metadata: { ...cm.metadata, labels: { a: '2' } } }, undefined, undefined, 'uyuni', undefined, k8s.PatchStrategy.ServerSideApply);
+    const labelled = await c.objects.patch<any>({ ...cm, metadata: { ...cm.metadata, labels: { a: '2' } } }, undefined, undefined, 'uyuni', undefined, k8s.PatchStrategy.ServerSideApply);
     expect(Number(labelled.metadata?.resourceVersion)).toBeGreaterThan(rv1);
     expect(labelled.metadata?.generation).toBe(1); // metadata is not spec
 
-    const changed = await c.objects.patch({ ...cm, data: { x: '2' } }, undefined, undefined, 'uyuni', undefined, k8s.PatchStrategy.ServerSideApply);
+    const changed = await c.objects.patch<any>({ ...cm, data: { x: '2' } }, undefined, undefined, 'uyuni', undefined, k8s.PatchStrategy.ServerSideApply);
     expect(changed.metadata?.generation).toBe(2);
     expect((changed as any).data).toEqual({ x: '2' });
     expect(changed.metadata?.managedFields?.[0]).toMatchObject({ manager: 'uyuni', operation: 'Apply' });
 
     // fields this manager stops applying are removed
-    const dropped = await c.objects.patch({ ...cm, data: { y: '3' } }, undefined, undefined, 'uyuni', undefined, k8s.PatchStrategy.ServerSideApply);
+    const dropped = await c.objects.patch<any>({ ...cm, data: { y: '3' } }, undefined, undefined, 'uyuni', undefined, k8s.PatchStrategy.ServerSideApply);
     expect((dropped as any).data).toEqual({ y: '3' });
   });
 
   it('answers dryRun=All with the result without storing it', async () => {
     const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'dry', namespace: 'default' }, data: { x: '1' } };
-    const out = await c.objects.patch(cm, undefined, 'All', 'uyuni', undefined, k8s.PatchStrategy.ServerSideApply);
+    const out = await c.objects.patch<any>(cm, undefined, 'All', 'uyuni', undefined, k8s.PatchStrategy.ServerSideApply);
     expect((out as any).data).toEqual({ x: '1' });
     expect(sim.get('v1', 'ConfigMap', 'dry', 'default')).toBeUndefined();
-    await c.objects.patch(cm, undefined, undefined, 'uyuni', undefined, k8s.PatchStrategy.ServerSideApply);
+    await c.objects.patch<any>(cm, undefined, undefined, 'uyuni', undefined, k8s.PatchStrategy.ServerSideApply);
     const rv = sim.get('v1', 'ConfigMap', 'dry', 'default').metadata.resourceVersion;
-    const dry = await c.objects.patch({ ...cm, data: { x: '2' } }, undefined, 'All', 'uyuni', undefined, k8s.PatchStrategy.ServerSideApply);
+    const dry = await c.objects.patch<any>({ ...cm, data: { x: '2' } }, undefined, 'All', 'uyuni', undefined, k8s.PatchStrategy.ServerSideApply);
     expect((dry as any).data).toEqual({ x: '2' });
     expect(sim.get('v1', 'ConfigMap', 'dry', 'default')).toMatchObject({ data: { x: '1' }, metadata: { resourceVersion: rv } });
   });
@@ -84,13 +84,13 @@ describe('API simulator: discovery, CRUD, server-side apply', () => {
       apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'web', namespace: 'default' },
       spec: { replicas, selector: { matchLabels: { app: 'web' } }, template: { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image: 'nginx' }] } } },
     });
-    await c.objects.patch(dep(1), undefined, undefined, 'uyuni', false, k8s.PatchStrategy.ServerSideApply);
-    const err = await apiError(c.objects.patch(dep(3), undefined, undefined, 'someone-else', false, k8s.PatchStrategy.ServerSideApply));
+    await c.objects.patch<any>(dep(1), undefined, undefined, 'uyuni', false, k8s.PatchStrategy.ServerSideApply);
+    const err = await apiError(c.objects.patch<any>(dep(3), undefined, undefined, 'someone-else', false, k8s.PatchStrategy.ServerSideApply));
     expect(err.code).toBe(409);
     expect(err.body).toMatchObject({ kind: 'Status', reason: 'Conflict', code: 409 });
     expect(err.body.message).toContain('conflict with "uyuni"');
     expect(err.body.details.causes).toContainEqual(expect.objectContaining({ reason: 'FieldManagerConflict', field: '.spec.replicas' }));
-    const forced = await c.objects.patch(dep(3), undefined, undefined, 'someone-else', true, k8s.PatchStrategy.ServerSideApply);
+    const forced = await c.objects.patch<any>(dep(3), undefined, undefined, 'someone-else', true, k8s.PatchStrategy.ServerSideApply);
     expect((forced as any).spec.replicas).toBe(3);
   });
 
@@ -99,7 +99,7 @@ describe('API simulator: discovery, CRUD, server-side apply', () => {
       method: 'PATCH', headers: { 'Content-Type': 'application/apply-patch+yaml' }, body: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n',
     });
     expect(res.status).toBe(422);
-    expect((await res.json()).message).toContain('fieldManager: Required value');
+    expect(((await res.json()) as any).message).toContain('fieldManager: Required value');
   });
 
   it('accepts an apply body in YAML', async () => {
@@ -140,7 +140,7 @@ describe('API simulator: discovery, CRUD, server-side apply', () => {
 
   it('supports merge and JSON patches', async () => {
     await c.core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'p' }, data: { a: '1', b: '2' } } });
-    await c.objects.patch({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'p', namespace: 'default' }, data: { a: null, c: '3' } } as any, undefined, undefined, undefined, undefined, k8s.PatchStrategy.MergePatch);
+    await c.objects.patch<any>({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'p', namespace: 'default' }, data: { a: null, c: '3' } } as any, undefined, undefined, undefined, undefined, k8s.PatchStrategy.MergePatch);
     expect(sim.get('v1', 'ConfigMap', 'p', 'default').data).toEqual({ b: '2', c: '3' });
     const res = await fetch(`${sim.url}/api/v1/namespaces/default/configmaps/p`, {
       method: 'PATCH', headers: { 'Content-Type': 'application/json-patch+json' },

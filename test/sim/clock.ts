@@ -1,9 +1,12 @@
-// The simulator's virtual clock: cluster time runs `speed` times faster than real time, so a
-// Job scripted to take 1 s of cluster time finishes in 20 ms at the default speed. Every timer
-// the controllers set goes through here, so stop() can cancel them all.
+// The simulator's virtual clock: durations in the cluster run `speed` times faster than real
+// time, so a Job scripted to take 1 s finishes in 20 ms at the default speed. Every timer the
+// controllers set goes through here, so stop() can cancel them all.
+//
+// Timestamps written into objects (creationTimestamp, startTime, lastTransitionTime) are the
+// real wall clock: a virtual "now" would run ahead of the client's clock and put them in the
+// future, which kubectl shows as an <invalid> age and which would skew any grace window a
+// client measures against its own clock.
 export class VirtualClock {
-  private readonly realStart = performance.now();
-  private readonly virtualStart = Date.now();
   private readonly timers = new Set<NodeJS.Timeout>();
   private stopped = false;
 
@@ -11,13 +14,8 @@ export class VirtualClock {
     if (!(speed > 0)) throw new Error(`clockSpeed must be > 0, got ${speed}`);
   }
 
-  /** Virtual now, in ms since the epoch (starts at the real wall clock). */
-  now(): number {
-    return this.virtualStart + (performance.now() - this.realStart) * this.speed;
-  }
-
-  /** An RFC 3339 timestamp of virtual now, at second precision as the API server writes them. */
-  timestamp(at = this.now()): string {
+  /** An RFC 3339 timestamp (real wall clock), at second precision as the API server writes them. */
+  timestamp(at = Date.now()): string {
     return new Date(Math.floor(at / 1000) * 1000).toISOString().replace('.000Z', 'Z');
   }
 

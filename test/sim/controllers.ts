@@ -249,7 +249,7 @@ export class Controllers {
     const duration = script.durationMs ?? 1000;
     const lines = script.logs ?? [];
     const container = pod.spec.containers[0].name;
-    lines.forEach((text, i) => this.podTimer(uid, ((i + 1) * duration) / (lines.length + 1), () => this.logs.append(ns, name, container, text, this.clock.now())));
+    lines.forEach((text, i) => this.podTimer(uid, ((i + 1) * duration) / (lines.length + 1), () => this.logs.append(ns, name, container, text, Date.now())));
     if (outcome !== 'hang') {
       const exitCode = script.exitCode ?? (outcome === 'fail' ? 1 : 0);
       this.podTimer(uid, duration, () => this.terminate(ns, name, uid, exitCode));
@@ -647,7 +647,7 @@ export class Controllers {
     const existing = this.store.get(secretT, ns, cert.spec.secretName);
     if (existing) this.store.update(secretT, { ...existing, type: secret.type, metadata: { ...existing.metadata, annotations: { ...existing.metadata.annotations, ...secret.metadata.annotations } }, data: secret.data });
     else this.store.create(secretT, secret);
-    const at = this.clock.now();
+    const at = Date.now();
     const ts = (ms: number) => this.clock.timestamp(at + ms);
     this.mutate(certT, ns, name, (c) => {
       c.status = {

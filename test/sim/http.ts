@@ -50,6 +50,30 @@ const FAULT_TEXT: Record<number, [string, string]> = {
   504: ['Timeout', 'the server was unable to return a response in the time allotted, but may still be processing the request'],
 };
 
+/** Protobuf varint-length-delimited field (wire type 2). */
+const pbField = (field: number, bytes: Buffer): Buffer => {
+  const len: number[] = [];
+  for (let n = bytes.length; ; n >>= 7) {
+    if (n < 0x80) {
+      len.push(n);
+      break;
+    }
+    len.push((n & 0x7f) | 0x80);
+  }
+  return Buffer.concat([Buffer.from([(field << 3) | 2, ...len]), bytes]);
+};
+/**
+ * OpenAPI v2 as kubectl asks for it (gnostic protobuf only): a document with no definitions,
+ * `{swagger: "2.0", info: {title, version}}`. `kubectl apply` reads /openapi/v3 first; finding no
+ * group-version there, it validates client-side against v2 (a 404 there is a hard error), finds
+ * no schema, and leaves each kind to the REST mapping, which reports a missing CRD as on a real
+ * cluster. No field is ever checked against a schema.
+ */
+const OPENAPI_V2_EMPTY = Buffer.concat([
+  pbField(1, Buffer.from('2.0')),
+  pbField(2, Buffer.concat([pbField(1, Buffer.from('Kubernetes')), pbField(2, Buffer.from('v1.32.4-sim'))])),
+]);
+
 const VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 const DEFAULT_WATCH_TIMEOUT_S = 1800; // the API server's --min-request-timeout
 
@@ -111,7 +135,8 @@ export function createHandler(d: HttpDeps) {
     }
     if (segs[0] === 'apis' && segs.length === 3) return resourceList(segs[1], segs[2]);
     if (p === 'healthz' || p === 'readyz' || p === 'livez') return 'ok';
-    if (d.openapi && p === 'openapi/v3') return { paths: {} };
+    if (d.openapi && p === 'openapi/v3') return { paths: {} }; // no group-version documents: kubectl falls back to v2
+    if (d.openapi && p === 'openapi/v2') return OPENAPI_V2_EMPTY;
     return undefined;
   }
 
@@ -343,7 +368,7 @@ export function createHandler(d: HttpDeps) {
     const fmt = (l: { at: number; text: string }) => (timestamps ? `${new Date(l.at).toISOString()} ` : '') + l.text + '\n';
     let lines = d.logs.lines(ns, r.name!, container);
     const since = Number(q.get('sinceSeconds') ?? 0);
-    if (since > 0) lines = lines.filter((l) => l.at >= clock.now() - since * 1000);
+    if (since > 0) lines = lines.filter((l) => l.at >= Date.now() - since * 1000);
     const tail = q.get('tailLines');
     if (tail !== null && Number(tail) >= 0) lines = lines.slice(Math.max(0, lines.length - Number(tail)));
     const limitBytes = Number(q.get('limitBytes') ?? 0);
@@ -368,7 +393,11 @@ export function createHandler(d: HttpDeps) {
     const m = meta(segs);
     if (m !== undefined) {
       if (method !== 'GET') throw new ApiError(405, 'MethodNotAllowed', `the server does not allow this method on the requested resource`);
-      if (typeof m === 'string') {
+      if (m === OPENAPI_V2_EMPTY) {
+        rec.status = 200;
+        res.writeHead(200, { 'Content-Type': 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf', 'Content-Length': m.length });
+        res.end(m);
+      } else if (typeof m === 'string') {
         rec.status = 200;
         res.writeHead(200, { 'Content-Type': 'text/plain' });
         res.end(m);
@@ -378,6 +407,8 @@ export function createHandler(d: HttpDeps) {
     const r = route(segs);
     const body = parseBody(raw, req.headers['content-type'] ?? 'application/json');
     const dryRun = dryRunOf(q);
+    const fv = q.get('fieldValidation');
+    if (fv && !['Ignore', 'Warn', 'Strict'].includes(fv)) throw badRequest(`fieldValidation: Unsupported value: "${fv}": supported values: "Ignore", "Strict", "Warn"`);
     const item = r.name !== undefined;
     if (r.rt.namespaced && r.namespace === undefined && method !== 'GET') throw noSuchResource();
     if (r.sub === 'log') {

@@ -44,8 +44,6 @@ export interface Simulator {
   compact(): void;
   readonly requests: RequestRecord[];
   readonly events: ControllerEvent[];
-  /** The virtual clock (cluster time, ms since the epoch). */
-  now(): number;
   stop(): Promise<void>;
 }
 
@@ -122,7 +120,6 @@ export async function startSimulator(opts: SimOptions = {}): Promise<Simulator> 
     throttleNext: (count, retryAfterSeconds, matcher) => void faults.push({ remaining: count, status: 429, matcher, retryAfterSeconds }),
     dropWatches: () => hub.dropAll(),
     compact: () => store.compact(),
-    now: () => clock.now(),
     async stop() {
       if (stopped) return;
       stopped = true;
