@@ -97,7 +97,8 @@ describe('the upgrade plan of examples/upgrade.yaml', () => {
     ['missing database data', { current_pg_version: undefined }, /no database data/],
     ['a database version other than upgrade.postgresql.from', { current_pg_version: '15' }, /differs from upgrade.postgresql.from \(14\)/],
     ['an image PostgreSQL other than upgrade.postgresql.to', { image_pg_version: '17' }, /differs from upgrade.postgresql.to \(16\)/],
-    ['data of an unknown release', { current_release: undefined, current_product: undefined }, /release downgrades/],
+    ['data of an unknown release', { current_release: undefined, current_product: undefined },
+      /no release file in \/etc\/rhn\/uyuni-cdk[^]*kubectl -n uyuni exec deploy\/uyuni -c uyuni -- sh -c 'mkdir -p \/etc\/rhn\/uyuni-cdk/],
     ['data of another server', { fqdn: 'other.example.com' }, /another server name/],
   ])('refuses %s', (_what, change, message) => {
     const facts: Record<string, string> = { ...SOUND };

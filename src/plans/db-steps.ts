@@ -86,6 +86,14 @@ export function upgradeGates(config: UyuniConfig, pg: PgVersions, flow: 'migrati
       message: `the new image's PostgreSQL version differs from ${field}.to (${pg.to})`,
     },
     {
+      type: 'present', fact: 'current_release',
+      message: flow === 'migration'
+        ? 'cannot tell which product and release the old server runs: it has neither /etc/uyuni-release nor /etc/susemanager-release'
+        : `cannot tell which product and release the data belongs to: no release file in ${RELEASE_DIR} (uyuni-post-upgrade keeps one; `
+          + 'a server set up by the install plan has none yet). Record the running server\'s with: '
+          + `kubectl -n ${config.namespace} exec deploy/uyuni -c uyuni -- sh -c 'mkdir -p ${RELEASE_DIR} && cp /etc/uyuni-release ${RELEASE_DIR}/ || cp /etc/susemanager-release ${RELEASE_DIR}/'`,
+    },
+    {
       type: 'equals', left: fact('product'), right: fact('current_product'),
       message: 'the new image is another product than the data was made with: switching between Uyuni and SUSE Manager is not supported',
     },
