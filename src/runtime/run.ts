@@ -62,8 +62,49 @@ async function podsOfJob(cluster: Cluster, job: any): Promise<any[]> {
   return items.filter((p) => !uid || p.metadata?.labels?.['controller-uid'] === uid || p.metadata?.labels?.['batch.kubernetes.io/controller-uid'] === uid);
 }
 
+/**
+ * The last lines an earlier run saved for a container (`<runs>/<run>/<step>/<pod>.<container>.log`,
+ * newest run first): for a Job that failed before, when its pod's log is gone from the cluster.
+ */
+function earlierRuns(runDir: string): string[] {
+  const runs = path.dirname(runDir);
+  try {
+    return fs.readdirSync(runs).map((d) => path.join(runs, d)).filter((d) => d !== runDir).sort().reverse();
+  } catch {
+    return [];
+  }
+}
+
+const lastLines = (text: string, n = 20) => text.split('\n').filter((l, i, a) => l !== '' || i < a.length - 1).slice(-n);
+
+function savedTail(runDir: string, step: string, pod: string, container: string): string[] {
+  for (const d of earlierRuns(runDir)) {
+    const f = path.join(d, step, `${pod}.${container}.log`);
+    if (fs.existsSync(f)) return lastLines(fs.readFileSync(f, 'utf8'));
+  }
+  return [];
+}
+
+/** When a failed Job's pods are gone: the logs the newest earlier run saved of its pods. */
+function savedLogsOfJob(runDir: string, step: string, job: string): FailedContainer[] {
+  for (const d of earlierRuns(runDir)) {
+    let files: string[];
+    try {
+      files = fs.readdirSync(path.join(d, step)).filter((f) => f.startsWith(`${job}-`) && f.endsWith('.log'));
+    } catch {
+      continue;
+    }
+    if (files.length === 0) continue;
+    return files.map((f) => {
+      const [pod, container] = f.replace(/\.log$/, '').split('.');
+      return { pod, container, reason: `pod gone; log saved in ${path.join(d, step, f)}`, lastLines: lastLines(fs.readFileSync(path.join(d, step, f), 'utf8')) };
+    });
+  }
+  return [];
+}
+
 /** Exit code, reason and last log lines of every terminated or stuck container of the Jobs' pods. */
-async function failureReport(cluster: Cluster, pods: any[], logs?: StepLogs): Promise<FailedContainer[]> {
+async function failureReport(cluster: Cluster, pods: any[], logs: StepLogs | undefined, runDir: string, step: string): Promise<FailedContainer[]> {
   const out: FailedContainer[] = [];
   for (const p of pods) {
     const terms = terminations(p);
@@ -74,6 +115,7 @@ async function failureReport(cluster: Cluster, pods: any[], logs?: StepLogs): Pr
         const text = await cluster.readLog(p.metadata.namespace, p.metadata.name, t.container, 20).catch(() => '');
         lines = text.split('\n').filter((l, i, a) => l !== '' || i < a.length - 1);
       }
+      if (lines.length === 0) lines = savedTail(runDir, step, p.metadata.name, t.container);
       out.push({ pod: p.metadata.name, container: t.container, exitCode: t.exitCode, reason: t.reason, message: t.message, lastLines: lines.slice(-20) });
     }
     for (const c of waitingCs) {
@@ -149,8 +191,9 @@ async function runStep(c: StepContext): Promise<void> {
   const t0 = Date.now();
   const n = { step: step.name, index: c.index, total: c.total };
   const elapsed = () => (Date.now() - t0) / 1000;
-  const fail = async (reason: string, pods: any[] = [], logs?: StepLogs): Promise<never> => {
-    r.emit({ type: 'step-failed', ...n, elapsedSeconds: elapsed(), reason, pods: await failureReport(cluster, pods, logs) });
+  const fail = async (reason: string, pods: any[] = [], logs?: StepLogs, saved: FailedContainer[] = []): Promise<never> => {
+    const report = await failureReport(cluster, pods, logs, c.runDir, step.name);
+    r.emit({ type: 'step-failed', ...n, elapsedSeconds: elapsed(), reason, pods: report.length ? report : saved });
     throw new StepFailed(step.name, `step ${step.name}: ${reason}`);
   };
   const rerun = (c.rerun ?? []).includes(step.name);
@@ -165,8 +208,8 @@ async function runStep(c: StepContext): Promise<void> {
   for (const [name, { decision, existing }] of decisions) {
     if (decision.action === 'refuse') {
       r.emit({ type: 'step-start', ...n, description: step.description });
-      await fail(decision.why, decision.failed ? await podsOfJob(cluster, existing) : []);
-      void name;
+      await fail(decision.why, decision.failed ? await podsOfJob(cluster, existing) : [], undefined,
+        decision.failed ? savedLogsOfJob(c.runDir, step.name, name) : []);
     }
   }
   const all = [...decisions.values()];

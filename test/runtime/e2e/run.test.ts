@@ -324,4 +324,21 @@ describe('resume', () => {
     expect(r.out).toContain('exit code 2');
     expect(writesTo(sim.requests.slice(mark), '/jobs')).toEqual([]);
   });
+
+  it('shows the logs an earlier run saved when the failed Job\'s pods are gone', async () => {
+    await start({ jobs: { setup: { outcome: 'fail', exitCode: 2, logs: ['disk full on /var/lib/pgsql'] } } });
+    const dir = plan();
+    const runs = tmpDir('uyuni-runs-');
+    expect((await cli('run', dir, { kubeconfig: sim.kubeconfigPath, runDir: path.join(runs, 'install-1') })).code).toBe(1);
+    for (const p of sim.list('v1', 'Pod', NS).filter((x) => x.metadata.name.startsWith('setup-'))) {
+      const res = await fetch(`${sim.url}/api/v1/namespaces/${NS}/pods/${p.metadata.name}`, { method: 'DELETE' });
+      expect(res.status).toBe(200);
+    }
+    await until('the pods gone', () => !sim.list('v1', 'Pod', NS).some((x) => x.metadata.name.startsWith('setup-')));
+    const r = await cli('run', dir, { kubeconfig: sim.kubeconfigPath, runDir: path.join(runs, 'install-2') });
+    expect(r.code).toBe(1);
+    expect(r.out).toContain('failed in an earlier run');
+    expect(r.out).toMatch(/pod gone; log saved in .*install-1\/setup\/setup-\w+\.main\.log/);
+    expect(r.out).toContain('    disk full on /var/lib/pgsql');
+  });
 });
