@@ -46,3 +46,25 @@ afterEach(async () => {
     expect(sim.get('batch/v1', 'Job', 'uyuni-db-upgrade', 'uyuni')).toBeUndefined();
   });
 });
+
+(have('migrate') ? describe : describe.skip)('dist/migrate', () => {
+  it('stops at the data-sync step naming the missing ssh key Secret, then migrates once the user created it', async () => {
+    sim = await startSimulator({ jobs: { 'uyuni-inspect': { logs: facts({ fqdn: 'old-server.example.com' }) } } });
+    const first = await cli('run', dist('migrate'), { kubeconfig: sim.kubeconfigPath });
+    expect(first.code).toBe(1);
+    expect(first.out + first.err).toContain('kubectl -n uyuni create secret generic uyuni-migration-key');
+    expect(sim.get('batch/v1', 'Job', 'uyuni-data-sync', 'uyuni')).toBeUndefined();
+
+    const b64 = (t: string) => Buffer.from(t).toString('base64');
+    sim.put({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'uyuni-migration-key', namespace: 'uyuni' }, data: { key: b64('k'), 'key.pub': b64('p') } });
+    sim.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'uyuni-migration-ssh', namespace: 'uyuni' }, data: { config: 'Host *', known_hosts: 'old-server.example.com ssh-ed25519 AAAA' } });
+    sim.put({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'uyuni-ca', namespace: 'uyuni' }, type: 'kubernetes.io/tls', data: { 'tls.crt': b64('c'), 'tls.key': b64('k') } });
+    const r = await cli('run', dist('migrate'), { kubeconfig: sim.kubeconfigPath });
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    for (const s of readPlan(dist('migrate')).steps) {
+      for (const o of s.objects.filter((x) => x.kind === 'Job')) expect(sim.get(o.apiVersion, o.kind, o.name, o.namespace)?.status?.succeeded).toBe(1);
+    }
+    expect(sim.get('apps/v1', 'Deployment', 'uyuni', 'uyuni')).toBeDefined();
+  });
+});
