@@ -21,6 +21,12 @@ describe('API simulator: discovery, CRUD, server-side apply', () => {
     expect(certs.resources.map((r) => r.kind)).toEqual(expect.arrayContaining(['Certificate', 'Issuer', 'ClusterIssuer']));
   });
 
+  it('answers /version as a 1.32 server', async () => {
+    const v = await c.kc.makeApiClient(k8s.VersionApi).getCode();
+    expect(v).toMatchObject({ major: '1', minor: '32' });
+    expect(v.gitVersion).toMatch(/^v1\.32\./);
+  });
+
   it('404s a cert-manager kind when cert-manager is not installed, and serves it once its CRD is applied', async () => {
     await sim.stop();
     sim = await startSimulator({ certManager: false });

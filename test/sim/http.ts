@@ -337,6 +337,7 @@ export function createHandler(d: HttpDeps) {
       rt: r.rt, namespace: r.namespace, name: r.name, labelMatch, fieldMatch,
       resourceVersion: q.get('resourceVersion') ?? undefined,
       bookmarks: q.get('allowWatchBookmarks') === 'true',
+      initialEvents: q.get('sendInitialEvents') === 'true',
       timeoutSeconds: Number(q.get('timeoutSeconds') ?? DEFAULT_WATCH_TIMEOUT_S),
     });
   }

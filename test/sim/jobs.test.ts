@@ -164,6 +164,20 @@ describe('API simulator: Jobs, pods and logs', () => {
     expect(tail).toBe('line 8\nline 9\n');
   });
 
+  it('needs a container name for the logs of a pod with several containers', async () => {
+    sim.setJob('pair', { outcome: 'hang' });
+    const body = job('pair');
+    (body.spec.template.spec.containers as any[]).push({ name: 'sidecar', image: 'busybox' });
+    await c.batch.createNamespacedJob({ namespace: 'default', body: body as any });
+    const pod = await until(() => jobPods(sim, 'pair').find((p) => p.status.phase === 'Running'), 'Running');
+    const none = await apiError(c.core.readNamespacedPodLog({ name: pod.metadata.name, namespace: 'default' }));
+    expect(none.code).toBe(400);
+    expect(none.body.message).toBe(`a container name must be specified for pod ${pod.metadata.name}, choose one of: [main sidecar]`);
+    const wrong = await apiError(c.core.readNamespacedPodLog({ name: pod.metadata.name, namespace: 'default', container: 'nope' }));
+    expect(wrong.body.message).toBe(`container nope is not valid for pod ${pod.metadata.name}`);
+    expect(await c.core.readNamespacedPodLog({ name: pod.metadata.name, namespace: 'default', container: 'sidecar' })).toBe('');
+  });
+
   it('deletes pods with a Job only for Background/Foreground propagation; none orphans them', async () => {
     sim.setJob('keep', { outcome: 'hang' });
     sim.setJob('drop', { outcome: 'hang' });

@@ -77,6 +77,15 @@ describe('API simulator: watch, selectors, pagination, faults', () => {
     expect(Number(seen.events[0].rv)).toBeGreaterThan(0);
   });
 
+  it('serves a watch-list: current objects, then a BOOKMARK marking the end of initial events', async () => {
+    await c.core.createNamespacedConfigMap({ namespace: 'default', body: cm('a') });
+    const { seen, ctl } = await watch(c, '/api/v1/namespaces/default/configmaps', { sendInitialEvents: true, resourceVersionMatch: 'NotOlderThan', allowWatchBookmarks: true });
+    await until(() => seen.events.length === 2, 'initial events');
+    expect(seen.events.map((e) => e.type)).toEqual(['ADDED', 'BOOKMARK']);
+    expect(seen.events[1].object.metadata.annotations).toEqual({ 'k8s.io/initial-events-end': 'true' });
+    ctl.abort();
+  });
+
   it('drops every watch on demand, the client sees its stream end', async () => {
     const a = await watch(c, '/api/v1/namespaces/default/pods', {});
     const b = await watch(c, '/apis/batch/v1/jobs', {});

@@ -16,6 +16,8 @@ export interface WatchSpec {
   fieldMatch: (o: any) => boolean;
   resourceVersion?: string;
   bookmarks: boolean;
+  /** sendInitialEvents=true: current objects, then a BOOKMARK marking their end (watch-list). */
+  initialEvents: boolean;
   /** Virtual seconds until the server closes the stream. */
   timeoutSeconds: number;
 }
@@ -52,7 +54,10 @@ export class WatchHub {
     res.flushHeaders();
 
     const rv = w.resourceVersion;
-    if (rv && rv !== '0') {
+    if (w.initialEvents) {
+      for (const o of this.store.list(w.rt, w.namespace)) if (matches(o)) send('ADDED', o);
+      send('BOOKMARK', { kind: w.rt.kind, apiVersion: apiVersionOf(w.rt), metadata: { resourceVersion: String(this.store.resourceVersion), annotations: { 'k8s.io/initial-events-end': 'true' } } });
+    } else if (rv && rv !== '0') {
       const n = Number(rv);
       const replay = Number.isInteger(n) ? this.store.eventsSince(n) : undefined;
       if (!replay) {
