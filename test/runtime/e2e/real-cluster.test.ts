@@ -16,7 +16,7 @@ const enabled = process.env.UYUNI_CDK_REAL_CLUSTER === '1' && Boolean(process.en
     apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'inspect', namespace: ns },
     spec: { backoffLimit: 0, template: { spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'busybox:1.36', command: ['sh', '-c', 'echo inspecting; echo pg_version=16'] }] } } },
   };
-  const dir = writePlan([
+  const plan = () => writePlan([
     { name: 'namespace', objects: [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }] },
     { name: 'inspect', objects: [inspect], factsFrom: { apiVersion: 'batch/v1', kind: 'Job', name: 'inspect', namespace: ns }, timeoutSeconds: 240 },
     {
@@ -25,7 +25,12 @@ const enabled = process.env.UYUNI_CDK_REAL_CLUSTER === '1' && Boolean(process.en
       waits: [{ object: { apiVersion: 'v1', kind: 'ConfigMap', name: 'cfg', namespace: ns }, for: 'exists' }],
     },
   ], { name: 'e2e' });
-  const kubeconfig = process.env.KUBECONFIG!.split(':')[0];
+  const kubeconfig = (process.env.KUBECONFIG ?? '').split(':')[0];
+  let dir: string;
+
+  beforeAll(() => {
+    dir = plan();
+  });
 
   afterAll(async () => {
     await cli('destroy', dir, { kubeconfig, namespace: ns, yes: true, purgeVolumes: true });
