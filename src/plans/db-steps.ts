@@ -2,7 +2,9 @@ import { ApiObject, JsonPatch } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
 import type { UyuniConfig } from '../config/schema';
+import { CocoDeployment } from '../constructs/coco-deployment';
 import { hashSpec, ScriptJob } from '../constructs/script-job';
+import { ServerDeployment } from '../constructs/server-deployment';
 import { ROOT_CONTAINER, ROOT_POD, serverVolumesOf } from '../constructs/server-pod';
 import { claimMounts, claimVolumes } from '../constructs/server-volumes';
 import { image, IMAGES, pullSecrets } from '../model/images';
@@ -36,7 +38,8 @@ export const JOB_NAMES = {
 } as const;
 
 /** The workloads that use the database: stopped before the data is touched. */
-export const DATABASE_USERS: readonly ObjectRef[] = ['uyuni', 'uyuni-coco-attestation'].map((name) => ({ apiVersion: 'apps/v1', kind: 'Deployment', name }));
+export const DATABASE_USERS: readonly ObjectRef[] = [ServerDeployment.NAME, CocoDeployment.NAME]
+  .map((name) => ({ apiVersion: 'apps/v1', kind: 'Deployment', name }));
 
 export function deploymentRefs(namespace: string): ObjectRef[] {
   return DATABASE_USERS.map((d) => ({ ...d, namespace }));
@@ -91,7 +94,7 @@ export function upgradeGates(config: UyuniConfig, pg: PgVersions, flow: 'migrati
         ? 'cannot tell which product and release the old server runs: it has neither /etc/uyuni-release nor /etc/susemanager-release'
         : `cannot tell which product and release the data belongs to: no release file in ${RELEASE_DIR} (uyuni-post-upgrade keeps one; `
           + 'a server set up by the install plan has none yet). Record the running server\'s with: '
-          + `kubectl -n ${config.namespace} exec deploy/uyuni -c uyuni -- sh -c 'mkdir -p ${RELEASE_DIR} && cp /etc/uyuni-release ${RELEASE_DIR}/ || cp /etc/susemanager-release ${RELEASE_DIR}/'`,
+          + `kubectl -n ${config.namespace} exec deploy/${ServerDeployment.NAME} -c uyuni -- sh -c 'mkdir -p ${RELEASE_DIR} && cp /etc/uyuni-release ${RELEASE_DIR}/ || cp /etc/susemanager-release ${RELEASE_DIR}/'`,
     },
     {
       type: 'equals', left: fact('product'), right: fact('current_product'),
