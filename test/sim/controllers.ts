@@ -63,6 +63,7 @@ export class Controllers {
   private readonly podTimers = new Map<string, Array<() => void>>();
   private readonly jobsQueued = new Set<string>();
   private readonly jobCreating = new Set<string>();
+  private readonly jobDeadlines = new Set<string>();
   private readonly foreground = new Map<string, { rt: ResourceType; ns?: string; name: string }>();
 
   constructor(
@@ -310,6 +311,11 @@ export class Controllers {
       uncountedTerminatedPods: {},
     };
     const conditions = [...(st.conditions ?? [])];
+    const deadline = job.spec.activeDeadlineSeconds;
+    if (deadline !== undefined && !this.jobDeadlines.has(uid)) {
+      this.jobDeadlines.add(uid);
+      this.clock.after(deadline * 1000, () => this.failJob(ns, name, uid, 'DeadlineExceeded', 'Job was active longer than specified deadline'));
+    }
     if (succeeded >= job.spec.completions) {
       if (!hasCond(job, 'SuccessCriteriaMet')) {
         conditions.push(cond('SuccessCriteriaMet', 'True', 'CompletionsReached', 'Reached expected number of succeeded pods', now));
@@ -321,6 +327,8 @@ export class Controllers {
         for (const p of active) this.delete(this.T('v1', 'Pod'), ns, p.metadata.name, {});
         this.clock.after(TIMING.jobFinish, () => this.finishJob(ns, name, uid, 'Failed'));
       }
+    } else if (hasCond(job, 'FailureTarget')) {
+      // failing for another reason (deadline): no new pods
     } else {
       const want = Math.min(job.spec.parallelism, job.spec.completions - succeeded) - active.length;
       if (want > 0 && !this.jobCreating.has(uid)) {
@@ -340,6 +348,20 @@ export class Controllers {
       this.store.update(jobT, { ...job, status: next });
       for (const c of conditions.slice((st.conditions ?? []).length)) this.note('Job', name, ns, c.type);
     }
+  }
+
+  /** activeDeadlineSeconds passed: FailureTarget now, running pods killed, Failed after. */
+  private failJob(ns: string, name: string, uid: string, reason: string, message: string): void {
+    const jobT = this.T('batch/v1', 'Job');
+    const job = this.store.get(jobT, ns, name);
+    if (!job || job.metadata.uid !== uid || hasCond(job, 'FailureTarget') || hasCond(job, 'SuccessCriteriaMet')) return;
+    job.status.conditions = [...(job.status.conditions ?? []), cond('FailureTarget', 'True', reason, message, this.now())];
+    this.store.update(jobT, job);
+    this.note('Job', name, ns, 'FailureTarget');
+    for (const p of this.store.list(this.T('v1', 'Pod'), ns)) {
+      if (p.metadata.ownerReferences?.some((r: any) => r.uid === uid) && !isTerminal(p)) this.tryDelete(this.T('v1', 'Pod'), ns, p.metadata.name, 'Background');
+    }
+    this.clock.after(TIMING.jobFinish, () => this.finishJob(ns, name, uid, 'Failed'));
   }
 
   private finishJob(ns: string, name: string, uid: string, type: 'Complete' | 'Failed'): void {

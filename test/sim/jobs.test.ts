@@ -93,6 +93,18 @@ describe('API simulator: Jobs, pods and logs', () => {
     expect(log).toBe('about to fail\n');
   });
 
+  it('fails a Job that outlives activeDeadlineSeconds, killing its pod', async () => {
+    sim.setJob('slow', { outcome: 'hang' });
+    await c.batch.createNamespacedJob({ namespace: 'default', body: { ...job('slow'), spec: { ...job('slow').spec, activeDeadlineSeconds: 5 } } as any });
+    const j = await until(() => {
+      const x = sim.get('batch/v1', 'Job', 'slow', 'default');
+      return condTypes(x).includes('Failed') && x;
+    }, 'Job Failed');
+    expect(condTypes(j)).toEqual(['FailureTarget', 'Failed']);
+    expect(j.status.conditions[1].reason).toBe('DeadlineExceeded');
+    await until(() => jobPods(sim, 'slow').length === 0, 'pod killed');
+  });
+
   it('retries a failing pod up to backoffLimit', async () => {
     await sim.stop();
     sim = await startSimulator({ clockSpeed: 2000, jobs: { flaky: { outcome: 'fail', durationMs: 100 } } });
