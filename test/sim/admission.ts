@@ -55,7 +55,7 @@ export function admit(store: Store, rt: ResourceType, obj: any, old: any | undef
       if (!old) obj.status = { phase: 'Pending', qosClass: 'BestEffort' };
       break;
     case '/Secret':
-      obj.type ??= 'Opaque';
+      obj.type ||= 'Opaque';
       if (obj.stringData) {
         obj.data = { ...obj.data };
         for (const [k, v] of Object.entries(obj.stringData)) obj.data[k] = Buffer.from(String(v)).toString('base64');

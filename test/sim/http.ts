@@ -9,6 +9,7 @@ import type { Controllers } from './controllers';
 import { ApiError, alreadyExists, badRequest, noSuchResource, notFound, staleConflict } from './errors';
 import type { PodLogs } from './logs';
 import { PatchError, jsonPatch, mergePatch, serverSideApply } from './patch';
+import { decodeProtobuf } from './protobuf';
 import { ResourceType, apiVersionOf } from './resources';
 import { SelectorError, parseFieldSelector, parseLabelSelector } from './selectors';
 import { Store, clone } from './store';
@@ -160,13 +161,21 @@ export function createHandler(d: HttpDeps) {
     return { rt, namespace: r.namespace, name: r.name, sub: r.sub, watchPath };
   }
 
-  function parseBody(raw: string, contentType: string): any {
-    if (!raw) return undefined;
+  function parseBody(raw: Buffer, contentType: string): any {
+    if (!raw.length) return undefined;
     const type = contentType.split(';')[0].trim();
+    if (type === 'application/vnd.kubernetes.protobuf') {
+      try {
+        return decodeProtobuf(raw);
+      } catch (e) {
+        throw new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (${(e as Error).message})`);
+      }
+    }
     if (type.includes('protobuf') || type.includes('cbor'))
       throw new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/apply-patch+yaml, application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json`);
+    const text = raw.toString('utf8');
     try {
-      return type === 'application/apply-patch+yaml' || type === 'application/yaml' ? YAML.parse(raw) : JSON.parse(raw);
+      return type === 'application/apply-patch+yaml' || type === 'application/yaml' ? YAML.parse(text) : JSON.parse(text);
     } catch (e) {
       throw badRequest(`error decoding request body: ${(e as Error).message}`);
     }
@@ -385,7 +394,7 @@ export function createHandler(d: HttpDeps) {
     res.on('close', stop);
   }
 
-  async function serve(req: IncomingMessage, res: ServerResponse, rec: RequestRecord, raw: string): Promise<void> {
+  async function serve(req: IncomingMessage, res: ServerResponse, rec: RequestRecord, raw: Buffer): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://sim');
     const q = url.searchParams;
     const segs = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
@@ -465,7 +474,7 @@ export function createHandler(d: HttpDeps) {
     d.requests.push(rec);
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
-    const raw = Buffer.concat(chunks).toString('utf8');
+    const raw = Buffer.concat(chunks);
 
     const line = `${rec.method} ${rec.path}${rec.query ? '?' + rec.query : ''}`;
     const fault = d.faults.find((f) => f.remaining > 0 && (!f.matcher || line.includes(f.matcher)));

@@ -162,11 +162,26 @@ describe('Debian kubectl against the simulator', () => {
     expect(sim.get('v1', 'Service', 'db', 'uyuni')).toBeDefined();
   });
 
-  it('refuses kubectl create with a protobuf body cleanly (415)', async () => {
+  it('reads the protobuf bodies of kubectl create configmap|secret|namespace, refuses other kinds with 415', async () => {
     sim = await startSimulator();
-    const created = await kubectl(sim, cache, ['create', 'configmap', 'settings', '--from-literal=a=b']);
-    expect(created.code).toBe(1);
-    expect(created.stderr).toContain('the body of the request was in an unknown format');
-    expect(sim.requests.find((r) => r.method === 'POST')?.status).toBe(415);
+    for (const args of [
+      ['create', 'namespace', 'extra'],
+      ['create', 'configmap', 'settings', '-n', 'extra', '--from-literal=a=b', '--from-literal=c=d'],
+      ['create', 'secret', 'generic', 'creds', '-n', 'extra', '--from-literal=password=s3cret'],
+    ]) {
+      const r = await kubectl(sim, cache, args);
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+    }
+    expect(sim.get('v1', 'Namespace', 'extra').status.phase).toBe('Active');
+    expect(sim.get('v1', 'ConfigMap', 'settings', 'extra').data).toEqual({ a: 'b', c: 'd' });
+    const secret = sim.get('v1', 'Secret', 'creds', 'extra');
+    expect(secret.type).toBe('Opaque');
+    expect(Buffer.from(secret.data.password, 'base64').toString()).toBe('s3cret');
+
+    const dep = await kubectl(sim, cache, ['create', 'deployment', 'web', '--image=nginx']);
+    expect(dep.code).toBe(1);
+    expect(dep.stderr).toContain('the body of the request was in an unknown format');
+    expect(sim.requests.filter((r) => r.method === 'POST').map((r) => r.status)).toEqual([201, 201, 201, 415]);
   });
 });
