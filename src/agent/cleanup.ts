@@ -2,19 +2,21 @@
  * The start-up cleanup (spec §3 with the §4 fixes): compare the units of the slice with the pods
  * bound to the node and remove what does not belong.
  *
- * Order matters for failing closed: the pod list is read completely first; nothing on the
- * node is touched unless that succeeded. Units outside the slice are never touched: a loaded unit
- * counts only when systemd reports it in the slice, a file on disk only when it says `Slice=<slice>`.
+ * Fails closed: the pod list and the units of the slice are read side by side, but nothing is
+ * decided or changed unless the pod list was read completely. Units outside the slice are never
+ * touched: a loaded unit counts only when its file (or systemd) puts it in the slice, a file on disk
+ * only when it says `Slice=<slice>`.
  */
 import * as fs from 'fs';
 import * as path from 'path';
+import type { PodLike } from '../systemd/pod';
 import { renderNodeUnits } from '../systemd/render';
 import { unitFileSlice } from '../systemd/unit';
 import { unitNameProblem } from '../systemd/unit-name';
 import { Decision, decideCleanup, ObservedUnit } from './decide';
 import type { Logger } from './log';
 import { listNodePods } from './pods';
-import { dbusErrorName, SERVICE_IFACE, SystemdManager, UNIT_IFACE } from './systemd-dbus';
+import { dbusErrorName, SERVICE_IFACE, SystemdManager, UNIT_IFACE, unitObjectPath } from './systemd-dbus';
 
 export interface CleanupOptions {
   readonly node: string;
@@ -36,7 +38,7 @@ export interface CleanupOptions {
   readonly callTimeoutMs?: number;
   /** Wait for one stop job's JobRemoved. @default 120000 */
   readonly jobTimeoutMs?: number;
-  /** Units removed at the same time. @default 32 */
+  /** D-Bus calls in flight at the same time (units looked at, units stopped). @default 64 */
   readonly concurrency?: number;
   readonly log: Logger;
 }
@@ -75,15 +77,15 @@ export async function findSliceUnits(mgr: SystemdManager, options: Pick<CleanupO
   const slicePath = await mgr.LoadUnit(options.slice);
   const requiredBy = ((await mgr.getProperty(slicePath, UNIT_IFACE, 'RequiredBy')) as string[])
     .filter((n) => n.endsWith('.service') && !unitNameProblem(n));
-  await pool(requiredBy, options.concurrency ?? 32, async (name) => {
-    const unitPath = await mgr.LoadUnit(name);
-    const [slice, fragmentPath] = await Promise.all([
-      mgr.getProperty(unitPath, SERVICE_IFACE, 'Slice'),
-      mgr.getProperty(unitPath, UNIT_IFACE, 'FragmentPath'),
-    ]);
-    if (slice !== options.slice) return;
-    const file = fragmentPath as string;
-    found.set(name, { name, fragmentPath: file, ...(file ? readUnitFile(file) : {}) });
+  await pool(requiredBy, options.concurrency ?? 64, async (name) => {
+    const unitPath = unitObjectPath(name);
+    const file = (await mgr.getProperty(unitPath, UNIT_IFACE, 'FragmentPath')) as string;
+    const read = file ? readUnitFile(file) : {};
+    // The unit file says which slice; only when it does not (a drop-in, no file) ask systemd.
+    if (read.content === undefined || unitFileSlice(read.content) !== options.slice) {
+      if ((await mgr.getProperty(unitPath, SERVICE_IFACE, 'Slice')) !== options.slice) return;
+    }
+    found.set(name, { name, fragmentPath: file, ...read });
   });
 
   let entries: fs.Dirent[] = [];
@@ -104,44 +106,86 @@ export async function findSliceUnits(mgr: SystemdManager, options: Pick<CleanupO
   return [...found.values()];
 }
 
-/** Stop (waiting for the job), reset-failed, disable, delete the file. Returns problems, if any. */
-async function removeUnit(mgr: SystemdManager, d: Decision, options: CleanupOptions): Promise<string[]> {
+const IGNORABLE = new Set(['org.freedesktop.systemd1.NoSuchUnit', 'org.freedesktop.DBus.Error.FileNotFound']);
+
+/** Stop, waiting for the job's JobRemoved, then reset-failed (#321). Returns problems, if any. */
+async function stopUnit(mgr: SystemdManager, unit: string, jobTimeoutMs: number): Promise<string[]> {
   const problems: string[] = [];
-  const jobTimeoutMs = options.jobTimeoutMs ?? 120_000;
   try {
-    const job = await mgr.StopUnit(d.unit, 'replace');
+    const job = await mgr.StopUnit(unit, 'replace');
     const result = await mgr.waitForJob(job, jobTimeoutMs);
     if (result !== 'done') problems.push(`stop job ended with "${result}"`);
   } catch (e) {
-    if (dbusErrorName(e) !== 'org.freedesktop.systemd1.NoSuchUnit') problems.push(`StopUnit: ${(e as Error).message}`);
+    if (!IGNORABLE.has(dbusErrorName(e) ?? '')) problems.push(`StopUnit: ${(e as Error).message}`);
   }
   try {
-    await mgr.ResetFailedUnit(d.unit);
+    await mgr.ResetFailedUnit(unit);
   } catch (e) {
-    if (dbusErrorName(e) !== 'org.freedesktop.systemd1.NoSuchUnit') problems.push(`ResetFailedUnit: ${(e as Error).message}`);
-  }
-  try {
-    await mgr.DisableUnitFiles([d.unit], false);
-  } catch (e) {
-    if (dbusErrorName(e) !== 'org.freedesktop.systemd1.NoSuchUnit') problems.push(`DisableUnitFiles: ${(e as Error).message}`);
-  }
-  if (d.fragmentPath) {
-    if (isInside(options.unitDir, d.fragmentPath)) {
-      try {
-        fs.unlinkSync(d.fragmentPath);
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'ENOENT') problems.push(`deleting ${d.fragmentPath}: ${(e as Error).message}`);
-      }
-    } else {
-      options.log.log('WARN', `The file ${d.fragmentPath} of the systemd unit [${d.unit}] is outside ${options.unitDir} and was not deleted.`);
-    }
+    // A stopped unit without references may already be gone (garbage-collected): nothing to reset.
+    if (!IGNORABLE.has(dbusErrorName(e) ?? '')) problems.push(`ResetFailedUnit: ${(e as Error).message}`);
   }
   return problems;
 }
 
+/**
+ * Disables the units in one DisableUnitFiles call: systemd scans the unit directories once per call
+ * (~0.1 s with 200 units), so one call per unit would dominate. If the batch fails, unit by unit,
+ * to tell which one failed.
+ */
+async function disableUnits(mgr: SystemdManager, units: readonly string[], problems: Map<string, string[]>): Promise<void> {
+  if (units.length === 0) return;
+  try {
+    await mgr.DisableUnitFiles([...units], false);
+    return;
+  } catch {
+    // fall through to one call per unit
+  }
+  for (const unit of units) {
+    try {
+      await mgr.DisableUnitFiles([unit], false);
+    } catch (e) {
+      if (!IGNORABLE.has(dbusErrorName(e) ?? '')) problems.get(unit)!.push(`DisableUnitFiles: ${(e as Error).message}`);
+    }
+  }
+}
+
+function deleteUnitFile(d: Decision, options: CleanupOptions, problems: string[]): void {
+  if (!d.fragmentPath) return;
+  if (!isInside(options.unitDir, d.fragmentPath)) {
+    options.log.log('WARN', `The file ${d.fragmentPath} of the systemd unit [${d.unit}] is outside ${options.unitDir} and was not deleted.`);
+    return;
+  }
+  try {
+    fs.unlinkSync(d.fragmentPath);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') problems.push(`deleting ${d.fragmentPath}: ${(e as Error).message}`);
+  }
+}
+
 export async function runCleanup(options: CleanupOptions): Promise<CleanupResult> {
-  // Fail closed: without the complete pod list nothing below runs (PodListError propagates).
-  const pods = await listNodePods({ kubeconfig: options.kubeconfig, node: options.node, timeoutMs: options.apiTimeoutMs });
+  // Looking is not touching: the pod list and the units of the slice are read side by side, and
+  // nothing is decided, logged or changed unless the pod list was read completely.
+  let mgr: SystemdManager | undefined;
+  const [podList, discovery] = await Promise.allSettled([
+    listNodePods({ kubeconfig: options.kubeconfig, node: options.node, timeoutMs: options.apiTimeoutMs }),
+    (async () => {
+      mgr = await SystemdManager.connect({ session: options.session, address: options.busAddress, callTimeoutMs: options.callTimeoutMs });
+      // Subscribed before any StopUnit, so no JobRemoved is missed.
+      if (!options.dryRun) await mgr.Subscribe();
+      return findSliceUnits(mgr, options);
+    })(),
+  ]);
+  try {
+    if (podList.status === 'rejected') throw podList.reason;
+    if (discovery.status === 'rejected') throw discovery.reason;
+    if (!mgr) throw new Error('unreachable: no bus connection');
+    return await decideAndRemove(mgr, podList.value, discovery.value, options);
+  } finally {
+    (mgr as SystemdManager | undefined)?.close();
+  }
+}
+
+async function decideAndRemove(mgr: SystemdManager, pods: PodLike[], units: ObservedUnit[], options: CleanupOptions): Promise<CleanupResult> {
   const expected = renderNodeUnits(pods, {
     session: options.session,
     packageDir: options.packageDir,
@@ -151,36 +195,34 @@ export async function runCleanup(options: CleanupOptions): Promise<CleanupResult
   for (const [unit, owners] of expected.collisions) {
     options.log.log('WARN', `The pods ${owners.map((p) => `[${p}]`).join(' and ')} map to the same systemd unit [${unit}]; it is not rendered for either.`);
   }
-
-  const mgr = await SystemdManager.connect({ session: options.session, address: options.busAddress, callTimeoutMs: options.callTimeoutMs });
-  try {
-    if (!options.dryRun) {
-      await mgr.Subscribe();
-      await mgr.Reload();
-    }
-    const units = await findSliceUnits(mgr, options);
-    const decisions = decideCleanup(units, expected);
-    for (const d of decisions) options.log.log(d.level, d.message);
-    const removals = decisions.filter((d) => d.action === 'remove');
-    if (options.dryRun) {
-      options.log.log('INFO', `Dry run: ${removals.length} systemd units would be removed, ${decisions.length - removals.length} kept; nothing was changed.`);
-      return { decisions, removed: [], failures: [] };
-    }
-
-    const removed: string[] = [];
-    const failures: Array<{ unit: string; error: string }> = [];
-    await pool(removals, options.concurrency ?? 32, async (d) => {
-      const problems = await removeUnit(mgr, d, options);
-      if (problems.length) {
-        failures.push({ unit: d.unit, error: problems.join('; ') });
-        options.log.log('ERROR', `The systemd unit [${d.unit}] could not be removed cleanly: ${problems.join('; ')}`);
-      } else {
-        removed.push(d.unit);
-      }
-    });
-    if (removals.length) await mgr.Reload();
-    return { decisions, removed, failures };
-  } finally {
-    mgr.close();
+  const decisions = decideCleanup(units, expected);
+  for (const d of decisions) options.log.log(d.level, d.message);
+  const removals = decisions.filter((d) => d.action === 'remove');
+  if (options.dryRun) {
+    options.log.log('INFO', `Dry run: ${removals.length} systemd units would be removed, ${decisions.length - removals.length} kept; nothing was changed.`);
+    return { decisions, removed: [], failures: [] };
   }
+
+  // Removal: stop + reset-failed concurrently per unit, one DisableUnitFiles, delete the files,
+  // one Reload at the end.
+  const problems = new Map(removals.map((d) => [d.unit, [] as string[]]));
+  await pool(removals, options.concurrency ?? 64, async (d) => {
+    problems.get(d.unit)!.push(...(await stopUnit(mgr, d.unit, options.jobTimeoutMs ?? 120_000)));
+  });
+  await disableUnits(mgr, removals.map((d) => d.unit), problems);
+  for (const d of removals) deleteUnitFile(d, options, problems.get(d.unit)!);
+  if (removals.length) await mgr.Reload();
+
+  const removed: string[] = [];
+  const failures: Array<{ unit: string; error: string }> = [];
+  for (const d of removals) {
+    const p = problems.get(d.unit)!;
+    if (p.length === 0) {
+      removed.push(d.unit);
+      continue;
+    }
+    failures.push({ unit: d.unit, error: p.join('; ') });
+    options.log.log('ERROR', `The systemd unit [${d.unit}] could not be removed cleanly: ${p.join('; ')}`);
+  }
+  return { decisions, removed, failures };
 }

@@ -15,6 +15,20 @@ const JOB_REMOVED_MATCH = `type='signal',sender='${DEST}',path='${MANAGER_PATH}'
 
 export class SystemdError extends Error {}
 
+/**
+ * A unit's object path, as systemd derives it (bus_label_escape): every byte other than an ASCII
+ * letter or digit (and a leading digit) becomes `_xx`. Saves a LoadUnit round trip per unit;
+ * systemd loads the unit when its path is accessed.
+ */
+export function unitObjectPath(name: string): string {
+  let label = '';
+  for (const [i, byte] of Buffer.from(name, 'utf8').entries()) {
+    const c = String.fromCharCode(byte);
+    label += /[A-Za-z]/.test(c) || (i > 0 && /[0-9]/.test(c)) ? c : `_${byte.toString(16).padStart(2, '0')}`;
+  }
+  return `${MANAGER_PATH}/unit/${label || '_'}`;
+}
+
 export interface ConnectOptions {
   /** The user manager on the session bus (`DBUS_SESSION_BUS_ADDRESS`) instead of the system bus. */
   readonly session: boolean;

@@ -126,6 +126,6 @@ export function register(program: Command): void {
     .option('--unit-dir <dir>', 'where unit files live (default: /lib/systemd/system, or $XDG_CONFIG_HOME/systemd/user with --session)')
     .option('--api-timeout <seconds>', 'limit for each page of the pod list', '30')
     .option('--job-timeout <seconds>', 'limit for each stop job', '120')
-    .option('--concurrency <n>', 'units removed at the same time', '32'))
+    .option('--concurrency <n>', 'D-Bus calls in flight at the same time', '64'))
     .action((flags: CleanupFlags) => cleanup(flags));
 }
