@@ -16,6 +16,8 @@ interface Stream {
   file?: fs.WriteStream;
   partial: string;
   lines: string[];
+  attempts: number;
+  where?: { namespace: string; pod: string; container: string };
   ended: Promise<void>;
   markEnded: () => void;
 }
@@ -42,9 +44,10 @@ export class StepLogs {
     const existing = this.streams.get(key);
     if (existing && existing.state !== 'retry') return;
     let markEnded!: () => void;
-    const s: Stream = existing ?? { state: 'starting', partial: '', lines: [], ended: new Promise((r) => { markEnded = r; }), markEnded: () => {} };
+    const s: Stream = existing ?? { state: 'starting', partial: '', lines: [], attempts: 0, ended: new Promise((r) => { markEnded = r; }), markEnded: () => {} };
     if (!existing) s.markEnded = markEnded;
     s.state = 'starting';
+    s.where = { namespace, pod, container };
     this.streams.set(key, s);
     const dir = path.join(this.runDir, this.step);
     fs.mkdirSync(dir, { recursive: true });
@@ -69,9 +72,13 @@ export class StepLogs {
       s.handle = h;
       if (s.state === 'starting') s.state = 'streaming';
     }, (e) => {
-      // 400: the container is still waiting to start; the next pod update tries again.
-      void e;
       s.state = 'retry';
+      // 400: the container is still waiting to start; the next pod update tries again. Anything
+      // else (a 5xx, a reset) is retried shortly: a terminated pod may never update again.
+      if (e?.code !== 400 && s.attempts < 6) {
+        s.attempts++;
+        setTimeout(() => { if (s.state === 'retry') this.start(namespace, pod, container); }, 100 * 2 ** s.attempts).unref();
+      }
     });
   }
 
@@ -82,6 +89,10 @@ export class StepLogs {
 
   /** Waits (bounded) for streams to drain: containers that terminated close their streams. */
   async drain(timeoutMs: number): Promise<void> {
+    // Streams whose request failed get a last try now: their pods may never change again.
+    for (const st of this.streams.values()) {
+      if (st.state === 'retry' && st.where) this.start(st.where.namespace, st.where.pod, st.where.container);
+    }
     const open = [...this.streams.values()].filter((s) => s.state === 'streaming' || s.state === 'starting').map((s) => s.ended);
     if (open.length === 0) return;
     await Promise.race([Promise.all(open), new Promise((r) => setTimeout(r, timeoutMs).unref())]);

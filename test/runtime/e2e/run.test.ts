@@ -130,6 +130,20 @@ describe('uyuni-cdk run against the API simulator', () => {
     expect(sim.get('apps/v1', 'Deployment', 'uyuni', NS)).toBeDefined();
   });
 
+  it('keeps every log line when the log request fails transiently', async () => {
+    await start({ jobs: { setup: { logs: ['line one', 'line two'] } } });
+    const dir = writePlan([{ name: 'namespace', objects: [namespace()] }, { name: 'setup', objects: [job('setup')] }]);
+    sim.failNext(2, 503, '/log');
+    const runDir = tmpDir();
+    const r = await cli('run', dir, { kubeconfig: sim.kubeconfigPath, runDir });
+    expect(r.code).toBe(0);
+    expect(sim.requests.filter((q) => q.path.endsWith('/log') && q.status === 503)).toHaveLength(2);
+    const [file] = fs.readdirSync(path.join(runDir, 'setup'));
+    expect(file).toMatch(/^setup-\w+\.main\.log$/);
+    expect(fs.readFileSync(path.join(runDir, 'setup', file), 'utf8')).toBe('line one\nline two\n');
+    expect(r.out).toMatch(/setup\/setup-\w+\/main \| line two/);
+  });
+
   it('stops with the requirement\'s message when a required ConfigMap is missing, applying nothing of the step', async () => {
     await start();
     const dir = writePlan([
