@@ -53,6 +53,13 @@ export const SERVER_VOLUMES: readonly VolumeSpec[] = [
 /** Where the db container mounts `var-pgsql`. */
 export const DB_DATA_PATH = '/var/lib/pgsql/data';
 
+/**
+ * Where the server's data records which product and release it belongs to (on the etc-rhn
+ * volume): written by the install's setup and by uyuni-post-upgrade, read by the next upgrade's
+ * inspection to refuse downgrades and product switches.
+ */
+export const RELEASE_DIR = '/etc/rhn/uyuni-cdk';
+
 /** The migration's scratch volume: holds the extracted facts, the CA key and DB password. */
 export const MIGRATION_VOLUME: VolumeSpec = v('migration-data', '/var/lib/uyuni-tools', '10Mi');
 

@@ -9,7 +9,7 @@ import { ROOT_CONTAINER, ROOT_POD, serverVolumesOf } from '../constructs/server-
 import { claimMounts, claimVolumes } from '../constructs/server-volumes';
 import { image, IMAGES, pullSecrets } from '../model/images';
 import { commonLabels, selectorLabels } from '../model/labels';
-import { volumeNamed } from '../model/volumes';
+import { RELEASE_DIR, volumeNamed } from '../model/volumes';
 import { ANNOTATIONS, Gate, ObjectRef } from '../plan/types';
 import type { PlanApp } from './plan-app';
 
@@ -25,8 +25,7 @@ export interface PgVersions {
   readonly to: number;
 }
 
-/** Where uyuni-post-upgrade keeps the release files of the image the data now belongs to. */
-export const RELEASE_DIR = '/etc/rhn/uyuni-cdk';
+export { RELEASE_DIR };
 
 /** Job names: deterministic, so a re-run finds them. */
 export const JOB_NAMES = {
@@ -92,8 +91,8 @@ export function upgradeGates(config: UyuniConfig, pg: PgVersions, flow: 'migrati
       type: 'present', fact: 'current_release',
       message: flow === 'migration'
         ? 'cannot tell which product and release the old server runs: it has neither /etc/uyuni-release nor /etc/susemanager-release'
-        : `cannot tell which product and release the data belongs to: no release file in ${RELEASE_DIR} (uyuni-post-upgrade keeps one; `
-          + 'a server set up by the install plan has none yet). Record the running server\'s with: '
+        : `cannot tell which product and release the data belongs to: no release file in ${RELEASE_DIR} (uyuni-setup and uyuni-post-upgrade keep one; `
+          + 'a server set up otherwise has none). Record the running server\'s with: '
           + `kubectl -n ${config.namespace} exec deploy/${ServerDeployment.NAME} -c uyuni -- sh -c 'mkdir -p ${RELEASE_DIR} && cp /etc/uyuni-release ${RELEASE_DIR}/ || cp /etc/susemanager-release ${RELEASE_DIR}/'`,
     },
     {

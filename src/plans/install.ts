@@ -12,7 +12,7 @@ import { UyuniIngresses } from '../constructs/uyuni-ingresses';
 import { tlsRequirements, UyuniTls } from '../constructs/uyuni-tls';
 import { CREDENTIALS, credentialEnv, credentialRequirement, SCC_CREDENTIALS } from '../model/credentials';
 import { image, IMAGES } from '../model/images';
-import { SERVER_VOLUMES, VolumeSpec } from '../model/volumes';
+import { RELEASE_DIR, SERVER_VOLUMES, VolumeSpec } from '../model/volumes';
 import { PlanApp } from './plan-app';
 
 /**
@@ -92,6 +92,7 @@ export function addSetupStep(plan: PlanApp, config: UyuniConfig): void {
       env: [
         ...parts.env,
         { name: 'UYUNI_FQDN', value: config.fqdn },
+        { name: 'RELEASE_DIR', value: RELEASE_DIR },
         ...(config.db.separate ? [{ name: 'MANAGER_DB_HOST', value: 'db' }, { name: 'REPORT_DB_HOST', value: 'reportdb' }] : []),
         ...credentialEnv(CREDENTIALS.admin),
         ...credentialEnv(CREDENTIALS.db),

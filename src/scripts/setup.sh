@@ -3,7 +3,7 @@
 # SCC_*); the FQDN, timezone and database hosts as plain variables. Nothing is pasted in here.
 set -eu
 : "${UYUNI_FQDN:?}" "${ADMIN_USER:?}" "${ADMIN_PASS:?}" "${MANAGER_USER:?}" "${MANAGER_PASS:?}"
-: "${REPORT_DB_USER:?}" "${REPORT_DB_PASS:?}"
+: "${REPORT_DB_USER:?}" "${REPORT_DB_PASS:?}" "${RELEASE_DIR:?}"
 
 if [ -f /root/.MANAGER_SETUP_COMPLETE ]; then
   echo "uyuni-setup: already set up, nothing to do"
@@ -26,5 +26,12 @@ curl --silent --fail --output /dev/null \
   --data-urlencode "lastName=Uyuni" \
   --data-urlencode "email=$MANAGER_ADMIN_EMAIL" \
   "http://localhost/rhn/manager/api/org/createFirst"
+# Record which product and release the data belongs to, for the next upgrade's inspection.
+mkdir -p "$RELEASE_DIR"
+for release in uyuni-release susemanager-release; do
+  if [ -f "/etc/$release" ]; then
+    cp "/etc/$release" "$RELEASE_DIR/$release"
+  fi
+done
 touch /root/.MANAGER_SETUP_COMPLETE
 echo "uyuni-setup: done"
