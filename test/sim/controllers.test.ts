@@ -53,6 +53,19 @@ describe('API simulator: Deployment, PVC and cert-manager controllers', () => {
     expect(scaled.status.availableReplicas).toBeUndefined();
   });
 
+  it('leaves a Deployment seeded by put() with an observed status as it is (e.g. a failed rollout)', async () => {
+    sim = await startSimulator();
+    c = clients(sim);
+    const failed = {
+      ...deployment(1), metadata: { name: 'web', namespace: 'default', generation: 1 },
+      status: { observedGeneration: 1, replicas: 1, unavailableReplicas: 1, conditions: [{ type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded', message: 'ReplicaSet "web-1" has timed out progressing.' }] },
+    };
+    sim.put(failed);
+    await new Promise((r) => setTimeout(r, 150)); // several rollout delays at speed 50
+    const d = await c.apps.readNamespacedDeployment({ name: 'web', namespace: 'default' });
+    expect(d.status!.conditions).toEqual([expect.objectContaining({ type: 'Progressing', status: 'False', reason: 'ProgressDeadlineExceeded' })]);
+  });
+
   it('binds an Immediate PVC at once, to a PersistentVolume of the default StorageClass', async () => {
     sim = await startSimulator();
     c = clients(sim);

@@ -112,7 +112,8 @@ export class Controllers {
         break;
       case 'apps/Deployment':
       case 'apps/StatefulSet':
-        if (e.type !== 'DELETED' && o.metadata.generation !== e.old?.metadata.generation) this.rollout(e.rt, o);
+        // an object put() with its status already observed is left as seeded
+        if (e.type !== 'DELETED' && o.metadata.generation !== e.old?.metadata.generation && !(o.status?.observedGeneration >= o.metadata.generation)) this.rollout(e.rt, o);
         break;
       case '/PersistentVolumeClaim':
         if (e.type === 'ADDED') this.onClaim(o);
@@ -130,16 +131,21 @@ export class Controllers {
         break;
       case 'cert-manager.io/Issuer':
       case 'cert-manager.io/ClusterIssuer':
-        if (e.type !== 'DELETED' && o.metadata.generation !== e.old?.metadata.generation) this.clock.after(TIMING.issuerReady, () => this.issuerReady(e.rt, o));
+        if (e.type !== 'DELETED' && o.metadata.generation !== e.old?.metadata.generation && !this.observed(o)) this.clock.after(TIMING.issuerReady, () => this.issuerReady(e.rt, o));
         break;
       case 'cert-manager.io/Certificate':
-        if (e.type !== 'DELETED' && o.metadata.generation !== e.old?.metadata.generation) this.clock.after(TIMING.certificateIssue, () => this.issue(o.metadata.namespace, o.metadata.name));
+        if (e.type !== 'DELETED' && o.metadata.generation !== e.old?.metadata.generation && !this.observed(o)) this.clock.after(TIMING.certificateIssue, () => this.issue(o.metadata.namespace, o.metadata.name));
         break;
       case '/Secret':
         if (e.type === 'ADDED') this.retryIssuers();
         break;
     }
     if (e.type === 'DELETED') this.checkForeground();
+  }
+
+  /** A condition already reports on this generation (an object seeded with its status by put()). */
+  private observed(o: any): boolean {
+    return (o.status?.conditions ?? []).some((c: any) => c.observedGeneration !== undefined && c.observedGeneration >= o.metadata.generation);
   }
 
   // --- scheduler + kubelet ---
