@@ -73,15 +73,30 @@ export class StepWaiter {
     }
     let watchError: Error | undefined;
     const onError = (e: Error) => { watchError = e; this.evaluate(); };
+    // One watch per kind and namespace (by name when it is one object): a step of 27 volumes
+    // opens one watch, not 27.
+    const groups = new Map<string, number[]>();
     this.o.waits.forEach((w, i) => {
+      const key = `${w.object.apiVersion}|${w.object.kind}|${w.object.namespace ?? ''}`;
+      groups.set(key, [...(groups.get(key) ?? []), i]);
+    });
+    for (const idx of groups.values()) {
+      const first = this.o.waits[idx[0]].object;
+      const names = new Set(idx.map((i) => this.o.waits[i].object.name));
       this.handles.push(this.o.cluster.watch(
-        { apiVersion: w.object.apiVersion, kind: w.object.kind, namespace: w.object.namespace, fieldSelector: `metadata.name=${w.object.name}` },
+        {
+          apiVersion: first.apiVersion, kind: first.kind, namespace: first.namespace,
+          fieldSelector: names.size === 1 ? `metadata.name=${first.name}` : undefined,
+        },
         (items) => {
-          this.seen.add(i);
-          this.objects.set(i, [...items.values()].find((x) => x.metadata?.name === w.object.name));
+          const byName = new Map([...items.values()].map((x) => [x.metadata?.name, x]));
+          for (const i of idx) {
+            this.seen.add(i);
+            this.objects.set(i, byName.get(this.o.waits[i].object.name));
+          }
           this.evaluate();
         }, onError));
-    });
+    }
     for (const job of this.o.jobs) {
       this.pods.set(job.name, new Map());
       this.handles.push(this.o.cluster.watch(
