@@ -111,12 +111,19 @@ const IGNORABLE = new Set(['org.freedesktop.systemd1.NoSuchUnit', 'org.freedeskt
 /** Stop, waiting for the job's JobRemoved, then reset-failed (#321). Returns problems, if any. */
 async function stopUnit(mgr: SystemdManager, unit: string, jobTimeoutMs: number): Promise<string[]> {
   const problems: string[] = [];
+  let job: string | undefined;
   try {
-    const job = await mgr.StopUnit(unit, 'replace');
-    const result = await mgr.waitForJob(job, jobTimeoutMs);
-    if (result !== 'done') problems.push(`stop job ended with "${result}"`);
+    job = await mgr.StopUnit(unit, 'replace');
   } catch (e) {
     if (!IGNORABLE.has(dbusErrorName(e) ?? '')) problems.push(`StopUnit: ${(e as Error).message}`);
+  }
+  if (job) {
+    try {
+      const result = await mgr.waitForJob(job, jobTimeoutMs);
+      if (result !== 'done') problems.push(`stop job ${job} ended with "${result}"`);
+    } catch (e) {
+      problems.push((e as Error).message);
+    }
   }
   try {
     await mgr.ResetFailedUnit(unit);

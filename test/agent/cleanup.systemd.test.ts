@@ -184,4 +184,17 @@ describe('agent cleanup on a real systemd --user (the #312 scenario)', () => {
     expect(withoutTimes(r.stderr)).toBe(`[T INFO  uyuni_cdk::agent::cleanup] The systemd unit [${unit('ok')}] will be kept because a corresponding pod exists.\n`);
     expect(sd.show(unit('ok'), 'MainPID')).toBe(okPid);
   });
+
+  it('gives up waiting for a stop job after --job-timeout, says so and exits 1', async () => {
+    // Ignores SIGTERM: its stop job lasts until TimeoutStopSec (3 s) kills it.
+    install('default-stubborn-x.service', `[Service]\nExecStart=/bin/sh -c "trap '' TERM; while :; do sleep 0.1; done"\nTimeoutStopSec=3\nSlice=system-stackable.slice\n\n[Install]\nWantedBy=default.target`);
+    const r = await runCli(cleanupArgs('--job-timeout', '1'), sd.env);
+    expect(r.code).toBe(1);
+    expect(withoutTimes(r.stderr)).toContain('[T INFO  uyuni_cdk::agent::cleanup] The systemd unit [default-stubborn-x.service] will be removed because no corresponding pod exists.\n');
+    expect(withoutTimes(r.stderr)).toMatch(/\[T ERROR uyuni_cdk::agent::cleanup\] The systemd unit \[default-stubborn-x.service\] could not be removed cleanly: job \/org\/freedesktop\/systemd1\/job\/\d+ did not finish within 1000 ms\n/);
+    expect(r.stderr).toMatch(/uyuni-cdk agent cleanup: 1 of 1 systemd units could not be removed cleanly/);
+    // The rest of the removal still happened.
+    expect(fs.existsSync(path.join(sd.unitDir, 'default-stubborn-x.service'))).toBe(false);
+    expect(sd.show(unit('ok'), 'MainPID')).toBe(okPid);
+  });
 });
