@@ -256,6 +256,7 @@ export function createHandler(d: HttpDeps) {
       if (!manager) throw new ApiError(422, 'Invalid', 'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch', { group: 'meta.k8s.io', kind: 'PatchOptions', causes: [{ reason: 'FieldValueRequired', message: 'Required value: is required for apply patch', field: 'fieldManager' }] });
       checkKind(r.rt, body, true);
       if (body.metadata?.name && body.metadata.name !== r.name) throw badRequest(`the name of the object (${body.metadata.name}) does not match the name on the URL (${r.name})`);
+      if (r.rt.namespaced && body.metadata?.namespace && body.metadata.namespace !== r.namespace) throw badRequest('the namespace of the provided object does not match the namespace sent on the request');
       if (existing) checkResourceVersion(r, existing, body);
       const force = q.get('force') === 'true';
       const applied = r.sub === 'status' ? { apiVersion: body.apiVersion, kind: body.kind, metadata: {}, status: body.status } : body;
@@ -359,6 +360,7 @@ export function createHandler(d: HttpDeps) {
     if (!container) throw badRequest(`a container name must be specified for pod ${r.name}, choose one of: [${names.join(' ')}]`);
     if (!names.includes(container)) throw badRequest(`container ${container} is not valid for pod ${r.name}`);
     const ns = r.namespace!;
+    if (q.get('previous') === 'true') throw badRequest(`previous terminated container "${container}" in pod "${r.name}" not found`); // containers never restart here
     const head = () => {
       rec.status = 200;
       res.writeHead(200, { 'Content-Type': 'text/plain', 'Cache-Control': 'no-cache, private' });
