@@ -348,7 +348,7 @@ export function createHandler(d: HttpDeps) {
       resourceVersion: q.get('resourceVersion') ?? undefined,
       bookmarks: q.get('allowWatchBookmarks') === 'true',
       initialEvents: q.get('sendInitialEvents') === 'true',
-      timeoutSeconds: Number(q.get('timeoutSeconds') ?? DEFAULT_WATCH_TIMEOUT_S),
+      timeoutSeconds: Number(q.get('timeoutSeconds')) || DEFAULT_WATCH_TIMEOUT_S, // 0 or none: the server's own timeout
     });
   }
 

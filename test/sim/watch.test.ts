@@ -67,14 +67,24 @@ describe('API simulator: watch, selectors, pagination, faults', () => {
     fresh.ctl.abort();
   });
 
-  it('closes a watch at timeoutSeconds (virtual time) with a final BOOKMARK when asked for', async () => {
+  it('sends a BOOKMARK every virtual minute and one before closing at timeoutSeconds', async () => {
+    await sim.stop();
+    sim = await startSimulator({ clockSpeed: 500 }); // 150 virtual s = 300 ms real
+    c = clients(sim);
     const t0 = Date.now();
-    const { seen } = await watch(c, '/api/v1/namespaces/default/configmaps', { timeoutSeconds: 5, allowWatchBookmarks: true });
+    const { seen } = await watch(c, '/api/v1/namespaces/default/configmaps', { timeoutSeconds: 150, allowWatchBookmarks: true });
     await until(() => seen.ended, 'server closed the stream');
-    expect(seen.done).toBeNull();
-    expect(Date.now() - t0).toBeLessThan(2000); // 5 virtual s = 100 ms real at speed 50
-    expect(seen.events.map((e) => e.type)).toEqual(['BOOKMARK']);
+    expect(seen.done).toBeNull(); // a clean end, not an error
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(250);
+    expect(seen.events.map((e) => e.type)).toEqual(['BOOKMARK', 'BOOKMARK', 'BOOKMARK']); // at 60 s, 120 s, 150 s
+    expect(seen.events[0].object).toMatchObject({ kind: 'ConfigMap', apiVersion: 'v1' });
     expect(Number(seen.events[0].rv)).toBeGreaterThan(0);
+  });
+
+  it('closes a watch without bookmarks at timeoutSeconds with no event', async () => {
+    const { seen } = await watch(c, '/api/v1/namespaces/default/configmaps', { timeoutSeconds: 1 });
+    await until(() => seen.ended, 'server closed the stream');
+    expect(seen.events).toEqual([]);
   });
 
   it('serves a watch-list: current objects, then a BOOKMARK marking the end of initial events', async () => {
@@ -86,11 +96,18 @@ describe('API simulator: watch, selectors, pagination, faults', () => {
     ctl.abort();
   });
 
-  it('drops every watch on demand, the client sees its stream end', async () => {
+  it('drops every watch on demand: the client sees a premature close', async () => {
     const a = await watch(c, '/api/v1/namespaces/default/pods', {});
     const b = await watch(c, '/apis/batch/v1/jobs', {});
     sim.dropWatches();
     await until(() => a.seen.ended && b.seen.ended, 'both streams ended');
+    // cut mid-stream, unlike the clean end at timeoutSeconds
+    expect((a.seen.done as any)?.code).toBe('ERR_STREAM_PREMATURE_CLOSE');
+    expect((b.seen.done as any)?.code).toBe('ERR_STREAM_PREMATURE_CLOSE');
+    // and new watches are served again
+    const again = await watch(c, '/api/v1/namespaces/default/pods', {});
+    expect(again.seen.ended).toBe(false);
+    again.ctl.abort();
   });
 
   it('sends ADDED/DELETED when an object enters or leaves a label selector', async () => {
