@@ -1,6 +1,6 @@
 import * as fs from 'fs';
 import * as path from 'path';
-import type { z } from 'zod';
+import { Failure, validate } from 'superstruct';
 import { PROXY_SERVICES, serverServices, ServiceSpec } from '../model/ports';
 import { SERVER_VOLUMES } from '../model/volumes';
 import { configSchema, ExposureConfig, PlanName, UyuniConfig } from './schema';
@@ -52,31 +52,28 @@ export function parseConfig(text: string, file = DEFAULT_CONFIG_FILE): UyuniConf
   if (typeof raw !== 'object' || Array.isArray(raw)) {
     throw new ConfigError(file, ['the document must be a mapping of settings (see docs/configuration.md)']);
   }
-  const parsed = configSchema.safeParse(raw, { reportInput: true });
-  if (!parsed.success) {
-    throw new ConfigError(file, parsed.error.issues.map(describeIssue));
+  const [error, config] = validate(raw, configSchema, { coerce: true });
+  if (error) {
+    throw new ConfigError(file, [...new Set(error.failures().map(describeFailure))]);
   }
-  const problems = crossChecks(parsed.data);
+  const problems = crossChecks(config);
   if (problems.length > 0) throw new ConfigError(file, problems);
-  return parsed.data;
+  return config;
 }
 
 function fieldName(p: ReadonlyArray<PropertyKey>): string {
   return p.map((k, i) => (typeof k === 'number' ? `[${k}]` : `${i > 0 ? '.' : ''}${String(k)}`)).join('') || '(top level)';
 }
 
-function describeIssue(issue: z.core.$ZodIssue): string {
-  const field = fieldName(issue.path);
-  switch (issue.code) {
-    case 'unrecognized_keys':
-      return issue.keys.map((k) => `${fieldName([...issue.path, k])}: unknown setting`).join('; ');
-    case 'invalid_value':
-      return `${field}: must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
-    case 'invalid_type':
-      return `${field}: ${issue.input === undefined ? 'is required' : `must be a ${issue.expected}`}`;
-    default:
-      return `${field}: ${issue.message}`;
-  }
+/** Our own checks carry their messages (src/config/schema.ts); superstruct's structural ones get ours here. */
+function describeFailure(failure: Failure): string {
+  const field = fieldName(failure.path);
+  if (failure.type === 'never') return `${field}: unknown setting`;
+  if (failure.refinement) return `${field}: ${failure.message}`;
+  if (failure.value === undefined) return `${field}: is required`;
+  if (failure.type === 'object' || failure.type === 'record') return `${field}: must be a mapping of settings`;
+  if (failure.type === 'array') return `${field}: must be a list`;
+  return `${field}: ${failure.message}`;
 }
 
 /** The plans a configuration asks for (explicit `plans`, or derived from its sections). */
