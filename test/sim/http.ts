@@ -308,7 +308,8 @@ export function createHandler(d: HttpDeps) {
       throw e;
     }
     const key = (o: any) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
-    let items = store.list(r.rt, r.namespace).filter((o) => labelMatch(o.metadata.labels) && fieldMatch(o));
+    const match = (o: any) => labelMatch(o.metadata.labels) && fieldMatch(o);
+    let items = store.list(r.rt, r.namespace).filter(match);
     let listRv = store.resourceVersion;
     const cont = q.get('continue');
     if (cont) {
@@ -318,10 +319,12 @@ export function createHandler(d: HttpDeps) {
       } catch {
         throw badRequest('continue key is not valid: illegal base64 data');
       }
-      if (token.rv < store.compactedRv)
+      // later pages show the list as it was at the first page's resourceVersion
+      const snapshot = store.listAt(r.rt, r.namespace, token.rv);
+      if (!snapshot)
         throw new ApiError(410, 'Expired', 'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.');
       listRv = token.rv;
-      items = items.filter((o) => key(o) > token.start);
+      items = snapshot.filter((o) => match(o) && key(o) > token.start);
     }
     const limit = Number(q.get('limit') ?? 0);
     const metadata: any = { resourceVersion: String(listRv) };

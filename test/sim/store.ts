@@ -84,6 +84,23 @@ export class Store {
       .map(([, o]) => clone(o));
   }
 
+  /**
+   * The objects as they were at resourceVersion `rv` (for continuing a paged list consistently),
+   * rebuilt by undoing the later events; undefined when history no longer reaches back that far.
+   */
+  listAt(rt: ResourceType, ns: string | undefined, rv: number): any[] | undefined {
+    const later = this.eventsSince(rv);
+    if (!later) return undefined;
+    const key = (o: any) => objKey(o.metadata.namespace, o.metadata.name);
+    const state = new Map(this.list(rt, ns).map((o) => [key(o), o]));
+    for (const e of later.reverse()) {
+      if (typeKey(e.rt) !== typeKey(rt) || (rt.namespaced && ns !== undefined && e.object.metadata.namespace !== ns)) continue;
+      if (e.type === 'ADDED') state.delete(key(e.object));
+      else state.set(key(e.old), clone(e.old));
+    }
+    return [...state.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, o]) => o);
+  }
+
   // --- writes ---
 
   /** Stores a new object: uid, creationTimestamp, generation 1, the next resourceVersion. */

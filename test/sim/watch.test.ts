@@ -160,6 +160,17 @@ describe('API simulator: watch, selectors, pagination, faults', () => {
     expect(seen).toEqual(['a', 'b', 'c', 'd', 'e']);
     expect(pages).toBe(3);
 
+    // later pages are consistent with the first: changes made meanwhile do not show
+    const first2 = await c.core.listNamespacedConfigMap({ namespace: 'default', limit: 2 });
+    await c.core.deleteNamespacedConfigMap({ namespace: 'default', name: 'd' });
+    await c.core.createNamespacedConfigMap({ namespace: 'default', body: cm('cc') });
+    await c.core.patchNamespacedConfigMap({ namespace: 'default', name: 'e', body: [{ op: 'replace', path: '/data/v', value: 'changed' }] });
+    const rest = await c.core.listNamespacedConfigMap({ namespace: 'default', limit: 10, _continue: first2.metadata!._continue });
+    expect(rest.items.map((i) => i.metadata!.name)).toEqual(['c', 'd', 'e']);
+    expect(rest.items[2].data).toEqual({ v: 'e' });
+    expect(rest.metadata!.resourceVersion).toBe(first2.metadata!.resourceVersion);
+    await c.core.createNamespacedConfigMap({ namespace: 'default', body: cm('d') });
+
     const first = await c.core.listNamespacedConfigMap({ namespace: 'default', limit: 2 });
     await c.core.createNamespacedConfigMap({ namespace: 'default', body: cm('f') });
     sim.compact(); // the list's resourceVersion is now older than the oldest one kept
