@@ -1,7 +1,11 @@
 import { LABELS, MANAGED_BY } from '../plan/types';
 
-/** The product an object belongs to: `uyuni` for the server, `uyuni-proxy` for the proxy. */
-export type PartOf = 'uyuni' | 'uyuni-proxy';
+/**
+ * The product an object belongs to: `uyuni` for the server, `uyuni-proxy` for the proxy,
+ * `uyuni-node-services` for pods on systemd-backed nodes (its own value, so `destroy` of that
+ * plan never selects the server's objects).
+ */
+export type PartOf = 'uyuni' | 'uyuni-proxy' | 'uyuni-node-services';
 
 /** What a pod or object is (app.kubernetes.io/component). */
 export type Component = 'server' | 'db' | 'hub-api' | 'coco' | 'proxy' | 'step' | 'tls' | 'storage' | 'network' | 'node-service';

@@ -2,6 +2,7 @@ import * as path from 'path';
 import type { PlanName, UyuniConfig } from '../config/schema';
 import { installPlan } from './install';
 import { migratePlan } from './migrate';
+import { nodeServicesSynthesizer } from './node-services';
 import { upgradePlan } from './upgrade';
 import type { PlanApp } from './plan-app';
 import { proxyPlan } from './proxy';
@@ -23,15 +24,11 @@ export function planAppSynthesizer(make: (config: UyuniConfig) => PlanApp): (con
   });
 }
 
-function notYet(name: PlanName): (config: UyuniConfig) => Synthesizer {
-  return () => { throw new Error(`plan ${name} is not available in this version`); };
-}
-
 /** Every plan by name (plansOf(config) decides which ones a configuration writes). */
 export const PLANS: Record<PlanName, (config: UyuniConfig) => Synthesizer> = {
   'install': planAppSynthesizer(installPlan),
   'migrate': planAppSynthesizer(migratePlan),
   'upgrade': planAppSynthesizer(upgradePlan),
   'proxy': planAppSynthesizer(proxyPlan),
-  'node-services': notYet('node-services'),
+  'node-services': nodeServicesSynthesizer,
 };

@@ -115,6 +115,11 @@ export class PlanApp {
     }
 
     app.synth();
+    // cdk8s numbers the files only when there are several charts; a one-step plan keeps the form.
+    if (charts.length === 1) {
+      const only = `${charts[0].stepName}.k8s.yaml`;
+      fs.renameSync(path.join(outdir, only), path.join(outdir, `0000-${only}`));
+    }
     const steps = charts.map((chart, index) => this.stepIndex(outdir, chart, index));
     const plan: Plan = {
       formatVersion: PLAN_FORMAT_VERSION,

@@ -8,3 +8,4 @@ export * from './unit';
 export * from './pod';
 export * from './render';
 export * from './paths';
+export * from './agent-unit';

@@ -1,0 +1,112 @@
+import { execFileSync } from 'child_process';
+import * as fs from 'fs';
+import * as path from 'path';
+import { parseConfig } from '../../src/config/load';
+import { nodeServicesProblems } from '../../src/plans/node-services';
+import { PodLike, renderAgentUnit, renderPodUnits } from '../../src/systemd';
+import { defaultConfigWith, synthYaml } from '../helpers/synth';
+
+/** The pod of the #312 test, as the nodeServices section carries it. */
+const NOOP = {
+  name: 'cleanup-test-ok',
+  nodeName: 'localhost',
+  containers: [{ name: 'noop-service', image: 'noop-service:1.0.0', command: ['noop-service-1.0.0/start.sh'] }],
+};
+
+const REFERENCE_UNIT = [
+  '[Unit]', 'Description=default-cleanup-test-ok-noop-service', 'StartLimitIntervalSec=0', '',
+  '[Service]', 'Environment="KUBECONFIG=/root/.kube/config"',
+  'ExecStart=/opt/stackable/packages/noop-service-1.0.0/noop-service-1.0.0/start.sh',
+  'RemainAfterExit=no', 'Restart=always', 'RestartSec=2', 'Slice=system-stackable.slice',
+  'StandardError=journal', 'StandardOutput=journal', 'TimeoutStopSec=30', '',
+  '[Install]', 'WantedBy=multi-user.target',
+].join('\n');
+
+describe('the node-services plan', () => {
+  const out = synthYaml(defaultConfigWith({ nodeServices: { pods: [NOOP] } }));
+  const plan = out['node-services'];
+
+  it('writes the Pod step, plan.json, the units for review and the agent\'s unit', () => {
+    expect(plan.plan.steps.map((s) => s.name)).toEqual(['pods']);
+    expect(plan.plan.selector['app.kubernetes.io/part-of']).toBe('uyuni-node-services');
+    expect(fs.readdirSync(path.join(plan.dir, 'systemd'))).toEqual(['default-cleanup-test-ok-noop-service.service']);
+    expect(fs.readFileSync(path.join(plan.dir, 'systemd', 'default-cleanup-test-ok-noop-service.service'), 'utf8')).toBe(REFERENCE_UNIT);
+    expect(fs.readFileSync(path.join(out.root, 'agent', 'uyuni-cdk-agent.service'), 'utf8')).toBe(renderAgentUnit({ kubeconfig: '/root/.kube/config' }));
+  });
+
+  it('emits the Pod of the #312 test: node, selector and toleration of systemd-backed nodes', () => {
+    const pod = plan.find('Pod', 'cleanup-test-ok');
+    expect(pod.metadata.namespace).toBe('default');
+    expect(pod.spec).toEqual({
+      nodeName: 'localhost',
+      nodeSelector: { 'kubernetes.io/arch': 'stackable-linux' },
+      tolerations: [{ key: 'kubernetes.io/arch', operator: 'Equal', value: 'stackable-linux' }],
+      restartPolicy: 'Always',
+      containers: [{ name: 'noop-service', image: 'noop-service:1.0.0', command: ['noop-service-1.0.0/start.sh'] }],
+    });
+  });
+
+  it('records exactly what the agent renders from the emitted Pod (one source for both)', () => {
+    const pod = plan.find('Pod', 'cleanup-test-ok') as PodLike;
+    const [unit] = renderPodUnits(pod, { kubeconfig: '/root/.kube/config' });
+    expect(fs.readFileSync(path.join(plan.dir, 'systemd', unit.name), 'utf8')).toBe(unit.content);
+  });
+
+  it('puts pods of other namespaces after their Namespace and writes init container units', () => {
+    const more = synthYaml(defaultConfigWith({
+      nodeServices: {
+        pods: [NOOP, {
+          name: 'web', namespace: 'apps', nodeName: 'node-2',
+          initContainers: [{ name: 'prepare', image: 'web:2', command: ['bin/prepare'] }],
+          containers: [{ name: 'server', image: 'web:2', command: ['bin/server'], args: ['--port', '8080'], env: [{ name: 'MODE', value: 'a b' }] }],
+        }],
+      },
+    }))['node-services'];
+    expect(more.plan.steps.map((s) => s.name)).toEqual(['namespaces', 'pods']);
+    expect(fs.readdirSync(path.join(more.dir, 'systemd')).sort()).toEqual(['apps-web-prepare.service', 'apps-web-server.service', 'default-cleanup-test-ok-noop-service.service']);
+    const server = fs.readFileSync(path.join(more.dir, 'systemd', 'apps-web-server.service'), 'utf8');
+    expect(server).toContain('\nRequires=apps-web-prepare.service\n');
+    expect(server).toContain('\nEnvironment="MODE=a b"\n');
+    expect(server).toContain('\nExecStart=/opt/stackable/packages/web-2/bin/server --port 8080\n');
+  });
+
+  it('reports pods the renderer refuses and pods whose units would share a name, by field', () => {
+    const config = parseConfig(defaultConfigWith({
+      nodeServices: {
+        pods: [
+          { name: 'c', namespace: 'a-b', nodeName: 'n', containers: [{ name: 'x', image: 'i:1', command: ['/x'] }] },
+          { name: 'b-c', namespace: 'a', nodeName: 'n', containers: [{ name: 'x', image: 'i:1', command: ['/x'] }] },
+          { name: 'nocommand', nodeName: 'n', containers: [{ name: 'x', image: 'i:1' }] },
+        ],
+      },
+    }), 'test.yaml');
+    expect(nodeServicesProblems(config)).toEqual([
+      'nodeServices.pods[1]: its unit a-b-c-x.service is also the unit of nodeServices.pods[0] (a-b/c); rename one of them',
+      expect.stringMatching(/^nodeServices\.pods\[2\]: SystemdPod default\/nocommand: .*command is required/),
+    ]);
+  });
+
+  const analyze = (() => {
+    try {
+      execFileSync('systemd-analyze', ['--version'], { stdio: 'ignore' });
+      return true;
+    } catch {
+      return false;
+    }
+  })();
+  (analyze ? it : it.skip)('writes an agent unit that systemd-analyze verify accepts', () => {
+    const dir = fs.mkdtempSync(path.join(out.root, 'verify-'));
+    const file = path.join(dir, 'uyuni-cdk-agent.service');
+    fs.writeFileSync(file, renderAgentUnit({ executable: process.execPath, kubeconfig: '/root/.kube/config' }));
+    // Only the unit's own problems count (not the host's units it is checked against).
+    const r = (() => {
+      try {
+        return execFileSync('systemd-analyze', ['verify', '--man=no', file], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+      } catch (e) {
+        return String((e as { stderr?: string }).stderr ?? e);
+      }
+    })();
+    expect(r.split('\n').filter((l) => l.includes('uyuni-cdk-agent'))).toEqual([]);
+    expect(fs.readFileSync(file, 'utf8')).toContain(`\nExecStart=${process.execPath} agent cleanup --node %H --package-dir /opt/stackable/packages --slice system-stackable.slice --kubeconfig /root/.kube/config\n`);
+  });
+});
