@@ -304,6 +304,16 @@ async function runStep(c: StepContext): Promise<void> {
     logs.stop();
     await fail(outcome.reason!, pods, logs);
   }
+  // The pod watch and the Job watch are separate streams: the Job's Complete can arrive before
+  // the last pod update. Read the pods once more unless every one seen has finished, so no
+  // container's log is missed.
+  for (const j of jobs) {
+    const seen = waiter.jobPods.get(j.metadata.name) ?? [];
+    const job = waiter.jobObject(j.metadata.name);
+    const expected = (job?.status?.succeeded ?? 0) + (job?.status?.failed ?? 0);
+    const finished = seen.filter((p) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed');
+    if (job && finished.length < expected) logs.observe(await podsOfJob(cluster, job));
+  }
   // Terminated containers close their log streams; give them a moment to flush.
   await logs.drain(2000);
   logs.stop();

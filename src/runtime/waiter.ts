@@ -126,7 +126,7 @@ export class StepWaiter {
   }
 
   /** The Job object of a step Job, when one of the waits watches it. */
-  private jobObject(name: string): any | undefined {
+  jobObject(name: string): any | undefined {
     const i = this.o.waits.findIndex((w) => w.object.kind === 'Job' && w.object.name === name);
     return i >= 0 ? this.objects.get(i) : undefined;
   }
