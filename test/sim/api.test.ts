@@ -170,5 +170,8 @@ describe('API simulator: discovery, CRUD, server-side apply', () => {
     await c.core.patchNamespacedConfigMap({ namespace: 'gone', name: 'held', body: [{ op: 'remove', path: '/metadata/finalizers' }] });
     await until(() => !sim.get('v1', 'Namespace', 'gone'), 'namespace gone');
     expect(sim.list('v1', 'ConfigMap', 'gone')).toEqual([]);
+    const system = await apiError(c.core.deleteNamespace({ name: 'kube-system' }));
+    expect(system.code).toBe(403);
+    expect(system.body.message).toBe('namespaces "kube-system" is forbidden: this namespace may not be deleted');
   });
 });

@@ -429,6 +429,8 @@ export class Controllers {
     if (!o) throw notFound(rt, name);
     const now = this.now();
     if (rt.kind === 'Namespace' && rt.group === '') {
+      if (['default', 'kube-system', 'kube-public'].includes(name))
+        throw new ApiError(403, 'Forbidden', `namespaces "${name}" is forbidden: this namespace may not be deleted`, { name, kind: 'namespaces' });
       if (o.metadata.deletionTimestamp) return o;
       o.metadata.deletionTimestamp = now;
       o.status = { phase: 'Terminating' };
