@@ -16,7 +16,7 @@ const KEEP = 100;
 const REMOVE = 100;
 const MAX_RATIO = 0.25;
 const MAX_RSS_MB = 80;
-const ROUNDS = 2;
+const ROUNDS = 3;
 
 function pod(i: number): Record<string, unknown> {
   return {

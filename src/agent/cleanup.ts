@@ -210,13 +210,16 @@ async function decideAndRemove(mgr: SystemdManager, pods: PodLike[], units: Obse
     return { decisions, removed: [], failures: [] };
   }
 
-  // Removal: stop + reset-failed concurrently per unit, one DisableUnitFiles, delete the files,
+  // Removal: stop + reset-failed concurrently per unit, meanwhile one DisableUnitFiles for all
+  // (disabling only removes symlinks, it does not touch the running unit); then delete the files,
   // one Reload at the end.
   const problems = new Map(removals.map((d) => [d.unit, [] as string[]]));
-  await pool(removals, options.concurrency ?? 64, async (d) => {
-    problems.get(d.unit)!.push(...(await stopUnit(mgr, d.unit, options.jobTimeoutMs ?? 120_000)));
-  });
-  await disableUnits(mgr, removals.map((d) => d.unit), problems);
+  await Promise.all([
+    pool(removals, options.concurrency ?? 64, async (d) => {
+      problems.get(d.unit)!.push(...(await stopUnit(mgr, d.unit, options.jobTimeoutMs ?? 120_000)));
+    }),
+    disableUnits(mgr, removals.map((d) => d.unit), problems),
+  ]);
   for (const d of removals) deleteUnitFile(d, options, problems.get(d.unit)!);
   if (removals.length) await mgr.Reload();
 
