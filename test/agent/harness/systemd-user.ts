@@ -73,14 +73,21 @@ export async function startUserSystemd(): Promise<UserSystemd> {
   };
 
   const bus = spawn('dbus-daemon', ['--session', `--address=${busAddress}`, '--nofork', '--print-address'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  await new Promise<void>((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error('dbus-daemon did not print its address')), 10_000);
-    bus.stdout!.once('data', () => {
-      clearTimeout(t);
-      resolve();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error('dbus-daemon did not print its address')), 10_000);
+      bus.stdout!.once('data', () => {
+        clearTimeout(t);
+        resolve();
+      });
+      bus.once('error', reject);
+      bus.once('exit', (code) => reject(new Error(`dbus-daemon exited with ${code}`)));
     });
-    bus.once('exit', (code) => reject(new Error(`dbus-daemon exited with ${code}`)));
-  });
+  } catch (e) {
+    bus.kill('SIGKILL');
+    fs.rmSync(base, { recursive: true, force: true });
+    throw e;
+  }
   const manager = spawn('unshare', ['--mount', '--propagation', 'private', 'sh', '-c',
     'mount -t tmpfs tmpfs /run/systemd && mkdir -p /run/systemd/system && exec /lib/systemd/systemd --user'],
   { env, stdio: ['ignore', fs.openSync(path.join(base, 'systemd.log'), 'a'), fs.openSync(path.join(base, 'systemd.log'), 'a')] });
