@@ -185,6 +185,31 @@ describe('agent cleanup on a real systemd --user (the #312 scenario)', () => {
     expect(sd.show(unit('ok'), 'MainPID')).toBe(okPid);
   });
 
+  it('finds a unit put into the slice by a drop-in, and never touches one that merely requires the slice', async () => {
+    // In the slice only through a drop-in: its file says nothing about the slice.
+    fs.mkdirSync(path.join(sd.unitDir, 'default-dropin-x.service.d'), { recursive: true });
+    fs.writeFileSync(path.join(sd.unitDir, 'default-dropin-x.service.d', 'slice.conf'), '[Service]\nSlice=system-stackable.slice\n');
+    install('default-dropin-x.service', '[Service]\nExecStart=/bin/sleep 1d\n\n[Install]\nWantedBy=default.target');
+    // Listed in the slice's RequiredBy, but runs elsewhere.
+    install('default-requirer-x.service', '[Unit]\nRequires=system-stackable.slice\nAfter=system-stackable.slice\n\n[Service]\nExecStart=/bin/sleep 1d\n\n[Install]\nWantedBy=default.target');
+    expect(sd.show('default-dropin-x.service', 'Slice')).toBe('system-stackable.slice');
+    expect(sd.show('system-stackable.slice', 'RequiredBy').split(' ')).toContain('default-requirer-x.service');
+    const requirerPid = sd.show('default-requirer-x.service', 'MainPID');
+
+    const r = await runCli(cleanupArgs(), sd.env);
+    expect(r.code).toBe(0);
+    expect(withoutTimes(r.stderr)).toBe([
+      `[T INFO  uyuni_cdk::agent::cleanup] The systemd unit [${unit('ok')}] will be kept because a corresponding pod exists.`,
+      '[T INFO  uyuni_cdk::agent::cleanup] The systemd unit [default-dropin-x.service] will be removed because no corresponding pod exists.',
+      '',
+    ].join('\n'));
+    expect(sd.show('default-dropin-x.service', 'ActiveState')).toBe('inactive');
+    expect(sd.show('default-requirer-x.service', 'ActiveState')).toBe('active');
+    expect(sd.show('default-requirer-x.service', 'MainPID')).toBe(requirerPid);
+    expect(fs.existsSync(path.join(sd.unitDir, 'default-requirer-x.service'))).toBe(true);
+    sd.systemctl('stop', 'default-requirer-x.service');
+  });
+
   it('gives up waiting for a stop job after --job-timeout, says so and exits 1', async () => {
     // Ignores SIGTERM: its stop job lasts until TimeoutStopSec (3 s) kills it.
     install('default-stubborn-x.service', `[Service]\nExecStart=/bin/sh -c "trap '' TERM; while :; do sleep 0.1; done"\nTimeoutStopSec=3\nSlice=system-stackable.slice\n\n[Install]\nWantedBy=default.target`);
