@@ -29,12 +29,12 @@ export class MissingKind extends RuntimeError {
   }
 }
 
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'EPIPE', 'UND_ERR_SOCKET']);
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'EPIPE', 'EPROTO', 'UND_ERR_SOCKET']);
 
 /** The system error code behind a failed request (`ECONNREFUSED`, a TLS code, ...), if any. */
 export function networkCode(e: any): string | undefined {
   for (let x = e, depth = 0; x && depth < 4; x = x.cause, depth++) {
-    if (typeof x.code === 'string' && (NETWORK_CODES.has(x.code) || /CERT|TLS|SSL|SELF_SIGNED/.test(x.code))) return x.code;
+    if (typeof x.code === 'string' && (NETWORK_CODES.has(x.code) || /CERT|TLS|SSL|SIGNATURE/.test(x.code))) return x.code;
     if (typeof x.errno === 'string') return x.errno;
   }
   if (e?.type === 'system' || e?.name === 'FetchError') return 'FetchError';

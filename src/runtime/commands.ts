@@ -73,6 +73,13 @@ export function runCommand(planDir: string, o: RunCommandOptions, io: Io = proce
   return guarded(io, async () => {
     const mode = outputMode(o, io);
     const reporter = new Reporter({ mode, write: io.out, writeErr: io.err, intervalSeconds: positiveNumber('--progress-interval', o.progressInterval) });
+    // Ctrl-C: nothing to undo (each step is idempotent or resumable); say how to continue.
+    const interrupted = () => {
+      reporter.close();
+      io.err(`\nuyuni-cdk: interrupted. Run the same command again to resume: finished steps are skipped, running Jobs attached to.\n`);
+      process.exit(130);
+    };
+    if (io === processIo) process.once('SIGINT', interrupted);
     const code = await runPlan({
       planDir,
       cluster: connect(o),

@@ -254,6 +254,15 @@ describe('uyuni-cdk run against the API simulator', () => {
     expect(r.err).toMatch(/cannot reach the cluster at http:\/\/127\.0\.0\.1:\d+: ECONNREFUSED/);
   });
 
+  it('exits 3 when the TLS handshake fails (https:// to a plain HTTP port)', async () => {
+    await start();
+    const kc = path.join(tmpDir(), 'kubeconfig');
+    fs.writeFileSync(kc, fs.readFileSync(sim.kubeconfigPath, 'utf8').replace('http://', 'https://'));
+    const r = await cli('run', installPlanDir(), { kubeconfig: kc });
+    expect(r.code).toBe(3);
+    expect(r.err).toMatch(/cannot reach the cluster at https:\/\/127\.0\.0\.1:\d+/);
+  });
+
   it('exits 2 on a broken plan directory and an unknown --rerun step', async () => {
     await start();
     const dir = tmpDir();
@@ -294,6 +303,16 @@ describe('resume', () => {
     expect(sim.get('batch/v1', 'Job', 'inspect', NS).metadata.uid).toBe(inspectUid);
     expect(sim.get('batch/v1', 'Job', 'setup', NS).metadata.uid).toBe(setupUid);
     expect(sim.get('apps/v1', 'Deployment', 'uyuni', NS)).toBeDefined();
+  });
+
+  it('on Ctrl-C says how to resume and exits 130', async () => {
+    await start({ jobs: { setup: { outcome: 'hang' } } });
+    const run = spawnCli(['run', plan(), '--kubeconfig', sim.kubeconfigPath, '--run-dir', tmpDir()]);
+    await until('the setup pod running', () => sim.list('v1', 'Pod', NS).some((p) => p.metadata.name.startsWith('setup-') && p.status?.phase === 'Running'));
+    run.child.kill('SIGINT');
+    const r = await run.done;
+    expect(r.code).toBe(130);
+    expect(r.err).toContain('interrupted. Run the same command again to resume');
   });
 
   it('refuses a changed Job spec, then --rerun deletes it (propagationPolicy Background) and re-creates it', async () => {
