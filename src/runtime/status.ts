@@ -4,6 +4,7 @@ import { Cluster, MissingKind, refString } from './client';
 import { refOf, specHash } from './manifests';
 import { storageClassOf, verdictFor } from './readiness';
 import { jobPhase } from './readiness/batch_v1_job';
+import { readFacts } from './run';
 
 export type StepState = 'done' | 'not-applied' | 'partly-applied' | 'waiting' | 'running' | 'failed' | 'changed';
 
@@ -11,6 +12,8 @@ export interface StepStatus {
   readonly name: string;
   readonly state: StepState;
   readonly detail: string;
+  /** For a step with `factsFrom` whose Job completed: the facts it printed. */
+  readonly facts?: Record<string, string>;
 }
 
 export async function stepStatuses(cluster: Cluster, plan: Plan, objectsOf: (step: string) => any[]): Promise<StepStatus[]> {
@@ -55,7 +58,10 @@ export async function stepStatuses(cluster: Cluster, plan: Plan, objectsOf: (ste
         }
       }
     }
-    out.push({ name: step.name, state: state ?? 'done', detail: details.join('; ') || `${present.length}/${objs.length} objects` });
+    let facts: Record<string, string> | undefined;
+    const factsJob = step.factsFrom && present.find((p) => p.kind === 'Job' && p.metadata?.name === step.factsFrom!.name);
+    if (factsJob && jobPhase(factsJob) === 'complete') facts = await readFacts(cluster, factsJob);
+    out.push({ name: step.name, state: state ?? 'done', detail: details.join('; ') || `${present.length}/${objs.length} objects`, ...(facts ? { facts } : {}) });
   }
   return out;
 }
@@ -63,6 +69,9 @@ export async function stepStatuses(cluster: Cluster, plan: Plan, objectsOf: (ste
 export function renderStatus(plan: Plan, steps: StepStatus[]): string {
   const w = Math.max(...steps.map((s) => s.name.length), 4);
   const lines = [`plan ${plan.name}, namespace ${plan.namespace}`, `${'STEP'.padEnd(w)}  ${'STATE'.padEnd(14)}  DETAIL`];
-  for (const s of steps) lines.push(`${s.name.padEnd(w)}  ${s.state.padEnd(14)}  ${s.detail}`);
+  for (const s of steps) {
+    lines.push(`${s.name.padEnd(w)}  ${s.state.padEnd(14)}  ${s.detail}`);
+    if (s.facts) lines.push(`${''.padEnd(w)}  ${''.padEnd(14)}  facts: ${Object.entries(s.facts).map(([k, v]) => `${k}=${v}`).join(' ')}`);
+  }
   return lines.join('\n');
 }

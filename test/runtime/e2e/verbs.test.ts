@@ -63,6 +63,21 @@ describe('uyuni-cdk status', () => {
   });
 });
 
+describe('uyuni-cdk status with facts', () => {
+  it('shows the facts a step\'s Job printed', async () => {
+    sim = await startSimulator({ jobs: { inspect: { logs: ['checking', 'pg_version=16', 'uyuni_release=2025.10'] } } });
+    const dir = writePlan([
+      { name: 'namespace', objects: [namespace()] },
+      { name: 'inspect', objects: [job('inspect')], factsFrom: { apiVersion: 'batch/v1', kind: 'Job', name: 'inspect', namespace: NS } },
+    ]);
+    expect((await cli('run', dir, { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
+    const text = await cli('status', dir, { kubeconfig: sim.kubeconfigPath });
+    expect(text.out).toMatch(/inspect\s+done\s+Job inspect complete\n\s+facts: pg_version=16 uyuni_release=2025.10/);
+    const json = JSON.parse((await cli('status', dir, { kubeconfig: sim.kubeconfigPath, output: 'json' })).out);
+    expect(json.steps[1].facts).toEqual({ pg_version: '16', uyuni_release: '2025.10' });
+  });
+});
+
 describe('uyuni-cdk destroy', () => {
   it('lists without deleting on a dry run; --yes deletes in reverse order and keeps volumes; --purge-volumes removes them', async () => {
     sim = await startSimulator();
