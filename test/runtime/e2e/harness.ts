@@ -47,7 +47,7 @@ export function spawnCli(args: string[], env: Record<string, string> = {}): { ch
   return { child, done };
 }
 
-export async function until(what: string, cond: () => boolean, timeoutMs = 20_000): Promise<void> {
+export async function until(what: string, cond: () => boolean, timeoutMs = 40_000): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (!cond()) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
