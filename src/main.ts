@@ -1,7 +1,8 @@
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { ConfigError, configPath, loadConfigFile } from './config/load';
+import { ConfigError, configPath, loadConfigFile, plansOf } from './config/load';
+import { planProblems } from './plans';
 import { publish, synthesize } from './synth';
 
 /**
@@ -18,6 +19,8 @@ export function main(env: NodeJS.ProcessEnv = process.env): void {
   const staging = env.CDK8S_OUTDIR ? path.resolve(env.CDK8S_OUTDIR) : fs.mkdtempSync(path.join(os.tmpdir(), 'uyuni-cdk-synth-'));
   try {
     const config = loadConfigFile(file);
+    const problems = planProblems(config, plansOf(config));
+    if (problems.length > 0) throw new ConfigError(file, problems);
     const dirs = synthesize(config, staging);
     publish(staging, dirs, dist);
     for (const dir of dirs) {

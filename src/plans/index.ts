@@ -2,7 +2,7 @@ import * as path from 'path';
 import type { PlanName, UyuniConfig } from '../config/schema';
 import { installPlan } from './install';
 import { migratePlan } from './migrate';
-import { nodeServicesSynthesizer } from './node-services';
+import { nodeServicesProblems, nodeServicesSynthesizer } from './node-services';
 import { upgradePlan } from './upgrade';
 import type { PlanApp } from './plan-app';
 import { proxyPlan } from './proxy';
@@ -32,3 +32,11 @@ export const PLANS: Record<PlanName, (config: UyuniConfig) => Synthesizer> = {
   'proxy': planAppSynthesizer(proxyPlan),
   'node-services': nodeServicesSynthesizer,
 };
+
+/**
+ * Problems of a configuration that only the plans can see (a node pod the unit renderer
+ * refuses, two pods sharing a unit name), worded as configuration errors with field paths.
+ */
+export function planProblems(config: UyuniConfig, plans: readonly PlanName[]): string[] {
+  return plans.includes('node-services') ? nodeServicesProblems(config) : [];
+}

@@ -85,7 +85,7 @@ export function nodeServicesSynthesizer(config: UyuniConfig): Synthesizer {
       });
       const others = namespaces.filter((n) => n !== 'default');
       plan.addStep('namespaces', { description: `namespaces ${others.join(', ')}` }, (chart) => {
-        for (const name of others) new UyuniNamespace(chart, `Namespace-${name}`, { name, partOf: PART_OF });
+        for (const name of others) new UyuniNamespace(chart, `Namespace-${name}`, { name, partOf: PART_OF, component: 'node-service' });
       });
       const pods: SystemdPod[] = [];
       plan.addStep('pods', { description: `Pods ${ns.pods.map((p) => `${p.namespace}/${p.name}`).join(', ')}` }, (chart) => {

@@ -27,7 +27,7 @@ export function proxyPlan(config: UyuniConfig): PlanApp {
     deadlineSeconds: config.timeouts.deadlineSeconds,
   });
   plan.addStep('namespace', { description: `namespace ${ns}` }, (chart) => {
-    new UyuniNamespace(chart, 'Namespace', { name: ns, partOf: 'uyuni-proxy' });
+    new UyuniNamespace(chart, 'Namespace', { name: ns, partOf: 'uyuni-proxy', component: 'proxy' });
   });
   plan.addStep('volumes', { description: 'squid cache claim' }, (chart) => {
     new ServerVolumes(chart, 'Volumes', {
