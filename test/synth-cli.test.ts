@@ -49,6 +49,22 @@ describe('the synth app', () => {
     expect(tree(path.join(cwd, 'dist'))).toEqual(before);
   });
 
+  it('exits 2 naming the pod when two node pods would share a systemd unit', () => {
+    const cwd = projectWithDist();
+    fs.writeFileSync(path.join(cwd, 'uyuni.yaml'), [
+      'fqdn: uyuni.example.com',
+      'nodeServices:',
+      '  pods:',
+      '    - {name: a-b, namespace: x, nodeName: n1, containers: [{name: c, image: "c:1", command: [/bin/true]}]}',
+      '    - {name: b, namespace: x-a, nodeName: n1, containers: [{name: c, image: "c:1", command: [/bin/true]}]}',
+    ].join('\n'));
+    const before = tree(path.join(cwd, 'dist'));
+    const r = runSynth(cwd);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('nodeServices.pods[1]: its unit x-a-b-c.service is also the unit of nodeServices.pods[0] (x/a-b)');
+    expect(tree(path.join(cwd, 'dist'))).toEqual(before);
+  });
+
   it('exits 2 when the configuration file does not exist', () => {
     const cwd = projectWithDist();
     const r = runSynth(cwd, { UYUNI_CONFIG: 'missing.yaml' });
