@@ -3,7 +3,7 @@ import { Construct } from 'constructs';
 import type { UyuniConfig } from '../config/schema';
 import { CREDENTIALS, credentialEnv } from '../model/credentials';
 import { image, IMAGES, pullSecrets } from '../model/images';
-import { commonLabels, selectorLabels } from '../model/labels';
+import { componentDeployment } from './component-deployment';
 
 export interface CocoDeploymentProps {
   readonly namespace: string;
@@ -20,28 +20,25 @@ export class CocoDeployment extends Construct {
   constructor(scope: Construct, id: string, props: CocoDeploymentProps) {
     super(scope, id);
     const { config } = props;
-    this.deployment = new k8s.KubeDeployment(this, 'Resource', {
-      metadata: { name: CocoDeployment.NAME, namespace: props.namespace, labels: commonLabels('uyuni', 'coco') },
-      spec: {
-        replicas: config.coco.replicas,
-        selector: { matchLabels: selectorLabels('uyuni', 'coco') },
-        template: {
-          metadata: { labels: commonLabels('uyuni', 'coco') },
-          spec: {
-            imagePullSecrets: pullSecrets(config),
-            containers: [{
-              name: 'coco',
-              image: image(config, IMAGES.coco),
-              imagePullPolicy: config.images.pullPolicy,
-              env: [
-                { name: 'database_connection', value: `jdbc:postgresql://db:5432/${props.dbName ?? 'susemanager'}` },
-                ...credentialEnv(CREDENTIALS.db).map((e) => ({ ...e, name: e.name === 'MANAGER_USER' ? 'database_user' : 'database_password' })),
-                { name: 'TZ', value: config.timezone },
-              ],
-              securityContext: { allowPrivilegeEscalation: false },
-            }],
-          },
-        },
+    this.deployment = componentDeployment(this, 'Resource', {
+      name: CocoDeployment.NAME,
+      namespace: props.namespace,
+      partOf: 'uyuni',
+      component: 'coco',
+      replicas: config.coco.replicas,
+      pod: {
+        imagePullSecrets: pullSecrets(config),
+        containers: [{
+          name: 'coco',
+          image: image(config, IMAGES.coco),
+          imagePullPolicy: config.images.pullPolicy,
+          env: [
+            { name: 'database_connection', value: `jdbc:postgresql://db:5432/${props.dbName ?? 'susemanager'}` },
+            ...credentialEnv(CREDENTIALS.db).map((e) => ({ ...e, name: e.name === 'MANAGER_USER' ? 'database_user' : 'database_password' })),
+            { name: 'TZ', value: config.timezone },
+          ],
+          securityContext: { allowPrivilegeEscalation: false },
+        }],
       },
     });
   }

@@ -2,9 +2,9 @@ import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
 import type { UyuniConfig } from '../config/schema';
 import { image, IMAGES, pullSecrets } from '../model/images';
-import { commonLabels, selectorLabels } from '../model/labels';
 import { containerPorts } from '../model/ports';
 import { serverServicesOf } from './server-pod';
+import { componentDeployment } from './component-deployment';
 
 export interface HubApiDeploymentProps {
   readonly namespace: string;
@@ -19,25 +19,22 @@ export class HubApiDeployment extends Construct {
   constructor(scope: Construct, id: string, props: HubApiDeploymentProps) {
     super(scope, id);
     const { config } = props;
-    this.deployment = new k8s.KubeDeployment(this, 'Resource', {
-      metadata: { name: HubApiDeployment.NAME, namespace: props.namespace, labels: commonLabels('uyuni', 'hub-api') },
-      spec: {
-        replicas: config.hubApi.replicas,
-        selector: { matchLabels: selectorLabels('uyuni', 'hub-api') },
-        template: {
-          metadata: { labels: commonLabels('uyuni', 'hub-api') },
-          spec: {
-            imagePullSecrets: pullSecrets(config),
-            containers: [{
-              name: 'hub-api',
-              image: image(config, IMAGES.hubApi),
-              imagePullPolicy: config.images.pullPolicy,
-              ports: containerPorts(serverServicesOf(config), 'hub-api'),
-              env: [{ name: 'HUB_API_URL', value: 'http://web/rpc/api' }, { name: 'TZ', value: config.timezone }],
-              securityContext: { allowPrivilegeEscalation: false },
-            }],
-          },
-        },
+    this.deployment = componentDeployment(this, 'Resource', {
+      name: HubApiDeployment.NAME,
+      namespace: props.namespace,
+      partOf: 'uyuni',
+      component: 'hub-api',
+      replicas: config.hubApi.replicas,
+      pod: {
+        imagePullSecrets: pullSecrets(config),
+        containers: [{
+          name: 'hub-api',
+          image: image(config, IMAGES.hubApi),
+          imagePullPolicy: config.images.pullPolicy,
+          ports: containerPorts(serverServicesOf(config), 'hub-api'),
+          env: [{ name: 'HUB_API_URL', value: 'http://web/rpc/api' }, { name: 'TZ', value: config.timezone }],
+          securityContext: { allowPrivilegeEscalation: false },
+        }],
       },
     });
   }

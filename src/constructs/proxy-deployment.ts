@@ -2,8 +2,8 @@ import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
 import type { UyuniConfig } from '../config/schema';
 import { image, IMAGES, pullSecrets } from '../model/images';
-import { commonLabels, selectorLabels } from '../model/labels';
 import { containerPorts, PROXY_SERVICES } from '../model/ports';
+import { componentDeployment } from './component-deployment';
 
 export interface ProxyDeploymentProps {
   readonly namespace: string;
@@ -39,33 +39,30 @@ export class ProxyDeployment extends Construct {
   constructor(scope: Construct, id: string, props: ProxyDeploymentProps) {
     super(scope, id);
     const { config } = props;
-    this.deployment = new k8s.KubeDeployment(this, 'Resource', {
-      metadata: { name: ProxyDeployment.NAME, namespace: props.namespace, labels: commonLabels('uyuni-proxy', 'proxy') },
-      spec: {
-        replicas: 1,
-        strategy: { type: 'Recreate' },
-        selector: { matchLabels: selectorLabels('uyuni-proxy', 'proxy') },
-        template: {
-          metadata: { labels: commonLabels('uyuni-proxy', 'proxy') },
-          spec: {
-            imagePullSecrets: pullSecrets(config),
-            containers: PROXY_CONTAINERS.map((c) => ({
-              name: IMAGES.proxy(c.name),
-              image: image(config, IMAGES.proxy(c.name)),
-              imagePullPolicy: config.images.pullPolicy,
-              ports: containerPorts(PROXY_SERVICES, 'proxy', IMAGES.proxy(c.name)),
-              env: [{ name: 'TZ', value: config.timezone }],
-              volumeMounts: [
-                ...c.files.map((f) => ({ name: 'proxy-config', mountPath: `${PROXY_CONFIG_DIR}/${f}`, subPath: f, readOnly: true })),
-                ...(c.name === 'squid' ? [{ name: 'squid-cache', mountPath: '/var/cache/squid' }] : []),
-              ],
-            })),
-            volumes: [
-              { name: 'proxy-config', secret: { secretName: props.configSecret, defaultMode: 0o400 } },
-              { name: 'squid-cache', persistentVolumeClaim: { claimName: props.cacheClaim } },
-            ],
-          },
-        },
+    this.deployment = componentDeployment(this, 'Resource', {
+      name: ProxyDeployment.NAME,
+      namespace: props.namespace,
+      partOf: 'uyuni-proxy',
+      component: 'proxy',
+      replicas: 1,
+      recreate: true,
+      pod: {
+        imagePullSecrets: pullSecrets(config),
+        containers: PROXY_CONTAINERS.map((c) => ({
+          name: IMAGES.proxy(c.name),
+          image: image(config, IMAGES.proxy(c.name)),
+          imagePullPolicy: config.images.pullPolicy,
+          ports: containerPorts(PROXY_SERVICES, 'proxy', IMAGES.proxy(c.name)),
+          env: [{ name: 'TZ', value: config.timezone }],
+          volumeMounts: [
+            ...c.files.map((f) => ({ name: 'proxy-config', mountPath: `${PROXY_CONFIG_DIR}/${f}`, subPath: f, readOnly: true })),
+            ...(c.name === 'squid' ? [{ name: 'squid-cache', mountPath: '/var/cache/squid' }] : []),
+          ],
+        })),
+        volumes: [
+          { name: 'proxy-config', secret: { secretName: props.configSecret, defaultMode: 0o400 } },
+          { name: 'squid-cache', persistentVolumeClaim: { claimName: props.cacheClaim } },
+        ],
       },
     });
   }

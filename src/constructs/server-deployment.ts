@@ -1,8 +1,8 @@
 import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
 import type { UyuniConfig } from '../config/schema';
-import { commonLabels, selectorLabels } from '../model/labels';
 import { ROOT_CONTAINER, ROOT_POD, serverPodParts } from './server-pod';
+import { componentDeployment } from './component-deployment';
 
 export interface ServerDeploymentProps {
   readonly namespace: string;
@@ -24,35 +24,32 @@ export class ServerDeployment extends Construct {
   constructor(scope: Construct, id: string, props: ServerDeploymentProps) {
     super(scope, id);
     const parts = serverPodParts(props.config);
-    this.deployment = new k8s.KubeDeployment(this, 'Resource', {
-      metadata: { name: ServerDeployment.NAME, namespace: props.namespace, labels: commonLabels('uyuni', 'server') },
-      spec: {
-        replicas: props.replicas ?? 1,
-        strategy: { type: 'Recreate' },
-        selector: { matchLabels: selectorLabels('uyuni', 'server') },
-        template: {
-          metadata: { labels: commonLabels('uyuni', 'server') },
-          spec: {
-            securityContext: ROOT_POD,
-            imagePullSecrets: parts.imagePullSecrets,
-            initContainers: [parts.initVolumes],
-            containers: [{
-              name: 'uyuni',
-              image: parts.image,
-              imagePullPolicy: props.config.images.pullPolicy,
-              env: parts.env,
-              ports: parts.ports,
-              volumeMounts: parts.mounts,
-              securityContext: ROOT_CONTAINER,
-              readinessProbe: { httpGet: HEALTH, periodSeconds: 30, timeoutSeconds: 20, failureThreshold: 5 },
-              livenessProbe: { httpGet: HEALTH, initialDelaySeconds: 60, periodSeconds: 60, timeoutSeconds: 20, failureThreshold: 5 },
-              lifecycle: {
-                preStop: { exec: { command: ['sh', '-c', 'spacewalk-service stop && systemctl stop postgresql'] } },
-              },
-            }],
-            volumes: parts.volumes,
+    this.deployment = componentDeployment(this, 'Resource', {
+      name: ServerDeployment.NAME,
+      namespace: props.namespace,
+      partOf: 'uyuni',
+      component: 'server',
+      replicas: props.replicas ?? 1,
+      recreate: true,
+      pod: {
+        securityContext: ROOT_POD,
+        imagePullSecrets: parts.imagePullSecrets,
+        initContainers: [parts.initVolumes],
+        containers: [{
+          name: 'uyuni',
+          image: parts.image,
+          imagePullPolicy: props.config.images.pullPolicy,
+          env: parts.env,
+          ports: parts.ports,
+          volumeMounts: parts.mounts,
+          securityContext: ROOT_CONTAINER,
+          readinessProbe: { httpGet: HEALTH, periodSeconds: 30, timeoutSeconds: 20, failureThreshold: 5 },
+          livenessProbe: { httpGet: HEALTH, initialDelaySeconds: 60, periodSeconds: 60, timeoutSeconds: 20, failureThreshold: 5 },
+          lifecycle: {
+            preStop: { exec: { command: ['sh', '-c', 'spacewalk-service stop && systemctl stop postgresql'] } },
           },
-        },
+        }],
+        volumes: parts.volumes,
       },
     });
   }
