@@ -6,7 +6,7 @@
 import { randomInt } from 'crypto';
 import type { GeneratedValue, Plan, Requirement } from '../plan/types';
 import { LABELS, MANAGED_BY } from '../plan/types';
-import type { Cluster } from './client';
+import { ApiError, Cluster } from './client';
 import { StepFailed } from './errors';
 import type { Reporter } from './progress';
 
@@ -28,6 +28,15 @@ function keysOf(obj: any): string[] {
   return [...Object.keys(obj?.data ?? {}), ...Object.keys(obj?.stringData ?? {}), ...Object.keys(obj?.binaryData ?? {})];
 }
 
+/** Creates; a 409 after a retried create means the first attempt went through (never overwrite a Secret). */
+async function createOnce(cluster: Cluster, obj: any): Promise<void> {
+  try {
+    await cluster.create(obj);
+  } catch (e) {
+    if (!(e instanceof ApiError && e.status === 409 && cluster.retries > 0)) throw e;
+  }
+}
+
 export async function satisfyRequirements(cluster: Cluster, plan: Plan, step: string, reqs: readonly Requirement[], reporter: Reporter): Promise<void> {
   for (const r of reqs) {
     const ref = { apiVersion: 'v1', kind: r.kind, name: r.name, namespace: r.namespace };
@@ -46,7 +55,7 @@ export async function satisfyRequirements(cluster: Cluster, plan: Plan, step: st
     if (existing) {
       await cluster.mergePatch(ref, { data });
     } else {
-      await cluster.create({
+      await createOnce(cluster, {
         apiVersion: 'v1',
         kind: 'Secret',
         metadata: {
@@ -56,7 +65,7 @@ export async function satisfyRequirements(cluster: Cluster, plan: Plan, step: st
         },
         type: 'Opaque',
         data,
-      } as any);
+      });
     }
     reporter.emit({ type: 'requirement', step, kind: r.kind, name: r.name, namespace: r.namespace, result: existing ? 'completed-keys' : 'generated', keys: missingKeys });
   }
