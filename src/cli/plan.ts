@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { addClusterOptions, EXIT_CODES_HELP, exitWith } from './options';
+import { addClusterOptions, EXIT_CODES_HELP, exitWith, loadRuntime } from './options';
 
 export function register(program: Command): void {
   addClusterOptions(program.command('plan')
@@ -10,5 +10,5 @@ export function register(program: Command): void {
 Examples:
   uyuni-cdk plan dist/install
   uyuni-cdk plan dist/upgrade --output json`)
-    .action((planDir: string, opts: any) => exitWith(import('../runtime/commands').then((m) => m.planCommand(planDir, opts))));
+    .action((planDir: string, opts: any) => exitWith(loadRuntime().then((m) => m.planCommand(planDir, opts))));
 }

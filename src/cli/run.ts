@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { addClusterOptions, EXIT_CODES_HELP, exitWith } from './options';
+import { addClusterOptions, EXIT_CODES_HELP, exitWith, loadRuntime } from './options';
 
 const collect = (v: string, prev: string[] = []) => [...prev, v];
 
@@ -22,5 +22,5 @@ Examples:
   uyuni-cdk run dist/install
   uyuni-cdk run dist/install --kubeconfig ~/.kube/uyuni --context prod --output json
   uyuni-cdk run dist/migrate --rerun setup --timeout 7200`)
-    .action((planDir: string, opts: any) => exitWith(import('../runtime/commands').then((m) => m.runCommand(planDir, opts))));
+    .action((planDir: string, opts: any) => exitWith(loadRuntime().then((m) => m.runCommand(planDir, opts))));
 }

@@ -2,7 +2,6 @@
  * The verbs' entry points (loaded lazily by src/cli/ so `--help` never loads the Kubernetes
  * client): connect, call the runtime, print, return the exit code.
  */
-import './memory';
 import { Cluster } from './client';
 import { destroyPlan, renderDestroy } from './destroy';
 import { BadInput, RuntimeError } from './errors';
