@@ -3,11 +3,15 @@
  * unchanged, update (server-side apply dry run differs), blocked-immutable (a Job with another
  * spec), skip-complete (a Job already Complete with the same spec), running, failed.
  */
-import type { Plan } from '../plan/types';
+import type { Gate, Plan } from '../plan/types';
 import { LABELS } from '../plan/types';
 import { ApiError, Cluster, MissingKind, refString } from './client';
 import { refOf, specHash, stampForApply } from './manifests';
+import type { Facts } from './facts';
+import { evaluateGate } from './gates';
+import { jobPhase } from './readiness/batch_v1_job';
 import { decideJob } from './resume';
+import { readFacts } from './run';
 
 export type ObjectAction = 'create' | 'unchanged' | 'update' | 'blocked-immutable' | 'skip-complete' | 'running' | 'failed' | 'missing-kind';
 
@@ -37,9 +41,22 @@ function sortDeep(x: any): any {
   return x;
 }
 
+/** A gate as `plan` shows it: decided now when the facts it needs are already in the cluster. */
+function gateLine(g: Gate, facts: Facts): string {
+  const needs = g.type === 'present' ? [g.fact] : [g.left, g.right].flatMap((o) => ('fact' in o ? [o.fact] : []));
+  if (!needs.every((f) => f in facts)) return `${g.message} (decided at run time from ${needs.join(', ')})`;
+  const r = evaluateGate(g, facts);
+  return r.ok ? `${g.message} (would pass: ${r.detail})` : `would REFUSE: ${r.detail}`;
+}
+
 export async function planSteps(cluster: Cluster, plan: Plan, objectsOf: (step: string) => any[]): Promise<PlannedStep[]> {
   const out: PlannedStep[] = [];
+  const facts: Facts = {};
   for (const step of plan.steps) {
+    if (step.factsFrom) {
+      const job = await cluster.get(step.factsFrom).catch(() => undefined);
+      if (job && jobPhase(job) === 'complete') Object.assign(facts, await readFacts(cluster, job));
+    }
     const objects: PlannedStep['objects'] = [];
     for (const obj of objectsOf(step.name)) {
       const ref = refOf(obj);
@@ -79,7 +96,7 @@ export async function planSteps(cluster: Cluster, plan: Plan, objectsOf: (step: 
       timeoutSeconds: step.timeoutSeconds,
       objects,
       waits: step.waits.map((w) => `${refString(w.object)} ${w.for}`),
-      gates: step.gates.map((g) => g.message),
+      gates: step.gates.map((g) => gateLine(g, facts)),
       requires: step.requires.map((r) => `${r.kind} ${r.namespace}/${r.name} (${r.ifMissing === 'generate' ? 'generated when missing' : 'must exist'})`),
       actions: step.actions.map((a) => `${a.type === 'scale' ? `scale to ${a.replicas}` : 'delete'} ${refString(a.object)}`),
     });

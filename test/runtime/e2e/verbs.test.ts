@@ -63,6 +63,22 @@ describe('uyuni-cdk status', () => {
   });
 });
 
+describe('uyuni-cdk plan with gates', () => {
+  it('decides gates whose facts are already in the cluster, and says when they wait for the run', async () => {
+    sim = await startSimulator({ jobs: { inspect: { logs: ['pg_version=16'] } } });
+    const gate = { type: 'compare-versions' as const, left: { value: '14' }, op: '>=' as const, right: { fact: 'pg_version' }, message: 'PostgreSQL cannot be downgraded' };
+    const steps = [
+      { name: 'namespace', objects: [namespace()] },
+      { name: 'inspect', objects: [job('inspect')], factsFrom: { apiVersion: 'batch/v1', kind: 'Job', name: 'inspect', namespace: NS } },
+      { name: 'upgrade', objects: [job('upgrade')], gates: [gate] },
+    ];
+    const dir = writePlan(steps);
+    expect((await cli('plan', dir, { kubeconfig: sim.kubeconfigPath })).out).toContain('gate      PostgreSQL cannot be downgraded (decided at run time from pg_version)');
+    expect((await cli('run', dir, { kubeconfig: sim.kubeconfigPath })).code).toBe(1);
+    expect((await cli('plan', dir, { kubeconfig: sim.kubeconfigPath })).out).toContain('gate      would REFUSE: PostgreSQL cannot be downgraded ("14" >= pg_version=16)');
+  });
+});
+
 describe('uyuni-cdk status with facts', () => {
   it('shows the facts a step\'s Job printed', async () => {
     sim = await startSimulator({ jobs: { inspect: { logs: ['checking', 'pg_version=16', 'uyuni_release=2025.10'] } } });
