@@ -13,13 +13,19 @@ const TAIL = 30;
 interface Stream {
   state: 'starting' | 'streaming' | 'ended' | 'retry';
   handle?: WatchHandle;
-  file?: fs.WriteStream;
+  /** The saved log, written synchronously: a run that ends right after its last line still has it on disk. */
+  fd?: number;
   partial: string;
   lines: string[];
   attempts: number;
   where?: { namespace: string; pod: string; container: string };
   ended: Promise<void>;
   markEnded: () => void;
+}
+
+function closeFile(s: Stream): void {
+  if (s.fd !== undefined) fs.closeSync(s.fd);
+  s.fd = undefined;
 }
 
 export class StepLogs {
@@ -51,14 +57,14 @@ export class StepLogs {
     this.streams.set(key, s);
     const dir = path.join(this.runDir, this.step);
     fs.mkdirSync(dir, { recursive: true });
-    s.file ??= fs.createWriteStream(path.join(dir, `${pod}.${container}.log`), { flags: 'a' });
+    s.fd ??= fs.openSync(path.join(dir, `${pod}.${container}.log`), 'a');
     const emitLine = (line: string) => {
       s.lines.push(line);
       if (s.lines.length > TAIL) s.lines.shift();
       this.reporter.emit({ type: 'log', step: this.step, pod, container, line });
     };
     this.cluster.followLog(namespace, pod, container, (text) => {
-      s.file!.write(text);
+      if (s.fd !== undefined) fs.writeSync(s.fd, text);
       const parts = (s.partial + text).split('\n');
       s.partial = parts.pop() ?? '';
       for (const l of parts) emitLine(l.replace(/\r$/, ''));
@@ -66,7 +72,7 @@ export class StepLogs {
       if (s.partial) emitLine(s.partial);
       s.partial = '';
       s.state = 'ended';
-      s.file?.end();
+      closeFile(s);
       s.markEnded();
     }).then((h) => {
       s.handle = h;
@@ -102,7 +108,7 @@ export class StepLogs {
     for (const s of this.streams.values()) {
       if (s.state !== 'ended') {
         s.handle?.stop();
-        s.file?.end();
+        closeFile(s);
         s.state = 'ended';
         s.markEnded();
       }
