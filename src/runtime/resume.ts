@@ -17,7 +17,13 @@ export type JobDecision =
   /** Stop the run: it failed before, or its spec changed without `--rerun`. */
   | { readonly action: 'refuse'; readonly why: string; readonly failed: boolean };
 
-export function decideJob(existing: any | undefined, wantedHash: string, rerun: boolean, step: string): JobDecision {
+/**
+ * `finished`: uids of Jobs that belong to runs that finished (src/runtime/history.ts). A changed
+ * Job among them is history, re-created for this run; a changed Job of an unfinished run is refused.
+ */
+export function decideJob(
+  existing: any | undefined, wantedHash: string, rerun: boolean, step: string, finished: ReadonlySet<string> = new Set(),
+): JobDecision {
   if (!existing) return { action: 'create' };
   const name = existing.metadata?.name;
   const have = existing.metadata?.annotations?.[ANNOTATIONS.specHash];
@@ -25,6 +31,9 @@ export function decideJob(existing: any | undefined, wantedHash: string, rerun: 
   if (existing.metadata?.deletionTimestamp) return { action: 'recreate', why: `Job ${name} is being deleted` };
   if (have !== wantedHash) {
     if (rerun) return { action: 'recreate', why: `--rerun ${step}: Job ${name} changed (spec hash ${short(have)} → ${short(wantedHash)})` };
+    if (phase === 'complete' && finished.has(existing.metadata?.uid)) {
+      return { action: 'recreate', why: `Job ${name} is from a run that finished (${existing.metadata?.labels?.['uyuni-cdk.io/run'] ?? 'unknown run'}) and this plan changed it` };
+    }
     return {
       action: 'refuse',
       failed: false,

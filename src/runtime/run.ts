@@ -15,6 +15,7 @@ import { StepLogs } from './logs';
 import { loadStepObjects, refOf, relocateObject, relocatePlan, specHash, stampForApply } from './manifests';
 import type { FailedContainer, Reporter } from './progress';
 import { terminations } from './readiness';
+import { finishedJobUids, HISTORY_CONFIGMAP, recordFinishedRun } from './history';
 import { decideJob, JobDecision } from './resume';
 import { satisfyRequirements } from './secrets';
 import { StepWaiter } from './waiter';
@@ -158,8 +159,16 @@ export async function runPlan(o: RunOptions): Promise<number> {
     const deadline = started + (o.timeoutSeconds ?? plan.deadlineSeconds) * 1000;
     const facts: Facts = {};
     const total = plan.steps.length;
+    const finished = await finishedJobUids(o.cluster, plan.namespace);
     for (const [i, step] of plan.steps.entries()) {
-      await runStep({ ...o, plan, step, index: i + 1, total, objects: objectsOf.get(step.name)!, runId, runDir, deadline, facts });
+      await runStep({ ...o, plan, step, index: i + 1, total, objects: objectsOf.get(step.name)!, runId, runDir, deadline, facts, finished });
+    }
+    // Every step is done: a failure to write the history is worth a line, not a failed run.
+    try {
+      await recordFinishedRun(o.cluster, plan, runId);
+      r.emit({ type: 'action', step: '(run)', action: 'record finished run', object: `ConfigMap ${plan.namespace}/${HISTORY_CONFIGMAP}`, result: 'done' });
+    } catch (e) {
+      r.emit({ type: 'action', step: '(run)', action: 'record finished run', object: `ConfigMap ${plan.namespace}/${HISTORY_CONFIGMAP}`, result: `failed: ${(e as Error).message}` });
     }
     r.emit({ type: 'run-done', status: 'done', exitCode: 0, elapsedSeconds: (Date.now() - started) / 1000 });
     runDone = true;
@@ -184,6 +193,8 @@ interface StepContext extends RunOptions {
   readonly runDir: string;
   readonly deadline: number;
   readonly facts: Facts;
+  /** Uids of Jobs from finished runs: history, not a half-done run. */
+  readonly finished: ReadonlySet<string>;
 }
 
 async function runStep(c: StepContext): Promise<void> {
@@ -203,7 +214,7 @@ async function runStep(c: StepContext): Promise<void> {
   const decisions = new Map<string, { decision: JobDecision; existing: any }>();
   for (const job of jobs) {
     const existing = await cluster.get(refOf(job));
-    decisions.set(job.metadata.name, { decision: decideJob(existing, specHash(job), rerun, step.name), existing });
+    decisions.set(job.metadata.name, { decision: decideJob(existing, specHash(job), rerun, step.name, c.finished), existing });
   }
   for (const [name, { decision, existing }] of decisions) {
     if (decision.action === 'refuse') {

@@ -315,17 +315,19 @@ describe('resume', () => {
     expect(r.err).toContain('interrupted. Run the same command again to resume');
   });
 
-  it('refuses a changed Job spec, then --rerun deletes it (propagationPolicy Background) and re-creates it', async () => {
-    await start();
-    const dir = plan();
-    expect((await cli('run', dir, { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
-    const oldUid = sim.get('batch/v1', 'Job', 'setup', NS).metadata.uid;
-    writePlan([
+  it('refuses a changed Job of an unfinished run, then --rerun deletes it (propagationPolicy Background) and re-creates it', async () => {
+    // The first run stops at `finish`: the run is unfinished, so its Jobs are not history.
+    await start({ jobs: { finish: { outcome: 'fail', exitCode: 1 } } });
+    const steps = (setupScript?: string) => [
       { name: 'namespace', objects: [namespace()] },
       { name: 'inspect', objects: [job('inspect')] },
-      { name: 'setup', objects: [job('setup', 'echo changed')] },
-      { name: 'server', objects: [deployment('uyuni')] },
-    ], { dir });
+      { name: 'setup', objects: [job('setup', setupScript)] },
+      { name: 'finish', objects: [job('finish')] },
+    ];
+    const dir = writePlan(steps());
+    expect((await cli('run', dir, { kubeconfig: sim.kubeconfigPath })).code).toBe(1);
+    const oldUid = sim.get('batch/v1', 'Job', 'setup', NS).metadata.uid;
+    writePlan(steps('echo changed'), { dir });
 
     const refused = await cli('run', dir, { kubeconfig: sim.kubeconfigPath });
     expect(refused.code).toBe(1);
@@ -333,8 +335,9 @@ describe('resume', () => {
     expect(refused.out).toContain('immutable');
     expect(sim.get('batch/v1', 'Job', 'setup', NS).metadata.uid).toBe(oldUid);
 
+    sim.setJob('finish', { outcome: 'succeed' });
     const mark = sim.requests.length;
-    const r = await cli('run', dir, { kubeconfig: sim.kubeconfigPath, rerun: ['setup'] });
+    const r = await cli('run', dir, { kubeconfig: sim.kubeconfigPath, rerun: ['setup', 'finish'] });
     expect(r.code).toBe(0);
     const del = sim.requests.slice(mark).filter((q) => q.method === 'DELETE' && q.path.endsWith('/jobs/setup'));
     expect(del).toHaveLength(1);
@@ -343,6 +346,35 @@ describe('resume', () => {
     expect(now.metadata.uid).not.toBe(oldUid);
     expect(now.spec.template.spec.containers[0].command).toContain('echo changed');
     expect(writesTo(sim.requests.slice(mark), '/jobs/inspect')).toEqual([]);
+  });
+
+  it('re-creates a changed Job left by a run that finished (the next upgrade), without --rerun', async () => {
+    await start();
+    const dir = plan();
+    expect((await cli('run', dir, { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
+    const history = sim.get('v1', 'ConfigMap', 'uyuni-cdk-history', NS);
+    const oldSetup = sim.get('batch/v1', 'Job', 'setup', NS).metadata.uid;
+    const oldInspect = sim.get('batch/v1', 'Job', 'inspect', NS).metadata.uid;
+    expect(JSON.parse(history.data.install).jobs).toEqual({ inspect: oldInspect, setup: oldSetup });
+    writePlan([
+      { name: 'namespace', objects: [namespace()] },
+      { name: 'inspect', objects: [job('inspect')] },
+      { name: 'setup', objects: [job('setup', 'echo the next upgrade')] },
+      { name: 'server', objects: [deployment('uyuni')] },
+    ], { dir });
+
+    const mark = sim.requests.length;
+    const r = await cli('run', dir, { kubeconfig: sim.kubeconfigPath });
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('is from a run that finished');
+    const del = sim.requests.slice(mark).filter((q) => q.method === 'DELETE' && q.path.endsWith('/jobs/setup'));
+    expect(del).toHaveLength(1);
+    expect(del[0].query).toContain('propagationPolicy=Background');
+    expect(sim.get('batch/v1', 'Job', 'setup', NS).spec.template.spec.containers[0].command).toContain('echo the next upgrade');
+    // The unchanged Job of the finished run is still skipped, and the history now names the new Job.
+    expect(sim.get('batch/v1', 'Job', 'inspect', NS).metadata.uid).toBe(oldInspect);
+    const newSetup = sim.get('batch/v1', 'Job', 'setup', NS).metadata.uid;
+    expect(JSON.parse(sim.get('v1', 'ConfigMap', 'uyuni-cdk-history', NS).data.install).jobs.setup).toBe(newSetup);
   });
 
   it('stops on a Job that failed in an earlier run, showing its logs', async () => {

@@ -117,7 +117,7 @@ describe('uyuni-cdk destroy', () => {
     const yes = await cli('destroy', dir, { kubeconfig: sim.kubeconfigPath, yes: true });
     expect(yes.code).toBe(0);
     const deletes = sim.requests.slice(mark).filter((q) => q.method === 'DELETE').map((q) => q.path.split('/').slice(-2).join('/'));
-    expect(deletes).toEqual(['secrets/db-credentials', 'services/db', 'deployments/uyuni', 'services/uyuni', 'jobs/setup']);
+    expect(deletes).toEqual(['secrets/db-credentials', 'configmaps/uyuni-cdk-history', 'services/db', 'deployments/uyuni', 'services/uyuni', 'jobs/setup']);
     expect(sim.requests.slice(mark).filter((q) => q.method === 'DELETE').every((q) => q.query.includes('propagationPolicy=Background'))).toBe(true);
     expect(sim.get('v1', 'PersistentVolumeClaim', 'var-pgsql', NS)).toBeDefined();
     expect(sim.get('v1', 'Namespace', NS)).toBeDefined();

@@ -32,4 +32,17 @@ describe('resume decisions for a step Job', () => {
     expect((d as any).why).toContain('immutable');
     expect(decideJob(job('h0', complete), 'h1', true, 'setup').action).toBe('recreate');
   });
+
+  it('re-creates a changed Complete Job that belongs to a finished run, and only that', () => {
+    const old = { ...job('h0', complete), metadata: { ...job('h0').metadata, uid: 'u-1', labels: { 'uyuni-cdk.io/run': 'migrate-1' } } };
+    const finished = new Set(['u-1']);
+    const d = decideJob(old, 'h1', false, 'db-upgrade', finished);
+    expect(d).toMatchObject({ action: 'recreate' });
+    expect((d as any).why).toContain('from a run that finished (migrate-1)');
+    // Same spec: still skipped. Not finished (another uid) or still running: still refused.
+    expect(decideJob(old, 'h0', false, 'db-upgrade', finished).action).toBe('skip');
+    expect(decideJob(old, 'h1', false, 'db-upgrade', new Set(['u-2'])).action).toBe('refuse');
+    const running = { ...old, status: { conditions: [] } };
+    expect(decideJob(running, 'h1', false, 'db-upgrade', finished).action).toBe('refuse');
+  });
 });

@@ -1,0 +1,65 @@
+/**
+ * Run history: which step Jobs belong to runs that finished.
+ *
+ * Step Jobs have fixed names (`uyuni-db-upgrade`, ...), and a Job's pod template is immutable.
+ * A changed Job left by an interrupted run must be refused (the plan changed under a half-done
+ * run), but one left by a run that finished is history: the next migration or upgrade
+ * re-creates it without asking. The runtime records the Jobs of every finished run in a
+ * ConfigMap in the plan's namespace, keyed by plan, and tells the two apart by Job uid.
+ */
+import { LABELS, MANAGED_BY, Plan } from '../plan/types';
+import type { Cluster } from './client';
+
+export const HISTORY_CONFIGMAP = 'uyuni-cdk-history';
+
+/** What one plan's last finished run left behind. */
+export interface FinishedRun {
+  readonly run: string;
+  readonly finishedAt: string;
+  /** Job name → uid. */
+  readonly jobs: Readonly<Record<string, string>>;
+}
+
+const ref = (namespace: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', name: HISTORY_CONFIGMAP, namespace });
+
+function parse(data: Record<string, string> | undefined): Record<string, FinishedRun> {
+  const out: Record<string, FinishedRun> = {};
+  for (const [plan, text] of Object.entries(data ?? {})) {
+    try {
+      const v = JSON.parse(text);
+      if (v && typeof v.run === 'string' && v.jobs && typeof v.jobs === 'object') out[plan] = v;
+    } catch {
+      // an entry we cannot read protects nothing: ignore it
+    }
+  }
+  return out;
+}
+
+/** The uids of the Jobs of every finished run recorded in the namespace (of any plan). */
+export async function finishedJobUids(cluster: Cluster, namespace: string): Promise<Set<string>> {
+  const cm = await cluster.get(ref(namespace));
+  return new Set(Object.values(parse(cm?.data)).flatMap((r) => Object.values(r.jobs)));
+}
+
+/** Records a finished run of `plan`: the uids of its step Jobs as they are now. */
+export async function recordFinishedRun(cluster: Cluster, plan: Plan, runId: string): Promise<void> {
+  const jobs: Record<string, string> = {};
+  for (const step of plan.steps) {
+    for (const o of step.objects.filter((x) => x.kind === 'Job')) {
+      const job = await cluster.get(o);
+      if (job?.metadata?.uid) jobs[o.name] = job.metadata.uid;
+    }
+  }
+  const existing = await cluster.get(ref(plan.namespace));
+  const runs = { ...parse(existing?.data), [plan.name]: { run: runId, finishedAt: new Date().toISOString(), jobs } };
+  await cluster.apply({
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: {
+      ...ref(plan.namespace),
+      labels: { ...plan.selector, [LABELS.component]: 'step', [LABELS.managedBy]: MANAGED_BY, [LABELS.run]: runId },
+    },
+    // Server-side apply owns the whole map: every plan's entry is written back, not just ours.
+    data: Object.fromEntries(Object.entries(runs).map(([k, v]) => [k, JSON.stringify(v)])),
+  } as any);
+}
