@@ -54,6 +54,40 @@ async function managerAnswers(address: string): Promise<boolean> {
   }
 }
 
+/** Field 22 of /proc/<pid>/stat (start time in clock ticks), or undefined when gone. */
+function startTime(pid: number): string | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every live process below `root` in the process tree, with its start time. */
+function descendants(root: number): Array<{ pid: number; start: string }> {
+  const parent = new Map<number, number>();
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      parent.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const out: Array<{ pid: number; start: string }> = [];
+  const below = (pid: number): boolean => {
+    for (let p = parent.get(pid); p !== undefined && p > 1; p = parent.get(p)) if (p === root) return true;
+    return false;
+  };
+  for (const pid of parent.keys()) {
+    const start = startTime(pid);
+    if (start !== undefined && below(pid)) out.push({ pid, start });
+  }
+  return out;
+}
+
 export async function startUserSystemd(): Promise<UserSystemd> {
   const base = fs.mkdtempSync(path.join(os.tmpdir(), 'uyuni-agent-test-'));
   const runtime = path.join(base, 'run');
@@ -94,8 +128,12 @@ export async function startUserSystemd(): Promise<UserSystemd> {
 
   const stop = async (): Promise<void> => {
     if (manager.pid && manager.exitCode === null) {
+      // Units that ignore SIGTERM can outlive the manager (reparented to PID 1): note every
+      // process the manager started, by PID and start time, and kill what is left of them.
+      const started = descendants(manager.pid);
       manager.kill('SIGTERM');
       if (!(await waitExit(manager, 15_000))) manager.kill('SIGKILL');
+      for (const p of started) if (startTime(p.pid) === p.start) process.kill(p.pid, 'SIGKILL');
     }
     if (bus.pid && bus.exitCode === null) {
       bus.kill('SIGTERM');
