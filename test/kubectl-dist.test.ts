@@ -1,0 +1,54 @@
+// The committed plans through Debian's kubectl (a client we did not write) against the API
+// simulator: each step file applies on its own with `kubectl apply --server-side -f <file>`, in
+// plan order, and `kubectl get` then sees every object the plan index lists.
+import { execFile } from 'child_process';
+import * as fs from 'fs';
+import * as path from 'path';
+import { readPlan } from '../src/plan/reader';
+import { ROOT, tempDir } from './helpers/synth';
+import { Simulator, startSimulator } from './sim';
+
+const KUBECTL = '/usr/bin/kubectl';
+
+function kubectl(sim: Simulator, cache: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(KUBECTL, ['--kubeconfig', sim.kubeconfigPath, '--cache-dir', cache, ...args], { env: { PATH: process.env.PATH ?? '', HOME: cache }, timeout: 60_000 },
+      (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }));
+  });
+}
+
+describe.each(['install', 'migrate', 'upgrade', 'proxy', 'node-services'])('kubectl apply --server-side of dist/%s', (name) => {
+  let sim: Simulator;
+  const cache = tempDir('kubectl-cache-');
+  beforeAll(async () => {
+    if (!fs.existsSync(KUBECTL)) throw new Error(`${KUBECTL} is missing: apt-get install kubectl (.ci/run does)`);
+    sim = await startSimulator();
+  });
+  afterAll(async () => {
+    await sim?.stop();
+    fs.rmSync(cache, { recursive: true, force: true });
+  });
+
+  it('applies every step file on its own, in order, and kubectl get finds every listed object', async () => {
+    const dir = path.join(ROOT, 'dist', name);
+    const plan = readPlan(dir);
+    // The upgrade plan works on a server that exists: its namespace is there already.
+    if (!plan.steps.some((s) => s.objects.some((o) => o.kind === 'Namespace'))) {
+      expect((await kubectl(sim, cache, ['create', 'namespace', plan.namespace])).code).toBe(0);
+    }
+    for (const step of plan.steps) {
+      const r = await kubectl(sim, cache, ['apply', '--server-side', '--field-manager', 'kubectl-test', '-f', path.join(dir, step.file)]);
+      expect({ step: step.name, code: r.code, stderr: r.stderr }).toEqual({ step: step.name, code: 0, stderr: '' });
+      expect(r.stdout.trim().split('\n')).toHaveLength(step.objects.length);
+    }
+    for (const step of plan.steps) {
+      for (const o of step.objects) {
+        const kind = o.apiVersion.startsWith('cert-manager.io/') ? `${o.kind.toLowerCase()}.cert-manager.io` : o.kind.toLowerCase();
+        const r = await kubectl(sim, cache, ['get', kind, o.name, ...(o.namespace ? ['-n', o.namespace] : []), '-o', 'json']);
+        expect({ object: `${o.kind}/${o.name}`, code: r.code }).toEqual({ object: `${o.kind}/${o.name}`, code: 0 });
+        const got = JSON.parse(r.stdout);
+        expect(got.metadata.labels['app.kubernetes.io/managed-by']).toBe('uyuni-cdk');
+      }
+    }
+  }, 240_000);
+});
