@@ -93,14 +93,21 @@ export function runCommand(planDir: string, o: RunCommandOptions, io: Io = proce
   });
 }
 
+/** What plan, status and destroy share: the plan (relocated by --namespace), a reachable cluster, the step files. */
+async function openPlan(planDir: string, o: CommonOptions) {
+  const original = loadPlan(planDir);
+  const plan = loadPlan(planDir, o.namespace);
+  const cluster = connect(o);
+  await cluster.ping();
+  const objectsOf = (step: string) => stepObjects(planDir, plan, original, plan.steps.find((x) => x.name === step)!);
+  return { plan, cluster, objectsOf };
+}
+
 export function planCommand(planDir: string, o: CommonOptions, io: Io = processIo): Promise<number> {
   return guarded(io, async () => {
     const mode = outputMode(o, io);
-    const original = loadPlan(planDir);
-    const plan = loadPlan(planDir, o.namespace);
-    const cluster = connect(o);
-    await cluster.ping();
-    const steps = await planSteps(cluster, plan, (s) => stepObjects(planDir, plan, original, plan.steps.find((x) => x.name === s)!));
+    const { plan, cluster, objectsOf } = await openPlan(planDir, o);
+    const steps = await planSteps(cluster, plan, objectsOf);
     io.out(mode === 'json' ? JSON.stringify({ plan: plan.name, namespace: plan.namespace, steps }) + '\n' : renderPlan(plan, steps) + '\n');
     return 0;
   });
@@ -109,11 +116,8 @@ export function planCommand(planDir: string, o: CommonOptions, io: Io = processI
 export function statusCommand(planDir: string, o: CommonOptions, io: Io = processIo): Promise<number> {
   return guarded(io, async () => {
     const mode = outputMode(o, io);
-    const original = loadPlan(planDir);
-    const plan = loadPlan(planDir, o.namespace);
-    const cluster = connect(o);
-    await cluster.ping();
-    const steps = await stepStatuses(cluster, plan, (s) => stepObjects(planDir, plan, original, plan.steps.find((x) => x.name === s)!));
+    const { plan, cluster, objectsOf } = await openPlan(planDir, o);
+    const steps = await stepStatuses(cluster, plan, objectsOf);
     io.out(mode === 'json' ? JSON.stringify({ plan: plan.name, namespace: plan.namespace, steps }) + '\n' : renderStatus(plan, steps) + '\n');
     return 0;
   });
@@ -127,12 +131,9 @@ export interface DestroyCommandOptions extends CommonOptions {
 export function destroyCommand(planDir: string, o: DestroyCommandOptions, io: Io = processIo): Promise<number> {
   return guarded(io, async () => {
     const mode = outputMode(o, io);
-    const original = loadPlan(planDir);
-    const plan = loadPlan(planDir, o.namespace);
-    const cluster = connect(o);
-    await cluster.ping();
+    const { plan, cluster, objectsOf } = await openPlan(planDir, o);
     const opts = { yes: Boolean(o.yes), purgeVolumes: Boolean(o.purgeVolumes) };
-    const items = await destroyPlan(cluster, plan, (s) => stepObjects(planDir, plan, original, plan.steps.find((x) => x.name === s)!), opts);
+    const items = await destroyPlan(cluster, plan, objectsOf, opts);
     io.out(mode === 'json' ? JSON.stringify({ plan: plan.name, namespace: plan.namespace, dryRun: !opts.yes, items }) + '\n' : renderDestroy(plan, items, opts) + '\n');
     return 0;
   });
