@@ -298,15 +298,18 @@ export function createHandler(d: HttpDeps) {
     return { status: 200, body: commit(r.rt, next, dryRun) };
   }
 
-  function list(r: Route, q: URLSearchParams): any {
-    let labelMatch, fieldMatch;
+  /** The request's label and field selectors; a malformed one is a 400. */
+  function selectors(r: Route, q: URLSearchParams) {
     try {
-      labelMatch = parseLabelSelector(q.get('labelSelector'));
-      fieldMatch = parseFieldSelector(q.get('fieldSelector'), r.rt);
+      return { labelMatch: parseLabelSelector(q.get('labelSelector')), fieldMatch: parseFieldSelector(q.get('fieldSelector'), r.rt) };
     } catch (e) {
       if (e instanceof SelectorError) throw badRequest(e.message);
       throw e;
     }
+  }
+
+  function list(r: Route, q: URLSearchParams): any {
+    const { labelMatch, fieldMatch } = selectors(r, q);
     const key = (o: any) => `${o.metadata.namespace ?? ''}/${o.metadata.name}`;
     const match = (o: any) => labelMatch(o.metadata.labels) && fieldMatch(o);
     let items = store.list(r.rt, r.namespace).filter(match);
@@ -337,14 +340,7 @@ export function createHandler(d: HttpDeps) {
   }
 
   function watch(r: Route, q: URLSearchParams, res: ServerResponse, rec: RequestRecord): void {
-    let labelMatch, fieldMatch;
-    try {
-      labelMatch = parseLabelSelector(q.get('labelSelector'));
-      fieldMatch = parseFieldSelector(q.get('fieldSelector'), r.rt);
-    } catch (e) {
-      if (e instanceof SelectorError) throw badRequest(e.message);
-      throw e;
-    }
+    const { labelMatch, fieldMatch } = selectors(r, q);
     rec.status = 200;
     d.hub.serve(res, {
       rt: r.rt, namespace: r.namespace, name: r.name, labelMatch, fieldMatch,
