@@ -5,8 +5,8 @@ import { parse } from 'yaml';
 import { hashSpec, readScript } from '../src/constructs/script-job';
 import { SERVER_VOLUMES } from '../src/model/volumes';
 import { LABELS } from '../src/plan/types';
-import { ROOT, SynthesizedPlan, synthYaml, tempDir } from './helpers/synth';
-import { K8sObject, validateObject } from './helpers/validate';
+import { envOf, podSpec, ROOT, SynthesizedPlan, synthYaml, tempDir } from './helpers/synth';
+import { validateObject } from './helpers/validate';
 
 const EXAMPLE = path.join(ROOT, 'examples', 'migration.yaml');
 const exampleText = fs.readFileSync(EXAMPLE, 'utf8');
@@ -30,13 +30,7 @@ const SCRIPTS: Record<string, string> = {
 const jobs = (p: SynthesizedPlan) => p.objects.filter((o) => o.kind === 'Job');
 const fileOf = (p: SynthesizedPlan, kind: string, name: string) =>
   Object.keys(p.files).find((f) => p.files[f].some((o) => o.kind === kind && o.metadata.name === name));
-const step = (p: SynthesizedPlan, name: string) => {
-  const s = p.plan.steps.find((x) => x.name === name);
-  if (!s) throw new Error(`no step ${name}`);
-  return s;
-};
-const podSpec = (job: K8sObject) => job.spec.template.spec;
-const envOf = (job: K8sObject) => Object.fromEntries(podSpec(job).containers[0].env.map((e: any) => [e.name, e.value]));
+const step = (p: SynthesizedPlan, name: string) => p.step(name);
 
 describe('the migrate plan of examples/migration.yaml', () => {
   const plan = migrate();

@@ -5,8 +5,8 @@ import { hashSpec, readScript } from '../src/constructs/script-job';
 import { LABELS } from '../src/plan/types';
 import type { Gate } from '../src/plan/types';
 import { evaluateGate } from '../src/runtime/gates';
-import { ROOT, SynthesizedPlan, synthYaml } from './helpers/synth';
-import { K8sObject, validateObject } from './helpers/validate';
+import { envOf, podSpec, ROOT, SynthesizedPlan, synthYaml } from './helpers/synth';
+import { validateObject } from './helpers/validate';
 
 const exampleText = fs.readFileSync(path.join(ROOT, 'examples', 'upgrade.yaml'), 'utf8');
 const upgrade = (text = exampleText): SynthesizedPlan => synthYaml(text).upgrade;
@@ -19,13 +19,7 @@ const SCRIPTS: Record<string, string> = {
   'uyuni-post-upgrade': 'post-upgrade.sh',
 };
 
-const step = (p: SynthesizedPlan, name: string) => {
-  const s = p.plan.steps.find((x) => x.name === name);
-  if (!s) throw new Error(`no step ${name}`);
-  return s;
-};
-const podSpec = (job: K8sObject) => job.spec.template.spec;
-const envOf = (job: K8sObject) => Object.fromEntries(podSpec(job).containers[0].env.map((e: any) => [e.name, e.value]));
+const step = (p: SynthesizedPlan, name: string) => p.step(name);
 
 /** Facts of a sound 14 → 16 upgrade of Uyuni 2025.06 to 2025.10, as uyuni-inspect prints them. */
 const SOUND = {

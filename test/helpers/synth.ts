@@ -23,7 +23,15 @@ export interface SynthesizedPlan {
   /** The raw text of each step file. */
   readonly text: Record<string, string>;
   find(kind: string, name: string): K8sObject;
+  /** A step of the plan index, by name (throws when there is none). */
+  step(name: string): Plan['steps'][number];
 }
+
+/** The pod spec of a Job or Deployment. */
+export const podSpec = (o: K8sObject) => o.spec.template.spec;
+/** The plain-value environment of an object's first container, by name. */
+export const envOf = (o: K8sObject): Record<string, string> =>
+  Object.fromEntries(podSpec(o).containers[0].env.map((e: any) => [e.name, e.value]));
 
 /** Reads a synthesized plan directory back. */
 export function readPlanDir(dir: string): SynthesizedPlan {
@@ -40,6 +48,11 @@ export function readPlanDir(dir: string): SynthesizedPlan {
     find(kind, name) {
       const found = objects.find((o) => o.kind === kind && o.metadata.name === name);
       if (!found) throw new Error(`no ${kind} ${name} in plan ${plan.name}`);
+      return found;
+    },
+    step(name) {
+      const found = plan.steps.find((s) => s.name === name);
+      if (!found) throw new Error(`no step ${name} in plan ${plan.name}`);
       return found;
     },
   };
