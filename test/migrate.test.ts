@@ -246,3 +246,19 @@ describe('migration configuration errors', () => {
     expect(r.files).toContain('0002-data-sync.k8s.yaml');
   });
 });
+
+describe('migration with coco attestation', () => {
+  it('requires the old server\'s database credentials instead of generating new ones', () => {
+    const text = fs.readFileSync(path.join(ROOT, 'examples', 'migration.yaml'), 'utf8') + '\ncoco:\n  replicas: 1\n';
+    const { migrate } = synthYaml(text);
+    const requires = migrate.plan.steps.flatMap((s) => s.requires);
+    const db = requires.find((r) => r.name === 'db-credentials')!;
+    expect(db).toMatchObject({ kind: 'Secret', ifMissing: 'fail', keys: ['username', 'password'] });
+    expect(db.generate).toBeUndefined();
+    expect(db.message).toContain('kubectl -n uyuni create secret generic db-credentials --from-literal=username=<db_user>');
+    // Without coco nothing reads it, so it is generated as in the install.
+    expect(synthYaml(fs.readFileSync(path.join(ROOT, 'examples', 'migration.yaml'), 'utf8')).migrate.plan.steps
+      .flatMap((s) => s.requires).find((r) => r.name === 'db-credentials')!.ifMissing).toBe('generate');
+  });
+});
+

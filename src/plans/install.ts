@@ -64,9 +64,22 @@ export function addServicesStep(plan: PlanApp, config: UyuniConfig): void {
 /** The database credentials, and the db Deployment when PostgreSQL runs apart. */
 export function addDatabaseStep(plan: PlanApp, config: UyuniConfig): void {
   const ns = config.namespace;
+  const requires = [CREDENTIALS.dbAdmin, CREDENTIALS.db, CREDENTIALS.reportdb].map((c) => credentialRequirement(c, ns));
+  if (config.migration && config.coco.replicas > 0) {
+    // A migrated database keeps the old server's password: a generated one would lock coco out.
+    const db = requires.findIndex((r) => r.name === CREDENTIALS.db.secret);
+    requires[db] = {
+      ...requires[db],
+      ifMissing: 'fail',
+      generate: undefined,
+      message: `the migrated database keeps the old server's credentials, which coco needs: create Secret ${CREDENTIALS.db.secret} `
+        + `from db_user and db_password in the old server's /etc/rhn/rhn.conf: kubectl -n ${ns} create secret generic ${CREDENTIALS.db.secret} `
+        + '--from-literal=username=<db_user> --from-literal=password=<db_password>',
+    };
+  }
   plan.addStep('database', {
     description: config.db.separate ? 'database Deployment db' : 'database credentials',
-    requires: [CREDENTIALS.dbAdmin, CREDENTIALS.db, CREDENTIALS.reportdb].map((c) => credentialRequirement(c, ns)),
+    requires,
   }, (chart) => {
     if (config.db.separate) new DbDeployment(chart, 'Db', { namespace: ns, config });
   });
