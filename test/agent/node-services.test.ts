@@ -5,6 +5,7 @@ import { parseConfig } from '../../src/config/load';
 import { nodeServicesProblems } from '../../src/plans/node-services';
 import { PodLike, renderAgentUnit, renderPodUnits } from '../../src/systemd';
 import { defaultConfigWith, synthYaml } from '../helpers/synth';
+import { REFERENCE_UNIT } from './reference';
 
 /** The pod of the #312 test, as the nodeServices section carries it. */
 const NOOP = {
@@ -13,14 +14,6 @@ const NOOP = {
   containers: [{ name: 'noop-service', image: 'noop-service:1.0.0', command: ['noop-service-1.0.0/start.sh'] }],
 };
 
-const REFERENCE_UNIT = [
-  '[Unit]', 'Description=default-cleanup-test-ok-noop-service', 'StartLimitIntervalSec=0', '',
-  '[Service]', 'Environment="KUBECONFIG=/root/.kube/config"',
-  'ExecStart=/opt/stackable/packages/noop-service-1.0.0/noop-service-1.0.0/start.sh',
-  'RemainAfterExit=no', 'Restart=always', 'RestartSec=2', 'Slice=system-stackable.slice',
-  'StandardError=journal', 'StandardOutput=journal', 'TimeoutStopSec=30', '',
-  '[Install]', 'WantedBy=multi-user.target',
-].join('\n');
 
 describe('the node-services plan', () => {
   const out = synthYaml(defaultConfigWith({ nodeServices: { pods: [NOOP] } }));
