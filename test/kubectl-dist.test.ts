@@ -1,21 +1,14 @@
 // The committed plans through Debian's kubectl (a client we did not write) against the API
 // simulator: each step file applies on its own with `kubectl apply --server-side -f <file>`, in
 // plan order, and `kubectl get` then sees every object the plan index lists.
-import { execFile } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
 import { readPlan } from '../src/plan/reader';
 import { ROOT, tempDir } from './helpers/synth';
 import { Simulator, startSimulator } from './sim';
+import { kubectl as kubectlIn, KUBECTL } from './sim/helpers';
 
-const KUBECTL = '/usr/bin/kubectl';
-
-function kubectl(sim: Simulator, cache: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(KUBECTL, ['--kubeconfig', sim.kubeconfigPath, '--cache-dir', cache, ...args], { env: { PATH: process.env.PATH ?? '', HOME: cache }, timeout: 60_000 },
-      (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }));
-  });
-}
+const kubectl = (sim: Simulator, cache: string, args: string[]) => kubectlIn(sim, cache, args, 60_000);
 
 describe.each(['install', 'migrate', 'upgrade', 'proxy', 'node-services'])('kubectl apply --server-side of dist/%s', (name) => {
   let sim: Simulator;

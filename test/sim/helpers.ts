@@ -1,6 +1,7 @@
 // Shared by the simulator's own tests: a real client-node configured from the simulator's
 // kubeconfig, and a way to wait for the cluster to reach a state.
 import * as k8s from '@kubernetes/client-node';
+import { execFile } from 'child_process';
 import { Simulator } from './index';
 
 export function clients(sim: Simulator) {
@@ -50,4 +51,16 @@ export async function record(kc: k8s.KubeConfig, path: string): Promise<{ states
   const states: any[] = [];
   const ctl = await new k8s.Watch(kc).watch(path, {}, (type, o) => states.push({ type, ...o }), () => {});
   return { states, stop: () => ctl.abort() };
+}
+
+/** Debian's kubectl: an independent client of the simulator. */
+export const KUBECTL = '/usr/bin/kubectl';
+
+/** Runs kubectl against the simulator, asynchronously (the simulator serves from this same process). */
+export function kubectl(sim: Simulator, cacheDir: string, args: string[], timeoutMs = 30_000): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(KUBECTL, ['--kubeconfig', sim.kubeconfigPath, '--cache-dir', cacheDir, ...args], { env: { PATH: process.env.PATH ?? '', HOME: cacheDir }, timeout: timeoutMs }, (err, stdout, stderr) => {
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
+    });
+  });
 }

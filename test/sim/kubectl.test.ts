@@ -1,28 +1,11 @@
 // Debian's kubectl (an independent client we did not write) against the simulator: server-side
 // apply of a directory of manifests, then get/wait/logs, so the simulator's discovery, OpenAPI,
 // apply, watch and log endpoints are checked by a client that is not client-node.
-import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { kubectl, KUBECTL } from './helpers';
 import { Simulator, startSimulator } from './index';
-
-const KUBECTL = '/usr/bin/kubectl';
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs kubectl asynchronously (the simulator serves from this same process). */
-function kubectl(sim: Simulator, cacheDir: string, args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(KUBECTL, ['--kubeconfig', sim.kubeconfigPath, '--cache-dir', cacheDir, ...args], { env: { PATH: process.env.PATH ?? '', HOME: cacheDir }, timeout: 30000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
-    });
-  });
-}
 
 const MANIFESTS: Record<string, string> = {
   '00-namespace.yaml': `apiVersion: v1
