@@ -1,17 +1,32 @@
 import { spawnSync } from 'child_process';
 import * as fs from 'fs';
+import * as os from 'os';
 import * as path from 'path';
 import { readScript, SCRIPTS_DIR } from '../src/constructs/script-job';
-import { SERVER_VOLUMES } from '../src/model/volumes';
 import { parseFacts } from '../src/runtime/facts';
-import { tempDir } from './helpers/synth';
+
+// Not the synth helper's tempDir: these tests must not load the synthesis code.
+const tempDir = (prefix: string) => fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 
 const ALL = fs.readdirSync(SCRIPTS_DIR).filter((f) => f.endsWith('.sh')).sort();
 
+/** The comment block a script opens with: what it does and its Input env vars. */
+function header(text: string): string {
+  return text.slice(0, text.search(/^set -eu$/m));
+}
+
+/** The upper-case variables a script reads and does not set itself: its env contract. */
+function envRead(text: string): string[] {
+  const body = text.slice(text.search(/^set -eu$/m)).split('\n').filter((l) => !/^\s*#/.test(l)).join('\n');
+  const assigned = new Set([...body.matchAll(/^\s*([A-Z][A-Z0-9_]*)=/gm)].map((m) => m[1]));
+  const read = new Set([...body.matchAll(/\$\{?([A-Z][A-Z0-9_]*)/g)].map((m) => m[1]));
+  return [...read].filter((v) => !assigned.has(v) && v !== 'PATH').sort();
+}
+
 describe('every step script', () => {
-  it('is there: the foundation\'s and the migration\'s', () => {
-    expect(ALL).toEqual(expect.arrayContaining(['init-volumes.sh', 'setup.sh', 'wait-for-db.sh',
-      'data-sync.sh', 'inspect.sh', 'db-upgrade.sh', 'db-finalize.sh', 'post-upgrade.sh']));
+  it('is there: the foundation\'s and the migration\'s, and the replaced ones are gone', () => {
+    expect(ALL).toEqual(['data-sync.sh', 'db-finalize.sh', 'db-migrate.sh', 'db-waiter.sh', 'init-volumes.sh',
+      'inspect-db.sh', 'inspect.sh']);
   });
 
   it.each(ALL)('%s parses with sh -n', (file) => {
@@ -33,95 +48,207 @@ describe('every step script', () => {
     expect(text).not.toMatch(/\{\{|\}\}|<%|%>/);
     expect(text).not.toMatch(/example\.com|registry\.opensuse\.org/);
   });
+
+  it.each(ALL)('%s says what it does and names every env var it reads in its header', (file) => {
+    const text = readScript(file);
+    const head = header(text);
+    expect(head.split('\n').filter((l) => l !== '').every((l) => l.startsWith('#'))).toBe(true);
+    expect(head).toMatch(/^# [a-z-]+: /);
+    expect(head).toMatch(/# +Input: /);
+    const named = (v: string) => new RegExp(`(^|[^A-Z0-9_])${v}([^A-Z0-9_]|$)`, 'm').test(head);
+    expect(envRead(text).filter((v) => !named(v))).toEqual([]);
+  });
 });
 
-/** The ssl-commenting sed expression a script uses, run on a sample postgresql.conf. */
-function commentSsl(script: string, conf: string): string {
-  const m = /sed '(s\/\^\\\(\[\[:space:\]\]\*ssl\\\)\/#\\1\/)'/.exec(readScript(script));
-  if (!m) throw new Error(`${script}: no ssl-commenting sed expression`);
-  const r = spawnSync('sed', [m[1]], { input: conf, encoding: 'utf8' });
-  expect(r.status).toBe(0);
-  return r.stdout;
+/** Runs a step script for real with only the given environment (and PATH). */
+function run(script: string, env: Record<string, string | undefined>, bin?: string) {
+  const clean = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined)) as Record<string, string>;
+  return spawnSync('sh', ['-c', readScript(script)], {
+    encoding: 'utf8',
+    env: { PATH: bin ? `${bin}:${process.env.PATH}` : process.env.PATH!, ...clean },
+  });
 }
 
-const SAMPLE_CONF = [
-  'max_connections = 400',
-  'ssl = on',
-  '  ssl_cert_file = \'/etc/pki/tls/certs/spacewalk.crt\'',
-  'ssl_key_file = \'/etc/pki/tls/private/pg-spacewalk.key\'',
-  '#ssl_ciphers = \'HIGH\'',
-  'listen_addresses = \'*\'',
-  '',
-].join('\n');
+/** A directory of fake commands (executable sh scripts). */
+function binWith(dir: string, commands: Record<string, string>): string {
+  const bin = path.join(dir, 'fake-bin');
+  fs.mkdirSync(bin, { recursive: true });
+  for (const [name, text] of Object.entries(commands)) fs.writeFileSync(path.join(bin, name), text, { mode: 0o755 });
+  return bin;
+}
 
-describe('db-upgrade.sh', () => {
-  const text = readScript('db-upgrade.sh');
+function put(file: string, text: string, mode?: number) {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, text);
+  if (mode !== undefined) fs.chmodSync(file, mode);
+}
 
-  it('comments out the ssl lines of the old postgresql.conf, and nothing else', () => {
-    const out = commentSsl('db-upgrade.sh', SAMPLE_CONF).split('\n');
-    expect(out).toEqual([
-      'max_connections = 400',
-      '#ssl = on',
-      '#  ssl_cert_file = \'/etc/pki/tls/certs/spacewalk.crt\'',
-      '#ssl_key_file = \'/etc/pki/tls/private/pg-spacewalk.key\'',
-      '#ssl_ciphers = \'HIGH\'',
-      'listen_addresses = \'*\'',
-      '',
-    ]);
-    expect(text).toMatch(/>"\$old\/postgresql\.conf"/);
+const modeOf = (p: string) => fs.statSync(p).mode & 0o7777;
+const isRoot = process.getuid?.() === 0;
+
+describe('init-volumes.sh, run over an "image" and its claims in a temp dir', () => {
+  /** The image's paths live in <dir>/image, the claims are mounted at <dir>/mnt<path>. */
+  function scene() {
+    const dir = tempDir('uyuni-cdk-init-');
+    const img = path.join(dir, 'image');
+    const mnt = path.join(dir, 'mnt');
+    const rhn = path.join(img, 'etc/rhn');
+    const spacewalk = path.join(img, 'var/spacewalk');
+    const www = path.join(img, 'srv/www');
+    put(path.join(rhn, 'rhn.conf'), 'from the image\n');
+    put(path.join(spacewalk, 'packages/from-image'), 'image');
+    put(path.join(www, 'htdocs/index.html'), 'hi');
+    fs.chmodSync(rhn, 0o750);
+    fs.chmodSync(spacewalk, 0o775);
+    for (const p of [rhn, spacewalk, www]) fs.mkdirSync(mnt + p, { recursive: true });
+    fs.chmodSync(mnt + rhn, 0o777);
+    fs.chmodSync(mnt + spacewalk, 0o700);
+    put(path.join(img, 'etc/uyuni-release'), 'Uyuni release 2026.01\n');
+    return { dir, img, mnt, rhn, spacewalk, www, missing: path.join(img, 'srv/missing') };
+  }
+  const go = (s: ReturnType<typeof scene>, env: Record<string, string | undefined> = {}) => run('init-volumes.sh', {
+    VOLUME_PATHS: [s.rhn, s.spacewalk, `${s.www}/`, s.missing].join(' '),
+    RELEASE_DIR: path.join(s.rhn, 'uyuni-cdk'),
+    MNT: s.mnt,
+    IMAGE_ETC: path.join(s.img, 'etc'),
+    ...env,
   });
 
-  it('makes a new cluster with initdb, runs pg_upgrade --link with both versions\' binaries, then restores the configuration', () => {
-    const initdb = text.indexOf('bin/initdb"');
-    const sslOff = text.indexOf('>"$old/postgresql.conf"');
-    const upgrade = text.indexOf('bin/pg_upgrade"');
-    const restoreCall = text.lastIndexOf('restore_config');
-    expect(sslOff).toBeGreaterThan(0);
-    expect(sslOff).toBeLessThan(upgrade);
-    expect(initdb).toBeLessThan(upgrade);
-    expect(upgrade).toBeLessThan(restoreCall);
-    expect(text).toContain('--old-bindir="/usr/lib/postgresql$OLD_PG_VERSION/bin"');
-    expect(text).toContain('--new-bindir="/usr/lib/postgresql$NEW_PG_VERSION/bin"');
-    expect(text).toMatch(/--new-datadir="\$data" \\\n\s+--link/);
-    expect(text).toContain('cp -p "$old/postgresql.conf" "$old/pg_hba.conf" "$data/"');
-    expect(text).toContain('cp -p "$old/postgresql.conf.uyuni-orig" "$old/postgresql.conf"');
+  it('copies the image\'s content into empty claims, keeps full ones, skips paths the image lacks', () => {
+    const s = scene();
+    put(path.join(s.mnt + s.spacewalk, 'packages/old.rpm'), 'old');
+    const r = go(s);
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(fs.readFileSync(path.join(s.mnt + s.rhn, 'rhn.conf'), 'utf8')).toBe('from the image\n');
+    expect(fs.readFileSync(path.join(s.mnt + s.www, 'htdocs/index.html'), 'utf8')).toBe('hi');
+    expect(fs.readFileSync(path.join(s.mnt + s.spacewalk, 'packages/old.rpm'), 'utf8')).toBe('old');
+    expect(fs.existsSync(path.join(s.mnt + s.spacewalk, 'packages/from-image'))).toBe(false);
+    expect(fs.existsSync(s.mnt + s.missing)).toBe(false);
+    expect(r.stdout).toContain(`init-volumes: ${s.rhn}: empty, copying the image's content`);
+    expect(r.stdout).toContain(`init-volumes: ${s.spacewalk}: has data, kept`);
+    expect(r.stdout).toContain(`init-volumes: ${s.www}: empty, copying the image's content`);
+    expect(r.stdout).toContain(`init-volumes: ${s.missing}: not in the image, left empty`);
   });
 
-  it('runs PostgreSQL tools as postgres, never as root', () => {
-    for (const tool of ['initdb', 'pg_upgrade']) {
-      expect(text).toMatch(new RegExp(`as_postgres "/usr/lib/postgresql\\$NEW_PG_VERSION/bin/${tool}"`));
+  it('gives every claim the mode (and owner) of its path in the image, also a full one', () => {
+    const s = scene();
+    put(path.join(s.mnt + s.spacewalk, 'old'), 'old');
+    if (isRoot) fs.chownSync(s.spacewalk, 1234, 2345);
+    expect(go(s).status).toBe(0);
+    expect(modeOf(s.mnt + s.rhn)).toBe(0o750);
+    expect(modeOf(s.mnt + s.spacewalk)).toBe(0o775);
+    if (isRoot) {
+      expect(fs.statSync(s.mnt + s.spacewalk).uid).toBe(1234);
+      expect(fs.statSync(s.mnt + s.spacewalk).gid).toBe(2345);
     }
   });
-});
 
-describe('db-finalize.sh', () => {
-  const text = readScript('db-finalize.sh');
-
-  it('disables SSL while PostgreSQL runs, and restores it on exit, also after a failure', () => {
-    expect(commentSsl('db-finalize.sh', SAMPLE_CONF)).toContain('#ssl = on');
-    const trap = text.indexOf('trap finish EXIT');
-    const sslOff = text.indexOf('>"$conf"');
-    const start = text.indexOf('--wait start');
-    expect(trap).toBeGreaterThan(0);
-    expect(trap).toBeLessThan(sslOff);
-    expect(sslOff).toBeLessThan(start);
-    const finish = text.slice(text.indexOf('finish() {'), text.indexOf('trap finish EXIT'));
-    expect(finish).toContain('cp -p "$saved" "$conf"');
-    expect(finish).toMatch(/pg_ctl --pgdata="\$data" --mode=fast --wait stop/);
-    expect(finish).toContain('exit "$status"');
+  it('records the image\'s release in RELEASE_DIR after filling the claim it lies on', () => {
+    const s = scene();
+    const r = go(s);
+    expect(r.status).toBe(0);
+    const record = path.join(s.mnt + s.rhn, 'uyuni-cdk');
+    expect(fs.readdirSync(record)).toEqual(['uyuni-release']);
+    expect(fs.readFileSync(path.join(record, 'uyuni-release'), 'utf8')).toBe('Uyuni release 2026.01\n');
+    expect(r.stdout).toContain('init-volumes: the data now runs: Uyuni release 2026.01');
   });
 
-  it('reindexes when asked (migration), then checks the database with spacewalk-startup-helper', () => {
-    expect(text).toMatch(/if \[ "\$\{REINDEX:-false\}" = true \]; then[^]*reindexdb --all/);
-    expect(text).toMatch(/if \[ "\$\{ANALYZE:-false\}" = true \]; then[^]*vacuumdb --all --analyze-in-stages/);
-    const at = (command: string) => text.indexOf(`\n${command}`);
-    expect(at('spacewalk-startup-helper check-database\n')).toBeGreaterThan(0);
-    expect(at('  as_postgres reindexdb')).toBeLessThan(at('spacewalk-startup-helper check-database\n'));
-    expect(at('as_postgres pg_ctl --pgdata="$data" --log')).toBeLessThan(at('  as_postgres reindexdb'));
+  it('replaces the other product\'s release file the data last ran', () => {
+    const s = scene();
+    const record = path.join(s.mnt + s.rhn, 'uyuni-cdk');
+    put(path.join(record, 'susemanager-release'), 'SUSE Manager release 5.0 (5.0.3)\n');
+    put(path.join(s.mnt + s.rhn, 'rhn.conf'), 'the data\'s\n');
+    expect(go(s).status).toBe(0);
+    expect(fs.readdirSync(record)).toEqual(['uyuni-release']);
+    expect(fs.readFileSync(path.join(s.mnt + s.rhn, 'rhn.conf'), 'utf8')).toBe('the data\'s\n');
+
+    const suse = scene();
+    fs.rmSync(path.join(suse.img, 'etc/uyuni-release'));
+    put(path.join(suse.img, 'etc/susemanager-release'), 'SUSE Multi-Linux Manager release 5.1 (5.1.0)\n');
+    put(path.join(suse.mnt + suse.rhn, 'uyuni-cdk/uyuni-release'), 'Uyuni release 2025.10\n');
+    expect(go(suse).status).toBe(0);
+    expect(fs.readdirSync(path.join(suse.mnt + suse.rhn, 'uyuni-cdk'))).toEqual(['susemanager-release']);
+  });
+
+  it('fails when the image has no release file, or a claim is not mounted', () => {
+    const s = scene();
+    fs.rmSync(path.join(s.img, 'etc/uyuni-release'));
+    const r = go(s);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('the image has no');
+    const t = scene();
+    fs.rmSync(t.mnt + t.www, { recursive: true });
+    const u = go(t);
+    expect(u.status).toBe(1);
+    expect(u.stderr).toContain(`init-volumes: ${t.www}: its claim is not mounted at ${t.mnt}${t.www}`);
   });
 });
 
-/** Fake commands for running data-sync.sh and inspect.sh for real, against a source tree in a temp dir. */
+describe('db-waiter.sh, with a fake pg_isready that fails twice per database', () => {
+  function waiter(env: Record<string, string | undefined> = {}) {
+    const dir = tempDir('uyuni-cdk-waiter-');
+    const log = path.join(dir, 'log');
+    fs.writeFileSync(log, '');
+    const bin = binWith(dir, {
+      pg_isready: `#!/bin/sh
+echo "pg_isready $*" >>"$FAKE_LOG"
+while [ $# -gt 0 ]; do case $1 in -h) host=$2; shift ;; esac; shift; done
+n=$(cat "$FAKE_DIR/tries-$host" 2>/dev/null || echo 0)
+n=$((n + 1))
+echo "$n" >"$FAKE_DIR/tries-$host"
+[ "$n" -gt 2 ] || { echo "$host:5432 - no response"; exit 2; }
+echo "$host:5432 - accepting connections"
+`,
+      sleep: '#!/bin/sh\necho "sleep $*" >>"$FAKE_LOG"\n',
+    });
+    const r = run('db-waiter.sh', {
+      FAKE_LOG: log, FAKE_DIR: dir,
+      MANAGER_USER: 'spacewalk', MANAGER_DB_HOST: 'db', MANAGER_DB_PORT: '5432', MANAGER_DB_NAME: 'susemanager',
+      REPORT_DB_USER: 'pythia_susemanager', REPORT_DB_HOST: 'reportdb', REPORT_DB_PORT: '5433', REPORT_DB_NAME: 'reportdb',
+      DB_WAIT_INTERVAL: '0',
+      ...env,
+    }, bin);
+    return { ...r, log: fs.readFileSync(log, 'utf8').trimEnd().split('\n') };
+  }
+
+  it('waits for the product database, then for the report database, with their user, host, port and name', () => {
+    const r = waiter();
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    const db = 'pg_isready -U spacewalk -h db -p 5432 -d susemanager';
+    const report = 'pg_isready -U pythia_susemanager -h reportdb -p 5433 -d reportdb';
+    expect(r.log).toEqual([db, 'sleep 0', db, 'sleep 0', db, report, 'sleep 0', report, 'sleep 0', report]);
+    expect(r.stdout.match(/^db-waiter: waiting for the product database \(susemanager at db:5432\)$/gm)).toHaveLength(2);
+    expect(r.stdout.match(/^db-waiter: waiting for the report database \(reportdb at reportdb:5433\)$/gm)).toHaveLength(2);
+    expect(r.stdout.indexOf('the product database (susemanager at db:5432) accepts connections'))
+      .toBeLessThan(r.stdout.indexOf('waiting for the report database'));
+  });
+
+  it('sleeps 5 seconds between tries by default, and refuses an interval that is no number', () => {
+    expect(waiter({ DB_WAIT_INTERVAL: undefined }).log).toContain('sleep 5');
+    const bad = waiter({ DB_WAIT_INTERVAL: '5; reboot' });
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toContain('DB_WAIT_INTERVAL');
+    expect(bad.log).toEqual(['']);
+  });
+
+  it('needs every connection value', () => {
+    const r = waiter({ REPORT_DB_NAME: undefined });
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toContain('REPORT_DB_NAME');
+  });
+});
+
+/** A sample of the server's volume paths, nested ones included, for the data sync. */
+const SYNC_PATHS = [
+  '/var/lib/pgsql', '/var/spacewalk', '/srv/www/', '/var/cache', '/var/lib/rhn/search', '/var/log',
+  '/srv/tftpboot', '/etc/sysconfig', '/var/lib/cobbler', '/var/lib/salt', '/srv/salt', '/srv/pillar',
+  '/srv/susemanager', '/etc/rhn', '/etc/pki/tls', '/etc/apache2', '/etc/salt', '/etc/tomcat', '/etc/cobbler',
+  '/etc/postfix', '/etc/sssd', '/var/spacewalk/packages',
+];
+
+/** Fake commands for running data-sync.sh for real, against a source tree in a temp dir. */
 function fakeBin(dir: string): string {
   const bin = path.join(dir, 'bin');
   fs.mkdirSync(bin);
@@ -151,13 +278,16 @@ for a; do case $a in --exclude-from=*) echo "excludes: $(tr '\\n' ' ' <"\${a#--e
 for a; do src=\${dst:-}; dst=$a; done
 cp -a "$FAKE_SRC\${src#*:}." "$dst"
 `);
-  write('rpm', `#!/bin/sh
-printf '%s\\n' postgresql14-server postgresql16-server postgresql16-contrib libpq5
-`);
   return bin;
 }
 
-function sourceTree(dir: string, pg = '14'): string {
+const SOURCE_RHN_CONF = [
+  'db_backend = postgresql', 'db_user = spacewalk', 'db_password = s3cret-pw', 'db_name = susemanager',
+  'db_host = old-server.example.com', 'db_port = 5432', 'report_db_host = old-server.example.com',
+  'java.hostname = old-server.example.com', '',
+].join('\n');
+
+function sourceTree(dir: string, pg = '14', rhnConf = SOURCE_RHN_CONF): string {
   const src = path.join(dir, 'src');
   const put = (p: string, text: string) => {
     fs.mkdirSync(path.dirname(path.join(src, p)), { recursive: true });
@@ -165,11 +295,7 @@ function sourceTree(dir: string, pg = '14'): string {
   };
   put('var/lib/pgsql/data/PG_VERSION', `${pg}\n`);
   put('var/lib/pgsql/data/base/1/1259', 'table');
-  put('etc/rhn/rhn.conf', [
-    'db_backend = postgresql', 'db_user = spacewalk', 'db_password = s3cret-pw', 'db_name = susemanager',
-    'db_host = old-server.example.com', 'db_port = 5432', 'report_db_host = old-server.example.com',
-    'java.hostname = old-server.example.com', '',
-  ].join('\n'));
+  put('etc/rhn/rhn.conf', rhnConf);
   put('etc/cobbler/settings.yaml', 'client_use_localhost: false\nserver: 127.0.0.1\n');
   put('etc/uyuni-release', 'Uyuni release 2024.10\n');
   put('var/spacewalk/packages/1/a.rpm', 'rpm');
@@ -178,7 +304,7 @@ function sourceTree(dir: string, pg = '14'): string {
 
 interface SyncRun { status: number | null; stdout: string; stderr: string; log: string; target: string; mig: string }
 
-function runDataSync(env: Record<string, string>, pg = '14'): SyncRun {
+function runDataSync(env: Record<string, string>, pg = '14', rhnConf?: string): SyncRun {
   const dir = tempDir('uyuni-cdk-sync-');
   const bin = fakeBin(dir);
   const target = path.join(dir, 'target');
@@ -190,12 +316,12 @@ function runDataSync(env: Record<string, string>, pg = '14'): SyncRun {
     encoding: 'utf8',
     env: {
       PATH: `${bin}:${process.env.PATH}`,
-      FAKE_SRC: sourceTree(dir, pg),
+      FAKE_SRC: sourceTree(dir, pg, rhnConf),
       FAKE_LOG: log,
       SOURCE_FQDN: 'old-server.example.com',
       SOURCE_USER: 'root',
       SOURCE_PORT: '22',
-      VOLUME_PATHS: [...SERVER_VOLUMES.map((v) => v.mountPath), '/var/spacewalk/packages'].join(' '),
+      VOLUME_PATHS: SYNC_PATHS.join(' '),
       TARGET_ROOT: target,
       OLD_PG_VERSION: '14',
       NEW_PG_VERSION: '16',
@@ -207,12 +333,12 @@ function runDataSync(env: Record<string, string>, pg = '14'): SyncRun {
 }
 
 describe('data-sync.sh, run against a fake source over fake ssh and rsync', () => {
-  const run = runDataSync({});
-  const lines = run.log.split('\n');
+  const sync = runDataSync({});
+  const lines = sync.log.split('\n');
 
   it('succeeds', () => {
-    expect(run.stderr).toBe('');
-    expect(run.status).toBe(0);
+    expect(sync.stderr).toBe('');
+    expect(sync.status).toBe(0);
   });
 
   it('stops the services on the source before copying anything', () => {
@@ -234,7 +360,7 @@ describe('data-sync.sh, run against a fake source over fake ssh and rsync', () =
       expect(l).toContain(' --rsync-path=sudo rsync ');
       expect(l).toContain('-e ssh -i /root/.ssh/key -p 22 -o BatchMode=yes -o StrictHostKeyChecking=yes');
     }
-    expect(fs.readFileSync(path.join(run.target, 'var/spacewalk/packages/1/a.rpm'), 'utf8')).toBe('rpm');
+    expect(fs.readFileSync(path.join(sync.target, 'var/spacewalk/packages/1/a.rpm'), 'utf8')).toBe('rpm');
   });
 
   it('builds an exclude list per path: nested volumes, old-host state, the pre-upgrade database', () => {
@@ -245,30 +371,45 @@ describe('data-sync.sh, run against a fake source over fake ssh and rsync', () =
   });
 
   it('moves the synced PostgreSQL 14 data aside at once, for pg_upgrade', () => {
-    const pgsql = path.join(run.target, 'var/lib/pgsql');
+    const pgsql = path.join(sync.target, 'var/lib/pgsql');
     expect(fs.existsSync(path.join(pgsql, 'data'))).toBe(false);
     expect(fs.readFileSync(path.join(pgsql, 'data-pg14/PG_VERSION'), 'utf8')).toBe('14\n');
     expect(fs.existsSync(path.join(pgsql, 'data-pg14/base/1/1259'))).toBe(true);
   });
 
   it('writes the facts to the migration data, without the database password', () => {
-    const data = fs.readFileSync(path.join(run.mig, 'data'), 'utf8');
+    const data = fs.readFileSync(path.join(sync.mig, 'data'), 'utf8');
     expect(parseFacts(data)).toEqual({
       source_fqdn: 'old-server.example.com', fqdn: 'old-server.example.com', timezone: 'Europe/Berlin',
       current_pg_version: '14', db_user: 'spacewalk', db_name: 'susemanager', db_port: '5432',
       has_hub: 'false', debug_java: 'false',
     });
     expect(data).not.toContain('s3cret');
-    expect(fs.readFileSync(path.join(run.mig, 'source/uyuni-release'), 'utf8')).toBe('Uyuni release 2024.10\n');
+    expect(fs.readFileSync(path.join(sync.mig, 'source/uyuni-release'), 'utf8')).toBe('Uyuni release 2024.10\n');
   });
 
-  it('rewrites rhn.conf and the cobbler settings for the container', () => {
-    const conf = fs.readFileSync(path.join(run.target, 'etc/rhn/rhn.conf'), 'utf8');
-    expect(conf).toMatch(/^db_host = localhost$/m);
-    expect(conf).toMatch(/^report_db_host = localhost$/m);
-    expect(conf).toMatch(/^db_password = s3cret-pw$/m);
-    expect(conf).toMatch(/^java\.hostname = old-server\.example\.com$/m);
-    expect(fs.readFileSync(path.join(run.target, 'etc/cobbler/settings.yaml'), 'utf8')).toContain('client_use_localhost: true');
+  it('rewrites rhn.conf for the db Deployment (db, reportdb) and the cobbler settings for the container', () => {
+    const conf = fs.readFileSync(path.join(sync.target, 'etc/rhn/rhn.conf'), 'utf8');
+    expect(conf.split('\n')).toEqual([
+      'db_backend = postgresql', 'db_user = spacewalk', 'db_password = s3cret-pw', 'db_name = susemanager',
+      'db_host = db', 'db_port = 5432', 'report_db_host = reportdb', 'java.hostname = old-server.example.com', '',
+    ]);
+    expect(fs.readFileSync(path.join(sync.target, 'etc/cobbler/settings.yaml'), 'utf8')).toContain('client_use_localhost: true');
+  });
+
+  it('appends db_host and report_db_host when the old rhn.conf lacks them', () => {
+    const bare = runDataSync({}, '14', 'db_user = spacewalk\ndb_port = 5432\n  report_db_host=old\nserver.jabber_server = old-server.example.com');
+    expect(bare.status).toBe(0);
+    expect(fs.readFileSync(path.join(bare.target, 'etc/rhn/rhn.conf'), 'utf8').split('\n')).toEqual([
+      'db_user = spacewalk', 'db_port = 5432', '  report_db_host= reportdb', 'java.hostname = old-server.example.com',
+      'db_host = db', '',
+    ]);
+  });
+
+  it('marks the copied server as set up where current images look (var/spacewalk), after the copy', () => {
+    expect(fs.statSync(path.join(sync.target, 'var/spacewalk/.MANAGER_SETUP_COMPLETE')).isFile()).toBe(true);
+    expect(fs.existsSync(path.join(sync.target, 'root'))).toBe(false);
+    expect(sync.stdout).toContain('uyuni-data-sync: marking the copied server as set up');
   });
 
   it('leaves the data in place when the PostgreSQL major stays', () => {
@@ -298,35 +439,84 @@ describe('data-sync.sh, run against a fake source over fake ssh and rsync', () =
   });
 });
 
+
+describe('inspect.sh on the volumes of an installed server', () => {
+  function inspect(opts: { image?: [string, string]; recorded?: [string, string]; conf?: string } = {}) {
+    const dir = tempDir('uyuni-cdk-inspect-');
+    const image = path.join(dir, 'image-etc');
+    const releases = path.join(dir, 'etc-rhn/uyuni-cdk');
+    fs.mkdirSync(image);
+    fs.mkdirSync(releases, { recursive: true });
+    if (opts.image) put(path.join(image, opts.image[0]), `${opts.image[1]}\n`);
+    if (opts.recorded) put(path.join(releases, opts.recorded[0]), `${opts.recorded[1]}\n`);
+    const conf = path.join(dir, 'etc-rhn/rhn.conf');
+    if (opts.conf !== undefined) put(conf, opts.conf);
+    return run('inspect.sh', { RELEASE_DIR: releases, IMAGE_ETC: image, RHN_CONF: conf });
+  }
+  const RHN_CONF = [
+    'db_backend = postgresql', 'db_user = spacewalk', 'db_password = s3cret-pw', 'db_name = susemanager',
+    'db_host = db', 'db_port = 5432', 'javaXhostname = wrong', 'java.hostname = uyuni.internal  ', '',
+  ].join('\n');
+
+  it('prints the image\'s product and release, the data\'s recorded ones and rhn.conf\'s values, nothing secret', () => {
+    const r = inspect({ image: ['uyuni-release', 'Uyuni release 2026.01'], recorded: ['uyuni-release', 'Uyuni release 2025.10'], conf: RHN_CONF });
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(parseFacts(r.stdout)).toEqual({
+      product: 'uyuni', uyuni_release: '2026.01', current_product: 'uyuni', current_release: '2025.10',
+      fqdn: 'uyuni.internal', db_user: 'spacewalk', db_name: 'susemanager', db_port: '5432',
+    });
+    expect(r.stdout).not.toContain('s3cret');
+  });
+
+  it('prints no PostgreSQL facts: inspect-db.sh does', () => {
+    const r = inspect({ image: ['uyuni-release', 'Uyuni release 2026.01'], conf: RHN_CONF });
+    expect(Object.keys(parseFacts(r.stdout)).filter((k) => k.includes('pg'))).toEqual([]);
+    expect(readScript('inspect.sh')).not.toMatch(/PG_VERSION|rpm -q/);
+  });
+
+  it('reads SUSE Manager releases, and leaves out what is missing so the gates refuse', () => {
+    const r = inspect({ image: ['susemanager-release', 'SUSE Multi-Linux Manager release 5.1 (5.1.1)'] });
+    expect(r.status).toBe(0);
+    expect(parseFacts(r.stdout)).toEqual({ product: 'suse-manager', uyuni_release: '5.1.1' });
+    expect(r.stderr).toContain('rhn.conf is missing');
+    expect(r.stderr).toContain('uyuni-inspect: no release file in');
+    const none = inspect({ conf: RHN_CONF });
+    expect(none.status).toBe(0);
+    expect(parseFacts(none.stdout).product).toBeUndefined();
+  });
+});
+
 function runInspect(release: { file: string; text: string } | undefined, data: string) {
   const dir = tempDir('uyuni-cdk-inspect-');
-  const bin = fakeBin(dir);
   fs.mkdirSync(path.join(dir, 'source'));
+  put(path.join(dir, 'image-etc/uyuni-release'), 'Uyuni release 2026.01\n');
   if (release) fs.writeFileSync(path.join(dir, 'source', release.file), release.text);
   fs.writeFileSync(path.join(dir, 'data'), data);
-  return spawnSync('sh', ['-c', readScript('inspect.sh')], {
-    encoding: 'utf8',
-    env: { PATH: `${bin}:${process.env.PATH}`, RELEASE_DIR: path.join(dir, 'none'), MIGRATION_DATA: path.join(dir, 'data') },
+  put(path.join(dir, 'rhn.conf'), 'db_user = not-from-here\n');
+  return run('inspect.sh', {
+    RELEASE_DIR: path.join(dir, 'none'), IMAGE_ETC: path.join(dir, 'image-etc'), RHN_CONF: path.join(dir, 'rhn.conf'),
+    MIGRATION_DATA: path.join(dir, 'data'),
   });
 }
 
 describe('inspect.sh on migration data', () => {
-  it('prints the migration facts and the image\'s PostgreSQL, and never a password-like line', () => {
+  it('prints the migration facts and the image\'s release, and never a password-like line', () => {
     const r = runInspect({ file: 'uyuni-release', text: 'Uyuni release 2024.10\n' },
-      'current_pg_version=14\nfqdn=old-server.example.com\ndb_password=oops\nnot a fact\n');
+      'current_pg_version=14\nfqdn=old-server.example.com\ndb_password=oops\nca_key=oops\nmy_secret_x=oops\nnot a fact\n');
     expect(r.status).toBe(0);
-    const facts = parseFacts(r.stdout);
-    expect(facts).toMatchObject({
-      current_pg_version: '14', fqdn: 'old-server.example.com', image_pg_version: '16',
+    expect(parseFacts(r.stdout)).toEqual({
+      product: 'uyuni', uyuni_release: '2026.01',
+      current_pg_version: '14', fqdn: 'old-server.example.com',
       current_product: 'uyuni', current_release: '2024.10',
     });
-    expect(facts.db_password).toBeUndefined();
     expect(r.stdout).not.toContain('oops');
   });
 
   it.each([
     ['uyuni-release', 'Uyuni release 2025.10', 'uyuni', '2025.10'],
     ['susemanager-release', 'SUSE Manager release 4.3 (4.3.14)', 'suse-manager', '4.3.14'],
+    ['susemanager-release', 'SUSE Manager release 5.0 (5.0.3)', 'suse-manager', '5.0.3'],
     ['susemanager-release', 'SUSE Multi-Linux Manager release 5.1.0 Alpha1', 'suse-manager', '5.1.0 Alpha1'],
   ])('reads %s "%s" as %s %s', (file, text, product, release) => {
     const facts = parseFacts(runInspect({ file, text: `${text}\n` }, 'current_pg_version=14\n').stdout);
@@ -343,19 +533,261 @@ describe('inspect.sh on migration data', () => {
 
   it('fails when the data sync wrote no data', () => {
     const dir = tempDir('uyuni-cdk-inspect-');
-    const r = spawnSync('sh', ['-c', readScript('inspect.sh')], {
-      encoding: 'utf8', env: { PATH: `${fakeBin(dir)}:${process.env.PATH}`, RELEASE_DIR: dir, MIGRATION_DATA: path.join(dir, 'missing') },
-    });
+    const r = run('inspect.sh', { RELEASE_DIR: dir, IMAGE_ETC: dir, MIGRATION_DATA: path.join(dir, 'missing') });
     expect(r.status).toBe(1);
     expect(r.stderr).toContain('did uyuni-data-sync run?');
   });
 });
 
-describe('post-upgrade.sh', () => {
-  it('keeps the image\'s release files where the next inspection reads them', () => {
-    const text = readScript('post-upgrade.sh');
-    expect(text).toMatch(/for release in uyuni-release susemanager-release; do/);
-    expect(text).toContain('cp "/etc/$release" "$RELEASE_DIR/$release"');
-    expect(readScript('inspect.sh')).toContain('describe_release "$RELEASE_DIR" current_product current_release');
+describe('inspect-db.sh, over a claim in a temp dir with a fake postgres', () => {
+  function inspectDb(layout: 'root' | 'data' | 'none', postgres: string, libs: string[] = []) {
+    const dir = tempDir('uyuni-cdk-inspect-db-');
+    const data = path.join(dir, 'claim');
+    fs.mkdirSync(data);
+    if (layout === 'root') put(path.join(data, 'PG_VERSION'), '16\n');
+    if (layout === 'data') put(path.join(data, 'data/PG_VERSION'), '14\n');
+    const lib = path.join(dir, 'usr-lib');
+    for (const l of libs) put(path.join(lib, l), '#!/bin/sh\n', 0o755);
+    const bin = binWith(dir, { postgres: `#!/bin/sh\n${postgres}\n` });
+    return run('inspect-db.sh', { DATA_DIR: `${data}/`, PG_LIB_DIR: lib }, bin);
+  }
+
+  it('reads the data\'s version at the claim\'s root, and the image\'s from postgres -V', () => {
+    const r = inspectDb('root', '[ "$1" = -V ] && echo "postgres (PostgreSQL) 18.1"');
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(parseFacts(r.stdout)).toEqual({ current_pg_version: '16', image_pg_version: '18' });
+  });
+
+  it('reads the older layout\'s data/PG_VERSION', () => {
+    const r = inspectDb('data', 'echo "postgres (PostgreSQL) 18.1 (SUSE)"');
+    expect(parseFacts(r.stdout)).toEqual({ current_pg_version: '14', image_pg_version: '18' });
+  });
+
+  it('prints no current version, and says so, when the claim holds no data', () => {
+    const r = inspectDb('none', 'echo "postgres (PostgreSQL) 18.1"');
+    expect(r.status).toBe(0);
+    expect(parseFacts(r.stdout)).toEqual({ image_pg_version: '18' });
+    expect(r.stderr).toMatch(/^uyuni-inspect-db: neither .*PG_VERSION nor .*data\/PG_VERSION exists/);
+  });
+
+  it('falls back to the highest PG_LIB_DIR/postgresql<N>/bin/postgres when postgres -V tells nothing', () => {
+    const libs = ['postgresql16/bin/postgres', 'postgresql18/bin/postgres', 'postgresql9/bin/postgres', 'postgresql-common/bin/postgres'];
+    expect(parseFacts(inspectDb('root', 'exit 127', libs).stdout)).toEqual({ current_pg_version: '16', image_pg_version: '18' });
+    expect(parseFacts(inspectDb('root', 'echo garbage', libs).stdout).image_pg_version).toBe('18');
+    const none = inspectDb('root', 'exit 127');
+    expect(parseFacts(none.stdout)).toEqual({ current_pg_version: '16' });
+    expect(none.stderr).toContain('cannot tell the image\'s PostgreSQL version');
+  });
+});
+
+describe('db-migrate.sh, with a fake upgrade script', () => {
+  /** Like the image's script: reads the old version from SOURCE_LINK, empties TARGET, writes it anew. */
+  const FAKE_UPGRADE = `#!/bin/sh
+echo "ran $(cat "$SOURCE_LINK/PG_VERSION") -> $NEW_PG_VERSION from $(readlink "$SOURCE_LINK") lang=\${POSTGRES_LANG:-unset}" >>"$FAKE_LOG"
+[ -z "\${FAKE_FAIL:-}" ] || exit 3
+find "$TARGET" -mindepth 1 -delete
+[ -n "\${FAKE_NO_RESULT:-}" ] || echo "$NEW_PG_VERSION" >"$TARGET/PG_VERSION"
+echo "converted" >"$TARGET/base"
+`;
+  function scene(layout: 'root' | 'data' | 'data-pg' | 'none', version = '16') {
+    const dir = tempDir('uyuni-cdk-db-migrate-');
+    const old = path.join(dir, 'migration/old');
+    const where = { root: old, data: path.join(old, 'data'), 'data-pg': path.join(old, `data-pg${version}`), none: old }[layout];
+    fs.mkdirSync(old, { recursive: true });
+    if (layout !== 'none') {
+      put(path.join(where, 'PG_VERSION'), `${version}\n`);
+      put(path.join(where, 'base/1/1259'), 'table');
+      put(path.join(where, 'postgresql.conf'), 'ssl = on\n');
+    }
+    fs.mkdirSync(path.join(dir, 'migration/target'));
+    put(path.join(dir, 'upgrade.sh'), FAKE_UPGRADE, 0o755);
+    fs.writeFileSync(path.join(dir, 'log'), '');
+    return { dir, old, where, target: path.join(dir, 'migration/target'), link: path.join(dir, 'migration/source') };
+  }
+  const migrate = (s: ReturnType<typeof scene>, env: Record<string, string | undefined> = {}) => {
+    const r = run('db-migrate.sh', {
+      OLD_DATA: s.old, SOURCE_LINK: s.link, TARGET: s.target, OLD_PG_VERSION: '16', NEW_PG_VERSION: '18',
+      UPGRADE_SCRIPT: path.join(s.dir, 'upgrade.sh'), FAKE_LOG: path.join(s.dir, 'log'), ...env,
+    });
+    return { ...r, log: fs.readFileSync(path.join(s.dir, 'log'), 'utf8') };
+  };
+  /** Every file below a directory with its content: to show the old data stays as it was. */
+  const snapshot = (d: string) => (fs.readdirSync(d, { recursive: true }) as string[]).sort()
+    .map((f) => [f, fs.statSync(path.join(d, f)).isFile() ? fs.readFileSync(path.join(d, f), 'utf8') : 'dir']);
+
+  it('upgrades data at the claim\'s root: links the source, runs the script once, marks the target', () => {
+    const s = scene('root');
+    const before = snapshot(s.old);
+    const r = migrate(s, { POSTGRES_LANG: 'en_US.UTF-8' });
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(r.log).toBe(`ran 16 -> 18 from ${s.old} lang=en_US.UTF-8\n`);
+    expect(fs.readlinkSync(s.link)).toBe(s.old);
+    expect(fs.readFileSync(path.join(s.target, 'PG_VERSION'), 'utf8')).toBe('18\n');
+    expect(fs.existsSync(path.join(s.target, '.uyuni-cdk-migrated'))).toBe(true);
+    expect(parseFacts(r.stdout)).toEqual({ migrated_pg_version: '18' });
+    expect(snapshot(s.old)).toEqual(before);
+  });
+
+  it('puts the db certificate where the old cluster\'s postgresql.conf expects it, the key readable by its owner only', () => {
+    const s = scene('root');
+    const certs = path.join(s.dir, 'db-cert');
+    put(path.join(certs, 'tls.crt'), 'CERT');
+    put(path.join(certs, 'tls.key'), 'KEY');
+    const pki = path.join(s.dir, 'pki');
+    const r = migrate(s, { CERT_DIR: certs, PKI_DIR: pki });
+    expect(r.status).toBe(0);
+    expect(fs.readFileSync(path.join(pki, 'tls/certs/spacewalk.crt'), 'utf8')).toBe('CERT');
+    expect(fs.readFileSync(path.join(pki, 'tls/private/pg-spacewalk.key'), 'utf8')).toBe('KEY');
+    expect(fs.statSync(path.join(pki, 'tls/private/pg-spacewalk.key')).mode & 0o777).toBe(0o600);
+    const missing = migrate(scene('root'), { CERT_DIR: path.join(s.dir, 'nowhere'), PKI_DIR: pki });
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toContain('no tls.crt and tls.key in');
+    expect(missing.log).toBe('');
+  });
+
+  it('upgrades the older layout\'s data/ (and data-pg<old>, where the data sync moves it)', () => {
+    for (const layout of ['data', 'data-pg'] as const) {
+      const s = scene(layout);
+      const before = snapshot(s.old);
+      const r = migrate(s);
+      expect(r.status).toBe(0);
+      expect(r.log).toBe(`ran 16 -> 18 from ${s.where} lang=unset\n`);
+      expect(fs.readlinkSync(s.link)).toBe(s.where);
+      expect(snapshot(s.old)).toEqual(before);
+    }
+  });
+
+  it('replaces an earlier link and an empty source directory, and needs none when the source is the link', () => {
+    const s = scene('data');
+    fs.symlinkSync(s.dir, s.link);
+    expect(migrate(s).status).toBe(0);
+    expect(fs.readlinkSync(s.link)).toBe(s.where);
+    const e = scene('root');
+    fs.mkdirSync(e.link);
+    expect(migrate(e).status).toBe(0);
+    expect(fs.readlinkSync(e.link)).toBe(e.old);
+    const full = scene('data');
+    put(path.join(full.link, 'something'), 'x');
+    const r = migrate(full);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('is a directory that is not empty');
+    expect(r.log).toBe('');
+    const same = scene('root');
+    const direct = migrate(same, { SOURCE_LINK: same.old });
+    expect(direct.status).toBe(0);
+    expect(direct.log).toContain(`ran 16 -> 18 from  lang`);
+  });
+
+  it('refuses data of another version than postgresql.from before touching anything', () => {
+    const s = scene('root', '14');
+    const r = migrate(s);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('postgresql.from');
+    expect(r.stderr).toContain(`${s.old} holds PostgreSQL 14, but the configuration says postgresql.from: 16`);
+    expect(r.log).toBe('');
+    expect(fs.existsSync(s.link)).toBe(false);
+    expect(fs.readdirSync(s.target)).toEqual([]);
+  });
+
+  it('does nothing on a re-run after success', () => {
+    const s = scene('root');
+    expect(migrate(s).status).toBe(0);
+    const again = migrate(s);
+    expect(again.status).toBe(0);
+    expect(again.log.split('\n').filter((l) => l.startsWith('ran '))).toHaveLength(1);
+    expect(again.stdout).toContain('already holds the PostgreSQL 18 upgrade');
+    expect(parseFacts(again.stdout)).toEqual({ migrated_pg_version: '18' });
+  });
+
+  it('starts over after an interrupted try (new version there, no marker)', () => {
+    const s = scene('root');
+    put(path.join(s.target, 'PG_VERSION'), '18\n');
+    const r = migrate(s);
+    expect(r.status).toBe(0);
+    expect(r.log).toContain('ran 16 -> 18');
+  });
+
+  it('stops when the upgrade script fails or leaves no new database, without a marker', () => {
+    for (const env of [{ FAKE_FAIL: '1' }, { FAKE_NO_RESULT: '1' }]) {
+      const s = scene('root');
+      const before = snapshot(s.old);
+      const r = migrate(s, env);
+      expect(r.status).toBe(1);
+      expect(r.log).toContain('ran 16 -> 18');
+      expect(r.stderr).toContain('the old claim var-pgsql is untouched and this step can be re-run');
+      expect(fs.existsSync(path.join(s.target, '.uyuni-cdk-migrated'))).toBe(false);
+      expect(parseFacts(r.stdout)).toEqual({});
+      expect(snapshot(s.old)).toEqual(before);
+    }
+  });
+
+  it('fails naming the claim when it holds no PostgreSQL data, and refuses what is no upgrade', () => {
+    const s = scene('none');
+    const r = migrate(s);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('uyuni-db-migrate: var-pgsql holds no PostgreSQL data');
+    expect(r.log).toBe('');
+    for (const env of [{ NEW_PG_VERSION: '16' }, { NEW_PG_VERSION: '18 ' }, { OLD_PG_VERSION: '' }]) {
+      const bad = migrate(scene('root'), env);
+      expect(bad.status).not.toBe(0);
+      expect(bad.log).toBe('');
+    }
+  });
+
+  it('fails when the upgrade script is not there', () => {
+    const s = scene('root');
+    const r = migrate(s, { UPGRADE_SCRIPT: path.join(s.dir, 'missing.sh') });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('is this the server-database-migration image?');
+    expect(readScript('db-migrate.sh')).toContain('upgrade=${UPGRADE_SCRIPT:-/docker-entrypoint-initdb.d/00-pgsqlVersionUpgrade.sh}');
+  });
+});
+
+describe('db-finalize.sh, with a fake finalize script', () => {
+  function finalize(env: Record<string, string | undefined>, status = 0) {
+    const dir = tempDir('uyuni-cdk-finalize-');
+    const script = path.join(dir, '90-pgsqlFinalize.sh');
+    put(script, `#!/bin/sh\necho "RUN_REINDEX=$RUN_REINDEX RUN_SCHEMA_UPDATE=$RUN_SCHEMA_UPDATE MIGRATION=$MIGRATION" >>"$FAKE_LOG"\nexit ${status}\n`, 0o755);
+    const log = path.join(dir, 'log');
+    fs.writeFileSync(log, '');
+    const r = run('db-finalize.sh', {
+      FINALIZE_SCRIPT: script, FAKE_LOG: log, RUN_REINDEX: 'true', RUN_SCHEMA_UPDATE: 'false', MIGRATION: 'true', ...env,
+    });
+    return { ...r, log: fs.readFileSync(log, 'utf8') };
+  }
+
+  it('runs the image\'s finalize script once with the three switches, between start and end messages', () => {
+    const r = finalize({});
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(r.log).toBe('RUN_REINDEX=true RUN_SCHEMA_UPDATE=false MIGRATION=true\n');
+    expect(r.stdout).toMatch(/^uyuni-db-finalize: running .*90-pgsqlFinalize\.sh \(RUN_REINDEX=true RUN_SCHEMA_UPDATE=false MIGRATION=true\)\nuyuni-db-finalize: done\n$/);
+    expect(finalize({ RUN_REINDEX: 'false', RUN_SCHEMA_UPDATE: 'true', MIGRATION: 'false' }).log)
+      .toBe('RUN_REINDEX=false RUN_SCHEMA_UPDATE=true MIGRATION=false\n');
+    expect(readScript('db-finalize.sh')).toContain('finalize=${FINALIZE_SCRIPT:-/docker-entrypoint-init.d/90-pgsqlFinalize.sh}');
+  });
+
+  it('exits with the finalize script\'s status when it fails', () => {
+    const r = finalize({}, 4);
+    expect(r.status).toBe(4);
+    expect(r.stderr).toContain('failed (status 4)');
+    expect(r.stdout).not.toContain('done');
+  });
+
+  it.each([
+    ['RUN_REINDEX', 'yes'], ['RUN_SCHEMA_UPDATE', 'TRUE'], ['MIGRATION', ''], ['MIGRATION', undefined],
+  ])('refuses %s=%s before running anything', (name, value) => {
+    const r = finalize({ [name]: value });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain(`${name} must be true or false`);
+    expect(r.log).toBe('');
+  });
+
+  it('fails when the finalize script is not there', () => {
+    const r = finalize({ FINALIZE_SCRIPT: '/nonexistent/90-pgsqlFinalize.sh' });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('is this the server image?');
   });
 });

@@ -118,12 +118,19 @@ fqdn=$(conf_value java.hostname)
 mv "$MIGRATION_DIR/data.new" "$MIGRATION_DIR/data"
 cat "$MIGRATION_DIR/data"
 
-# The container runs its database locally and names itself by java.hostname.
+# The databases run in the db Deployment, behind the Services db and reportdb; the container
+# names itself by java.hostname.
 echo "uyuni-data-sync: adapting rhn.conf to the container"
-sed -i \
-  -e 's/^\([[:space:]]*db_host[[:space:]]*=\).*$/\1 localhost/' \
-  -e 's/^\([[:space:]]*report_db_host[[:space:]]*=\).*$/\1 localhost/' \
-  "$conf"
+set_conf() {
+  if grep -q "^[[:space:]]*$1[[:space:]]*=" "$conf"; then
+    sed -i "s/^\([[:space:]]*$1[[:space:]]*=\).*\$/\1 $2/" "$conf"
+  else
+    [ -z "$(tail -c 1 "$conf")" ] || echo >>"$conf"
+    printf '%s = %s\n' "$1" "$2" >>"$conf"
+  fi
+}
+set_conf db_host db
+set_conf report_db_host reportdb
 if ! grep -q '^[[:space:]]*java\.hostname[[:space:]]*=' "$conf"; then
   sed -i 's/^\([[:space:]]*\)server\.jabber_server\([[:space:]]*=\)/\1java.hostname\2/' "$conf"
 fi
@@ -135,4 +142,8 @@ taskomatic=$TARGET_ROOT/etc/rhn/taskomatic.conf
 if [ -f "$taskomatic" ]; then
   sed -i 's/address=[^:]*:/address=*:/' "$taskomatic"
 fi
+# The server container sets itself up at its first start unless it finds this marker.
+echo "uyuni-data-sync: marking the copied server as set up"
+mkdir -p "$TARGET_ROOT/var/spacewalk"
+touch "$TARGET_ROOT/var/spacewalk/.MANAGER_SETUP_COMPLETE"
 echo "uyuni-data-sync: done"

@@ -1,13 +1,19 @@
-# uyuni-inspect: prints, as key=value lines, the facts the next steps' gates decide on. The
-# runtime keeps every such line of this Job's log as a fact; anything else is chatter.
-# - the new image: product, uyuni_release (its release), image_pg_version;
-# - the data: from the migration data (MIGRATION_DATA, written by uyuni-data-sync) when set,
-#   else from the volumes: current_pg_version (PG_VERSION), fqdn, db_user, db_name, db_port
-#   (rhn.conf), current_product and current_release (the release files uyuni-post-upgrade keeps
-#   in RELEASE_DIR).
-# Input: RELEASE_DIR, MIGRATION_DATA (optional). Never prints a password.
+# uyuni-inspect: prints, as key=value lines, the facts the next steps' gates decide on, in the new
+# server image with the etc-rhn claim mounted read-only at /etc/rhn. The runtime keeps every such
+# line of this Job's log as a fact; anything else is chatter. The PostgreSQL facts come from
+# uyuni-inspect-db (inspect-db.sh), in the database image.
+# - the new image: product (uyuni|suse-manager) and uyuni_release, from its release file;
+# - the data: current_product and current_release (the release files init-volumes keeps in
+#   RELEASE_DIR), fqdn (java.hostname), db_user, db_name, db_port (rhn.conf);
+# - or, for a migration (MIGRATION_DATA set), the facts uyuni-data-sync wrote there, and
+#   current_product and current_release from the old server's release files beside it (source/).
+# Input: RELEASE_DIR (e.g. /etc/rhn/uyuni-cdk), IMAGE_ETC (where the image's release file is,
+#   default /etc), RHN_CONF (default /etc/rhn/rhn.conf), MIGRATION_DATA (optional: the data file
+#   of uyuni-data-sync). Never prints a password.
 set -eu
 : "${RELEASE_DIR:?}"
+image_etc=${IMAGE_ETC:-/etc}
+conf=${RHN_CONF:-/etc/rhn/rhn.conf}
 
 # The release of a *-release file: "Uyuni release 2025.10" gives 2025.10, "SUSE Manager
 # release 5.0 (5.0.3)" gives 5.0.3 (the detailed version in parentheses wins).
@@ -34,9 +40,7 @@ describe_release() {
   fi
 }
 
-describe_release /etc product uyuni_release
-image_pg=$(rpm -qa --queryformat '%{NAME}\n' | sed -n 's/^postgresql\([0-9][0-9]*\)-server$/\1/p' | sort -n | tail -n 1)
-echo "image_pg_version=$image_pg"
+describe_release "$image_etc" product uyuni_release
 
 if [ -n "${MIGRATION_DATA:-}" ]; then
   [ -f "$MIGRATION_DATA" ] || { echo "uyuni-inspect: $MIGRATION_DATA is missing: did uyuni-data-sync run?" >&2; exit 1; }
@@ -46,18 +50,12 @@ if [ -n "${MIGRATION_DATA:-}" ]; then
   exit 0
 fi
 
-pg_version_file=/var/lib/pgsql/data/PG_VERSION
-if [ -f "$pg_version_file" ]; then
-  echo "current_pg_version=$(cat "$pg_version_file")"
-else
-  echo "uyuni-inspect: $pg_version_file is missing: no database data" >&2
-fi
-conf=/etc/rhn/rhn.conf
+# rhn.conf value by key (the last one wins, as for the server).
 conf_value() {
   sed -n "s/^[[:space:]]*$1[[:space:]]*=[[:space:]]*//p" "$conf" | tail -n 1 | sed 's/[[:space:]]*$//'
 }
 if [ -f "$conf" ]; then
-  echo "fqdn=$(conf_value java.hostname)"
+  echo "fqdn=$(conf_value 'java\.hostname')"
   echo "db_user=$(conf_value db_user)"
   echo "db_name=$(conf_value db_name)"
   echo "db_port=$(conf_value db_port)"
