@@ -26,7 +26,7 @@ export function main(env: NodeJS.ProcessEnv = process.env): void {
     for (const dir of dirs) {
       const files = fs.readdirSync(path.join(dist, dir));
       // stderr: the cdk8s CLI keeps the app's stdout to itself.
-      console.error(`uyuni-cdk: wrote ${path.relative(process.cwd(), path.join(dist, dir)) || dir}/ (${files.length} files) from ${path.relative(process.cwd(), file)}`);
+      console.error(`uyuni-cdk: wrote ${path.relative(process.cwd(), path.join(dist, dir)) || dir}/ (${files.length} file${files.length === 1 ? "" : "s"}) from ${path.relative(process.cwd(), file)}`);
     }
   } catch (e) {
     if (e instanceof ConfigError) {

@@ -18,7 +18,11 @@ describe('configuration', () => {
   it('accepts the committed default and fills in the documented defaults', () => {
     const config = parseConfig(defaultConfigWith());
     expect(config.namespace).toBe('uyuni');
-    expect(config.tftp).toBe(true);
+    expect(config.tftp).toEqual({ enabled: false, hostNetwork: false });
+    expect(config.images.tag).toBe('2026.08');
+    expect(config.ingress.type).toBe('traefik');
+    expect(config.monitoring).toBe(true);
+    expect(config.timeouts.serverStartSeconds).toBe(36000);
     expect(config.images.pullPolicy).toBe('IfNotPresent');
     expect(config.hubApi.replicas).toBe(0);
     expect(config.timeouts.dbFinalizeSeconds).toBeGreaterThanOrEqual(3600);
@@ -38,7 +42,8 @@ describe('configuration', () => {
   });
 
   it('refuses a wrong type, naming the field and the expected type', () => {
-    expect(withChanges({ tftp: 'yes' })).toEqual(['tftp: must be a boolean']);
+    expect(withChanges({ tftp: 'yes' })).toEqual(['tftp: must be a mapping of settings']);
+    expect(withChanges({ tftp: { enabled: 'yes' } })).toEqual(['tftp.enabled: must be a boolean']);
     expect(withChanges({ hubApi: { replicas: 'two' } })).toEqual(['hubApi.replicas: must be a number']);
   });
 
@@ -53,11 +58,11 @@ describe('configuration', () => {
   it('refuses a namespace that is not a DNS-1123 label', () => {
     expect(withChanges({ namespace: 'Uyuni' })[0]).toMatch(/^namespace: must be a DNS-1123 label/);
     expect(withChanges({ namespace: 'a'.repeat(64) })[0]).toMatch(/^namespace: must be at most 63 characters/);
-    expect(withChanges({ volumes: { storageClass: 'Fast SSD' } })[0]).toMatch(/^volumes.storageClass: must be a DNS-1123 subdomain/);
+    expect(withChanges({ volumes: { storageClass: 'Fast SSD' } })[0]).toMatch(/^volumes.storageClass: must be a storage class name or "-"/);
   });
 
   it('refuses a bad quantity', () => {
-    expect(withChanges({ volumes: { database: { size: '50 GB' } } })).toEqual(['volumes.database.size: must be a Kubernetes quantity such as 10Gi, 300Mi or 1Ti']);
+    expect(withChanges({ volumes: { overrides: { 'var-pgsql18': { size: '50 GB' } } } })).toEqual(['volumes.overrides.var-pgsql18.size: must be a Kubernetes quantity such as 10Gi, 300Mi or 1Ti']);
     expect(withChanges({ volumes: { overrides: { 'var-log': { size: '-1Gi' } } } })[0]).toMatch(/^volumes.overrides.var-log.size: must be a Kubernetes quantity/);
   });
 
@@ -84,12 +89,16 @@ describe('configuration', () => {
   });
 
   it('refuses exposure of a Service the configuration does not have', () => {
-    expect(withChanges({ services: { search: { type: 'LoadBalancer' } } })[0]).toMatch(/^services.search: no such Service with this configuration \(known: /);
-    expect(withChanges({ tftp: false })[0]).toMatch(/^services.tftp: no such Service/);
+    expect(withChanges({ services: { search: { type: 'LoadBalancer' } } })).toEqual([
+      'services.search: Service search is not part of this configuration (it depends on tftp, debugJava, monitoring or hubApi)']);
+    expect(withChanges({ services: { tftp: { type: 'LoadBalancer' } } })[0]).toMatch(/^services.tftp: Service tftp is not part of this configuration/);
+    expect(withChanges({ services: { mail: { type: 'LoadBalancer' } } })[0]).toMatch(/^services.mail: no such Service \(known: cobbler, db, /);
+    expect(withChanges({ tftp: { enabled: true }, services: { tftp: { type: 'NodePort' } } })).toEqual([
+      'services.tftp: tftp is always a LoadBalancer Service (use tftp.hostNetwork to do without it)']);
   });
 
   it('refuses an override of a volume that does not exist', () => {
-    expect(withChanges({ volumes: { overrides: { 'var-pgsql2': { size: '1Gi' } } } })[0]).toMatch(/^volumes.overrides.var-pgsql2: no such volume/);
+    expect(withChanges({ volumes: { overrides: { 'var-pgsql2': { size: '1Gi' } } } })[0]).toMatch(/^volumes.overrides.var-pgsql2: no such claim \(known: var-cobbler, /);
   });
 
   it('refuses a timezone that is not a tz name and a country code that is not two letters', () => {
@@ -114,6 +123,37 @@ describe('configuration', () => {
   });
 
   it('names the file in the error message', () => {
-    expect(() => parseConfig('tftp: 1\nfqdn: a.example.com\n', 'my.yaml')).toThrow(/^my.yaml: invalid configuration\n  - tftp: must be a boolean$/);
+    expect(() => parseConfig('debugJava: 1\nfqdn: a.example.com\n', 'my.yaml')).toThrow(/^my.yaml: invalid configuration\n  - debugJava: must be a boolean$/);
+  });
+
+  it('says what replaced a setting of the earlier image generation', () => {
+    expect(withChanges({ db: { separate: true } })).toEqual(['db: removed: PostgreSQL always runs in Deployment db (an external database is not supported)']);
+    expect(withChanges({ volumes: { database: { size: '50Gi' } } })).toEqual(['volumes.database: removed: use volumes.overrides.var-pgsql18']);
+    expect(withChanges({ volumes: { mirror: 'mirror' } })).toEqual(['volumes.mirror: removed: use server.mirror.claimName']);
+    expect(withChanges({ timeouts: { setupSeconds: 60 } })[0]).toMatch(/^timeouts.setupSeconds: removed: the server sets itself up at its first start/);
+  });
+
+  it('refuses a server start timeout shorter than the startup probe allows', () => {
+    expect(withChanges({ timeouts: { serverStartSeconds: 1800 } })).toEqual([
+      'timeouts.serverStartSeconds: must be at least 36000 (10 h): the server\'s startup probe allows its first start that long']);
+  });
+
+  it('refuses salt on a ClusterIP Service when no Traefik routes it', () => {
+    expect(withChanges({ ingress: { type: 'nginx' } })[0]).toMatch(/^services.salt.type: must be LoadBalancer or NodePort with ingress.type nginx/);
+    expect(parseConfig(defaultConfigWith({ ingress: { type: 'none' }, services: { salt: { type: 'LoadBalancer' } } })).ingress.type).toBe('none');
+  });
+
+  it('refuses contradicting server options, naming them', () => {
+    expect(withChanges({ server: { superPrivileged: true, selinuxType: 'uyuni_container_t' } })[0]).toMatch(/^server.superPrivileged: cannot be combined/);
+    expect(withChanges({ server: { mirror: { claimName: 'm', hostPath: '/srv/mirror' } } })).toEqual(['server.mirror: set exactly one of claimName and hostPath']);
+    expect(withChanges({ server: { extraVolumeMounts: [{ name: 'extra', mountPath: '/extra' }] } })).toEqual([
+      'server.extraVolumeMounts[0].name: no volume extra (add it to server.extraVolumes)']);
+    expect(withChanges({ server: { extraVolumes: [{ name: 'etc-rhn', emptyDir: {} }] } })).toEqual([
+      'server.extraVolumes[0].name: etc-rhn is a volume of the server pod already']);
+  });
+
+  it('refuses a PostgreSQL version the images cannot upgrade from or to', () => {
+    expect(withChanges({ upgrade: { postgresql: { from: 15 } } })).toEqual(['upgrade.postgresql.from: must be the PostgreSQL major version of the running database: 14, 16, 18']);
+    expect(withChanges({ upgrade: { postgresql: { from: 16, to: 17 } } })).toEqual(['upgrade.postgresql.to: must be the PostgreSQL of the current server-postgresql image: 18']);
   });
 });

@@ -37,7 +37,9 @@ describe.each(['install', 'migrate', 'upgrade', 'proxy', 'node-services'])('kube
     }
     for (const step of plan.steps) {
       for (const o of step.objects) {
-        const kind = o.apiVersion.startsWith('cert-manager.io/') ? `${o.kind.toLowerCase()}.cert-manager.io` : o.kind.toLowerCase();
+        // CRD kinds by their full name: kind.group (cert-manager.io, traefik.io).
+        const group = o.apiVersion.includes('/') ? o.apiVersion.split('/')[0] : '';
+        const kind = group.includes('.') && !group.endsWith('.k8s.io') ? `${o.kind.toLowerCase()}.${group}` : o.kind.toLowerCase();
         const r = await kubectl(sim, cache, ['get', kind, o.name, ...(o.namespace ? ['-n', o.namespace] : []), '-o', 'json']);
         expect({ object: `${o.kind}/${o.name}`, code: r.code }).toEqual({ object: `${o.kind}/${o.name}`, code: 0 });
         const got = JSON.parse(r.stdout);

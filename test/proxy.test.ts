@@ -38,8 +38,8 @@ describe('the proxy plan of examples/proxy.yaml', () => {
   it('runs the five proxy containers with their images and the ports of their Services', () => {
     const pod = proxy.find('Deployment', 'uyuni-proxy').spec.template.spec;
     expect(pod.containers.map((c: any) => c.name)).toEqual(['proxy-httpd', 'proxy-salt-broker', 'proxy-squid', 'proxy-ssh', 'proxy-tftpd']);
-    for (const c of pod.containers) expect(c.image).toBe(`registry.opensuse.org/uyuni/${c.name}:2025.10`);
-    const ports = Object.fromEntries(pod.containers.map((c: any) => [c.name, (c.ports ?? []).map((p: any) => `${p.containerPort}/${p.protocol}`)]));
+    for (const c of pod.containers) expect(c.image).toBe(`registry.opensuse.org/uyuni/${c.name}:2026.08`);
+    const ports = Object.fromEntries(pod.containers.map((c: any) => [c.name, (c.ports ?? []).map((p: any) => `${p.containerPort}/${p.protocol ?? 'TCP'}`)]));
     expect(ports).toEqual({
       'proxy-httpd': ['80/TCP', '443/TCP'],
       'proxy-salt-broker': ['4505/TCP', '4506/TCP'],
@@ -103,7 +103,7 @@ describe('proxy configuration errors', () => {
     expect(bad('  fqdn: proxy.example.com\n  namespace: Proxy_NS\n')[0]).toMatch(/^proxy.namespace: must be a DNS-1123 label/);
     expect(bad('  fqdn: proxy.example.com\n  cache:\n    size: lots\n')[0]).toMatch(/^proxy.cache.size: must be a Kubernetes quantity/);
     expect(bad('  fqdn: proxy.example.com\n  services:\n    web:\n      type: Ingress\n')[0]).toMatch(/^proxy.services.web.type: must be one of/);
-    expect(bad('  fqdn: proxy.example.com\n  services:\n    cobbler:\n      type: NodePort\n')[0]).toMatch(/^proxy.services.cobbler: no such Service with this configuration \(known: salt, ssh, tftp, web\)/);
+    expect(bad('  fqdn: proxy.example.com\n  services:\n    cobbler:\n      type: NodePort\n')[0]).toMatch(/^proxy.services.cobbler: no such Service \(known: salt, ssh, tftp, web\)/);
     expect(bad('  fqdn: proxy.example.com\n  squid: true\n')).toEqual(['proxy.squid: unknown setting']);
   });
 

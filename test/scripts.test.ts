@@ -540,17 +540,24 @@ describe('inspect.sh on migration data', () => {
 });
 
 describe('inspect-db.sh, over a claim in a temp dir with a fake postgres', () => {
-  function inspectDb(layout: 'root' | 'data' | 'none', postgres: string, libs: string[] = []) {
+  function inspectDb(layout: 'root' | 'data' | 'data-pg' | 'none', postgres: string, libs: string[] = []) {
     const dir = tempDir('uyuni-cdk-inspect-db-');
     const data = path.join(dir, 'claim');
     fs.mkdirSync(data);
     if (layout === 'root') put(path.join(data, 'PG_VERSION'), '16\n');
     if (layout === 'data') put(path.join(data, 'data/PG_VERSION'), '14\n');
+    if (layout === 'data-pg') put(path.join(data, 'data-pg14/PG_VERSION'), '14\n');
     const lib = path.join(dir, 'usr-lib');
     for (const l of libs) put(path.join(lib, l), '#!/bin/sh\n', 0o755);
     const bin = binWith(dir, { postgres: `#!/bin/sh\n${postgres}\n` });
     return run('inspect-db.sh', { DATA_DIR: `${data}/`, PG_LIB_DIR: lib }, bin);
   }
+
+  it('reads the version of a migrated database the data sync moved to data-pg<from>', () => {
+    const r = inspectDb('data-pg', '[ "$1" = -V ] && echo "postgres (PostgreSQL) 18.1"');
+    expect(r.status).toBe(0);
+    expect(parseFacts(r.stdout)).toEqual({ current_pg_version: '14', image_pg_version: '18' });
+  });
 
   it('reads the data\'s version at the claim\'s root, and the image\'s from postgres -V', () => {
     const r = inspectDb('root', '[ "$1" = -V ] && echo "postgres (PostgreSQL) 18.1"');
@@ -568,7 +575,7 @@ describe('inspect-db.sh, over a claim in a temp dir with a fake postgres', () =>
     const r = inspectDb('none', 'echo "postgres (PostgreSQL) 18.1"');
     expect(r.status).toBe(0);
     expect(parseFacts(r.stdout)).toEqual({ image_pg_version: '18' });
-    expect(r.stderr).toMatch(/^uyuni-inspect-db: neither .*PG_VERSION nor .*data\/PG_VERSION exists/);
+    expect(r.stderr).toMatch(/^uyuni-inspect-db: none of .*PG_VERSION, .*data\/PG_VERSION, .*data-pg\*\/PG_VERSION exists/);
   });
 
   it('falls back to the highest PG_LIB_DIR/postgresql<N>/bin/postgres when postgres -V tells nothing', () => {

@@ -1,9 +1,10 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { Failure, validate } from 'superstruct';
-import { PROXY_SERVICES, serverServices, ServiceSpec } from '../model/ports';
-import { SERVER_VOLUMES } from '../model/volumes';
-import { configSchema, ExposureConfig, PlanName, UyuniConfig } from './schema';
+import { PROXY_SERVICES, SERVER_SERVICE_NAMES, serverServices, ServiceSpec } from '../model/ports';
+import { KNOWN_VOLUMES } from '../model/volumes';
+import { configSchema, ExposureConfig, PlanName, REMOVED_SETTINGS, UyuniConfig } from './schema';
+import { portFeatures } from './features';
 
 /**
  * cdk8s bundles its own copy of yaml 2.x to write the manifests; reading the configuration with
@@ -68,7 +69,7 @@ function fieldName(p: ReadonlyArray<PropertyKey>): string {
 /** Our own checks carry their messages (src/config/schema.ts); superstruct's structural ones get ours here. */
 function describeFailure(failure: Failure): string {
   const field = fieldName(failure.path);
-  if (failure.type === 'never') return `${field}: unknown setting`;
+  if (failure.type === 'never') return `${field}: ${REMOVED_SETTINGS[field] ?? 'unknown setting'}`;
   if (failure.refinement) return `${field}: ${failure.message}`;
   if (failure.value === undefined) return `${field}: is required`;
   if (failure.type === 'object' || failure.type === 'record') return `${field}: must be a mapping of settings`;
@@ -85,18 +86,28 @@ export function plansOf(config: UyuniConfig): PlanName[] {
 
 /** Exposure only of Services that exist, node ports only for their ports and NodePort type, no clashes. */
 function checkExposure(
-  prefix: string, exposure: Record<string, ExposureConfig>, services: readonly ServiceSpec[], usedNodePorts: Map<number, string>,
+  prefix: string, exposure: Record<string, ExposureConfig>, services: readonly ServiceSpec[], allNames: readonly string[],
+  usedNodePorts: Map<number, string>,
 ): string[] {
   const problems: string[] = [];
   for (const [name, exp] of Object.entries(exposure)) {
     const field = `${prefix}.${name}`;
     const svc = services.find((s) => s.name === name);
     if (!svc) {
-      problems.push(`${field}: no such Service with this configuration (known: ${services.map((s) => s.name).sort().join(', ')})`);
+      problems.push(allNames.includes(name)
+        ? `${field}: Service ${name} is not part of this configuration (it depends on tftp, debugJava, monitoring or hubApi)`
+        : `${field}: no such Service (known: ${[...allNames].sort().join(', ')})`);
+      continue;
+    }
+    if (svc.fixed) {
+      problems.push(`${field}: ${name} is always a ${svc.fixed.type} Service (use tftp.hostNetwork to do without it)`);
       continue;
     }
     if (exp.nodePorts && exp.type !== 'NodePort') {
       problems.push(`${field}.nodePorts: only allowed with type NodePort (type is ${exp.type})`);
+    }
+    if (exp.loadBalancerIP && exp.type !== 'LoadBalancer') {
+      problems.push(`${field}.loadBalancerIP: only allowed with type LoadBalancer (type is ${exp.type})`);
     }
     for (const [portName, nodePort] of Object.entries(exp.nodePorts ?? {})) {
       if (!svc.ports.some((p) => p.name === portName)) {
@@ -106,6 +117,39 @@ function checkExposure(
       const other = usedNodePorts.get(nodePort);
       if (other) problems.push(`${field}.nodePorts.${portName}: node port ${nodePort} is already used by ${other}`);
       else usedNodePorts.set(nodePort, `${field}.nodePorts.${portName}`);
+    }
+    if (exp.type === 'NodePort') {
+      // The table's default node ports count too: they are written when none is configured.
+      for (const p of svc.ports) {
+        if (exp.nodePorts?.[p.name] !== undefined || p.nodePort === undefined) continue;
+        const other = usedNodePorts.get(p.nodePort);
+        if (other) problems.push(`${field}: its default node port ${p.nodePort} (${p.name}) is already used by ${other}: set ${field}.nodePorts.${p.name}`);
+        else usedNodePorts.set(p.nodePort, `${field} (default of ${p.name})`);
+      }
+    }
+  }
+  return problems;
+}
+
+function checkServer(config: UyuniConfig): string[] {
+  const problems: string[] = [];
+  const s = config.server;
+  if (s.superPrivileged && (s.apparmorProfile || s.selinuxType)) {
+    problems.push('server.superPrivileged: cannot be combined with server.apparmorProfile or server.selinuxType (it sets both itself)');
+  }
+  if (s.mirror && !!s.mirror.claimName === !!s.mirror.hostPath) {
+    problems.push('server.mirror: set exactly one of claimName and hostPath');
+  }
+  const ours = new Set<string>(['ca-cert', 'db-ca-cert', 'tls', 'run', 'sys-fs-cgroup', 'mirror', ...KNOWN_VOLUMES.map((v) => v.name)]);
+  const extra = new Set<string>();
+  for (const [i, v] of s.extraVolumes.entries()) {
+    if (ours.has(v.name)) problems.push(`server.extraVolumes[${i}].name: ${v.name} is a volume of the server pod already`);
+    else if (extra.has(v.name)) problems.push(`server.extraVolumes[${i}].name: ${v.name} is listed twice`);
+    extra.add(v.name);
+  }
+  for (const [i, m] of s.extraVolumeMounts.entries()) {
+    if (!extra.has(m.name) && !ours.has(m.name)) {
+      problems.push(`server.extraVolumeMounts[${i}].name: no volume ${m.name} (add it to server.extraVolumes)`);
     }
   }
   return problems;
@@ -124,13 +168,22 @@ function crossChecks(config: UyuniConfig): string[] {
 
   // Node ports are cluster-wide: the server's and the proxy's must not clash either.
   const usedNodePorts = new Map<number, string>();
-  const server = serverServices({ tftp: config.tftp, debugJava: config.debugJava, hubApi: config.hubApi.replicas > 0 }, config.db.separate);
-  problems.push(...checkExposure('services', config.services, server, usedNodePorts));
-  if (config.proxy) problems.push(...checkExposure('proxy.services', config.proxy.services, PROXY_SERVICES, usedNodePorts));
-  const volumeNames = new Set(SERVER_VOLUMES.map((v) => v.name));
-  for (const name of Object.keys(config.volumes.overrides)) {
-    if (!volumeNames.has(name)) problems.push(`volumes.overrides.${name}: no such volume (known: ${[...volumeNames].join(', ')})`);
+  problems.push(...checkExposure('services', config.services, serverServices(portFeatures(config)), SERVER_SERVICE_NAMES, usedNodePorts));
+  if (config.proxy) {
+    problems.push(...checkExposure('proxy.services', config.proxy.services, PROXY_SERVICES, PROXY_SERVICES.map((s) => s.name), usedNodePorts));
   }
+  if (config.ingress.type !== 'traefik' && (config.services.salt?.type ?? 'ClusterIP') === 'ClusterIP') {
+    problems.push(`services.salt.type: must be LoadBalancer or NodePort with ingress.type ${config.ingress.type} `
+      + '(only Traefik routes salt 4505/4506 to a ClusterIP Service; clients cannot reach it otherwise)');
+  }
+  if (config.ingress.className && config.ingress.type === 'none') {
+    problems.push('ingress.className: there is no Ingress with ingress.type none');
+  }
+  const volumeNames = new Set(KNOWN_VOLUMES.map((v) => v.name));
+  for (const name of Object.keys(config.volumes.overrides)) {
+    if (!volumeNames.has(name)) problems.push(`volumes.overrides.${name}: no such claim (known: ${[...volumeNames].join(', ')})`);
+  }
+  problems.push(...checkServer(config));
   const podNames = new Set<string>();
   for (const [i, pod] of (config.nodeServices?.pods ?? []).entries()) {
     const key = `${pod.namespace}/${pod.name}`;

@@ -1,6 +1,7 @@
 import {
-  array, define, defaulted, Infer, object, optional, record, refine, Struct,
+  array, define, defaulted, Infer, object, optional, record, refine, Struct, type,
 } from 'superstruct';
+import { PG_MAJOR } from '../model/db';
 
 /**
  * The configuration schema: the single description of `uyuni.yaml`. Types, defaults and allowed
@@ -75,36 +76,53 @@ const email = matching(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, 'must be an e-mail address'
 
 // --- sections -----------------------------------------------------------------------------
 
+const stringMap = () => record(text(), text());
+
+/** A claim's settings (the chart's `volumes.<claim>`). */
 const volumeSettings = section({
-  /** The claim's size. @default the volume table's size */
+  /** The claim's size. @default the claim table's size */
   size: optional(quantity),
-  /** The claim's storage class. @default volumes.storageClass */
-  storageClass: optional(dnsSubdomain),
+  /** The claim's storage class; "-" means `storageClassName: ""` (no dynamic provisioning). @default volumes.storageClass */
+  storageClass: optional(text((v) => v === '-' || (v.length <= 253 && DNS1123_SUBDOMAIN.test(v)) || 'must be a storage class name or "-"')),
+  /** Extra labels of the claim. @default none */
+  labels: optional(stringMap()),
+  /** Annotations of the claim. @default none */
+  annotations: optional(stringMap()),
+  /** Bind to this PersistentVolume. @default none */
+  volumeName: optional(dnsSubdomain),
+  /** A label selector for the PersistentVolume (matchLabels / matchExpressions). @default none */
+  selector: optional(type({})),
 });
 
 const volumes = section({
-  /** The storage class of every claim without its own. @default the cluster's default class */
-  storageClass: optional(dnsSubdomain),
-  /** var-pgsql */
-  database: defaultedSection(volumeSettings),
-  /** var-spacewalk */
-  packages: defaultedSection(volumeSettings),
-  /** srv-www */
-  www: defaultedSection(volumeSettings),
-  /** var-cache */
-  cache: defaultedSection(volumeSettings),
-  /** Per-volume settings by PVC name (wins over the groups above). */
+  /** The storage class of every claim without its own; "-" means "". @default the cluster's default class */
+  storageClass: optional(text((v) => v === '-' || (v.length <= 253 && DNS1123_SUBDOMAIN.test(v)) || 'must be a storage class name or "-"')),
+  /** Per-claim settings by claim name (var-spacewalk, var-pgsql18, srv-www, ...). */
   overrides: defaulted(record(text(), volumeSettings), () => ({})),
-  /** An existing claim with a package mirror, mounted at /mirror. */
-  mirror: optional(dnsSubdomain),
+});
+
+const imageOverride = section({
+  /** Replaces `<registry>/<name>` for this component. */
+  image: optional(matching(/^[a-z0-9]([a-z0-9._/:-]*[a-z0-9])?$/, 'must be an image reference without tag, such as registry.example.org/uyuni/server')),
+  /** Replaces images.tag for this component. */
+  tag: optional(imageTag),
 });
 
 const images = section({
   registry: defaulted(registry, 'registry.opensuse.org/uyuni'),
-  tag: defaulted(imageTag, 'latest'),
+  tag: defaulted(imageTag, '2026.08'),
   pullPolicy: defaulted(oneOf(['Always', 'IfNotPresent', 'Never'] as const), 'IfNotPresent'),
   /** A dockerconfigjson Secret referenced in imagePullSecrets. */
   pullSecret: optional(dnsSubdomain),
+  /** Per-component image and tag. @default `<registry>/<name>:<tag>` */
+  components: defaulted(section({
+    server: optional(imageOverride),
+    db: optional(imageOverride),
+    hubApi: optional(imageOverride),
+    coco: optional(imageOverride),
+    tftp: optional(imageOverride),
+    dbMigration: optional(imageOverride),
+  }), () => ({})),
 });
 
 const caSubject = section({
@@ -119,8 +137,8 @@ const caSubject = section({
 const tls = section({
   /**
    * generated: cert-manager makes a CA and the certificates.
-   * third-party: the user provides Secret uyuni-cert and ConfigMap uyuni-ca.
-   * migrated: the user provides Secret uyuni-ca with the old CA; cert-manager issues from it.
+   * third-party: the user provides Secrets uyuni-cert and db-cert (tls.crt, tls.key, ca.crt).
+   * migrated: the user provides Secret uyuni-ca with the old CA (decrypted key); cert-manager issues from it.
    */
   mode: defaulted(oneOf(['generated', 'third-party', 'migrated'] as const), 'generated'),
   ca: defaultedSection(caSubject),
@@ -134,17 +152,22 @@ const tls = section({
 
 const exposure = section({
   type: defaulted(oneOf(['ClusterIP', 'LoadBalancer', 'NodePort'] as const), 'ClusterIP'),
-  /** NodePort only: node port per port name. */
+  /** NodePort only: node port per port name. @default the chart's node ports */
   nodePorts: optional(record(text(), integer(30000, 32767, 'must be in the node port range 30000-32767'))),
+  /** Annotations of the Service (e.g. MetalLB's metallb.universe.tf/allow-shared-ip). @default none */
+  annotations: optional(stringMap()),
+  /** LoadBalancer only: the address to ask for. @default assigned by the load balancer */
+  loadBalancerIP: optional(matching(/^[0-9a-fA-F.:]+$/, 'must be an IP address')),
 });
 
 const replicas = section({ replicas: defaulted(integer(0, 10), 0) });
 
-const PG_VERSIONS = [12, 13, 14, 15, 16, 17];
-const pgVersion = typed('integer', isNumber, 'must be a number',
-  (v) => PG_VERSIONS.includes(v) || `must be a supported PostgreSQL major version: ${PG_VERSIONS.join(', ')}`);
-const pgVersions = refine(section({ from: pgVersion, to: pgVersion }), 'order', (p, ctx) =>
-  p.to >= p.from || { message: 'must not be lower than from (PostgreSQL cannot be downgraded)', path: [...ctx.path, 'to'] });
+const MIGRATION_PG = [14, 16];
+const UPGRADE_PG = [14, 16, PG_MAJOR];
+const pgVersion = (allowed: number[], what: string) => typed('integer', isNumber, 'must be a number',
+  (v) => allowed.includes(v) || `must be ${what}: ${allowed.join(', ')}`);
+/** The images' PostgreSQL: `to` can only be that. */
+const pgTarget = defaulted(pgVersion([PG_MAJOR], `the PostgreSQL of the current server-postgresql image`), PG_MAJOR);
 
 /** A user name for ssh: no spaces, no shell metacharacters. */
 const sshUser = matching(/^[a-z_][a-z0-9_.-]{0,31}$/, 'must be a POSIX user name (lower-case letters, digits, "_", "-", "."; no spaces)');
@@ -156,13 +179,20 @@ const migration = section({
     user: defaulted(sshUser, 'root'),
     port: defaulted(integer(1, 65535), 22),
   }),
-  postgresql: pgVersions,
+  postgresql: section({
+    from: pgVersion(MIGRATION_PG, 'a PostgreSQL major version the migration image upgrades from'),
+    to: pgTarget,
+  }),
   /** Keep the migration-data PVC (it holds the CA key and the DB password) after the migration. */
   keepMigrationData: defaulted(boolean(), false),
 });
 
 const upgrade = section({
-  postgresql: pgVersions,
+  postgresql: section({
+    /** The running database's version: 14 or 16 (claim var-pgsql, upgraded into var-pgsql18), or 18 (var-pgsql18 already). */
+    from: pgVersion(UPGRADE_PG, 'the PostgreSQL major version of the running database'),
+    to: pgTarget,
+  }),
 });
 
 const proxy = section({
@@ -172,7 +202,7 @@ const proxy = section({
   /** The Secret made from the proxy config tarball (config.yaml, httpd.yaml, ssh.yaml). */
   configSecret: defaulted(dnsSubdomain, 'uyuni-proxy-config'),
   /** The squid cache volume (PVC squid-cache). @default 10Gi, class volumes.storageClass */
-  cache: defaultedSection(volumeSettings),
+  cache: defaultedSection(section({ size: optional(quantity), storageClass: optional(dnsSubdomain) })),
   /** Exposure per proxy Service name (web, salt, ssh, tftp); ClusterIP unless said otherwise. */
   services: defaulted(record(text(), exposure), () => ({})),
 });
@@ -209,13 +239,14 @@ const nodeServices = section({
 const timeouts = section({
   /** Any step without its own timeout. */
   defaultStepSeconds: defaulted(positiveSeconds, 600),
-  /** The first-time setup Job. */
-  setupSeconds: defaulted(positiveSeconds, 3600),
-  /** The server Deployment's rollout (the server takes minutes to start). */
-  serverStartSeconds: defaulted(positiveSeconds, 1800),
+  /** The server's rollout: the first start sets the server up (the chart's startup probe allows 10 h). */
+  serverStartSeconds: defaulted(refine(positiveSeconds, 'startup-probe', (v) => v >= 36000
+    || 'must be at least 36000 (10 h): the server\'s startup probe allows its first start that long'), 36000),
+  /** The db rollout (after an upgrade its start runs the upgrade hooks). */
+  dbStartSeconds: defaulted(positiveSeconds, 3600),
   /** Copying the old server's data. */
   dataSyncSeconds: defaulted(positiveSeconds, 86400),
-  /** pg_upgrade. */
+  /** The PostgreSQL major upgrade (a copy: proportional to the database size). */
   dbUpgradeSeconds: defaulted(positiveSeconds, 21600),
   /** REINDEX and database checks: can run for hours on a large database. */
   dbFinalizeSeconds: defaulted(positiveSeconds, 86400),
@@ -223,30 +254,89 @@ const timeouts = section({
   deadlineSeconds: defaulted(positiveSeconds, 7 * 86400),
 });
 
+/** A pod volume or mount passed through to the server pod (only its name and path are checked). */
+const extraVolume = type({ name: dnsLabel });
+const extraVolumeMount = type({ name: dnsLabel, mountPath: absolutePath });
+
+const server = section({
+  /** MANAGER_ADMIN_EMAIL and MANAGER_MAIL_FROM (ConfigMap uyuni-config key email). @default root@<fqdn> */
+  email: optional(email),
+  /** A basic-auth Secret with the SUSE Customer Center credentials (SCC_USER / SCC_PASS). @default none */
+  sccSecret: optional(dnsSubdomain),
+  /** SELinux type spc_t and AppArmor Unconfined: mounting cgroup2 works anywhere (unsafe). @default false */
+  superPrivileged: defaulted(boolean(), false),
+  /** A Localhost AppArmor profile that allows the cgroup2 mount (e.g. k8s-systemd-uyuni). @default none */
+  apparmorProfile: optional(text((v) => /^[A-Za-z0-9_./-]+$/.test(v) || 'must be an AppArmor profile name')),
+  /** An SELinux type that allows the cgroup2 mount (e.g. uyuni_container_t). @default none */
+  selinuxType: optional(matching(/^[a-z0-9_]+$/, 'must be an SELinux type such as uyuni_container_t')),
+  /** systemd's log level on the console (SYSTEMD_LOG_LEVEL; tty). @default unset */
+  systemdLogLevel: optional(oneOf(['emerg', 'alert', 'crit', 'err', 'warning', 'notice', 'info', 'debug'] as const)),
+  /** A package mirror mounted at /mirror: an existing claim or a node path. @default none */
+  mirror: optional(section({ claimName: optional(dnsSubdomain), hostPath: optional(absolutePath) })),
+  /** Pod volumes added to the server pod. @default none */
+  extraVolumes: defaulted(array(extraVolume), () => []),
+  /** Mounts added to the server container. @default none */
+  extraVolumeMounts: defaulted(array(extraVolumeMount), () => []),
+});
+
+const ingressAnnotations = section({
+  ssl: optional(stringMap()),
+  sslRedirect: optional(stringMap()),
+  nossl: optional(stringMap()),
+  exporters: optional(stringMap()),
+});
+
+const ingress = section({
+  /** traefik: Ingresses with Traefik's annotations, Middlewares and IngressRouteTCP for salt; nginx: Ingresses for ingress-nginx; none: no Ingress. */
+  type: defaulted(oneOf(['traefik', 'nginx', 'none'] as const), 'traefik'),
+  /** spec.ingressClassName. @default the type's name */
+  className: optional(dnsSubdomain),
+  /** Extra annotations per Ingress. @default none */
+  annotations: defaultedSection(ingressAnnotations),
+});
+
+const tftp = section({
+  /** Serve TFTP (69/UDP) for PXE boot from Deployment tftp. @default false, as upstream */
+  enabled: defaulted(boolean(), false),
+  /** Run it in the node's network instead of behind a LoadBalancer Service. @default false */
+  hostNetwork: defaulted(boolean(), false),
+});
+
 export const PLAN_NAMES = ['install', 'migrate', 'upgrade', 'proxy', 'node-services'] as const;
 export type PlanName = (typeof PLAN_NAMES)[number];
 
-const configObject = section({
+/** Settings that existed in earlier versions, with what replaced them. */
+export const REMOVED_SETTINGS: Readonly<Record<string, string>> = {
+  'db': 'removed: PostgreSQL always runs in Deployment db (an external database is not supported)',
+  'volumes.database': 'removed: use volumes.overrides.var-pgsql18',
+  'volumes.packages': 'removed: use volumes.overrides.var-spacewalk',
+  'volumes.www': 'removed: use volumes.overrides.srv-www',
+  'volumes.cache': 'removed: use volumes.overrides.var-cache',
+  'volumes.mirror': 'removed: use server.mirror.claimName',
+  'timeouts.setupSeconds': 'removed: the server sets itself up at its first start (timeouts.serverStartSeconds)',
+};
+
+export const configSchema = section({
   /** The namespace of every namespaced object. */
   namespace: defaulted(dnsLabel, 'uyuni'),
   /** The server's fully qualified domain name. */
   fqdn,
-  /** TZ of the server container. */
+  /** TZ of the server and database containers. */
   timezone: defaulted(timezone, 'Etc/UTC'),
   images: defaultedSection(images),
   volumes: defaultedSection(volumes),
   tls: defaultedSection(tls),
-  /** Run PostgreSQL in its own Deployment `db` (else inside the server container). */
-  db: defaultedSection(section({ separate: defaulted(boolean(), false) })),
+  server: defaultedSection(server),
   hubApi: defaultedSection(replicas),
   coco: defaultedSection(replicas),
-  /** Serve TFTP (69/UDP) for PXE boot. */
-  tftp: defaulted(boolean(), true),
-  /** Open the Java debug ports (8001-8003). */
+  tftp: defaultedSection(tftp),
+  /** Open the Java debug ports (8001-8003) and their Services. */
   debugJava: defaulted(boolean(), false),
+  /** The exporters (5556, 5557, 9187, 9800) and their Ingress paths. */
+  monitoring: defaulted(boolean(), true),
   /** Exposure per Service name (ClusterIP unless said otherwise). */
   services: defaulted(record(text(), exposure), () => ({})),
-  ingress: defaultedSection(section({ className: optional(dnsSubdomain) })),
+  ingress: defaultedSection(ingress),
   timeouts: defaultedSection(timeouts),
   migration: optional(migration),
   upgrade: optional(upgrade),
@@ -256,19 +346,6 @@ const configObject = section({
   plans: optional(refine(array(oneOf(PLAN_NAMES)), 'non-empty', (v) => v.length > 0 || 'must list at least one plan')),
 });
 
-/**
- * The whole configuration. The migrate and upgrade Jobs work on the server's own PostgreSQL
- * layout (var-pgsql holding data/ and the pre-upgrade copy beside it); a separate db Deployment
- * sees the claim as its data directory, so the two cannot share it.
- */
-export const configSchema = refine(configObject, 'db-layout', (c) => {
-  const problems = (['migration', 'upgrade'] as const).filter((s) => c[s] && c.db.separate).map((s) => ({
-    path: ['db', 'separate'],
-    message: `must be false with a ${s} section (the ${s === 'migration' ? 'migrate' : 'upgrade'} plan upgrades the PostgreSQL inside the server container)`,
-  }));
-  return problems.length === 0 || problems;
-});
-
 export type UyuniConfig = Infer<typeof configSchema>;
 export type MigrationConfig = NonNullable<UyuniConfig['migration']>;
 export type UpgradeConfig = NonNullable<UyuniConfig['upgrade']>;
@@ -276,3 +353,4 @@ export type ProxyConfig = NonNullable<UyuniConfig['proxy']>;
 export type NodeServicesConfig = NonNullable<UyuniConfig['nodeServices']>;
 export type NodePodConfig = NodeServicesConfig['pods'][number];
 export type ExposureConfig = Infer<typeof exposure>;
+export type VolumeSettings = Infer<typeof volumeSettings>;

@@ -1,41 +1,44 @@
 import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
-import type { UyuniConfig } from '../config/schema';
 import { CREDENTIALS, credentialEnv } from '../model/credentials';
-import { image, IMAGES, pullSecrets } from '../model/images';
+import { DATABASES, PG_PORT } from '../model/db';
+import type { ImageRef } from '../model/images';
 import { componentDeployment } from './component-deployment';
 
 export interface CocoDeploymentProps {
   readonly namespace: string;
-  readonly config: UyuniConfig;
-  /** The database name. @default 'susemanager' */
-  readonly dbName?: string;
+  /** The server-attestation image. */
+  readonly image: ImageRef;
+  readonly replicas: number;
+  readonly timezone: string;
 }
 
-/** Deployment `uyuni-coco-attestation` (component coco): confidential-computing attestation. */
+/** Deployment `uyuni-coco-attestation` (component coco): confidential-computing attestation, on the product database. */
 export class CocoDeployment extends Construct {
   public static readonly NAME = 'uyuni-coco-attestation';
   public readonly deployment: k8s.KubeDeployment;
 
   constructor(scope: Construct, id: string, props: CocoDeploymentProps) {
     super(scope, id);
-    const { config } = props;
+    const db = DATABASES.product;
+    const [user, pass] = credentialEnv(CREDENTIALS.db);
     this.deployment = componentDeployment(this, 'Resource', {
       name: CocoDeployment.NAME,
       namespace: props.namespace,
       partOf: 'uyuni',
       component: 'coco',
-      replicas: config.coco.replicas,
+      replicas: props.replicas,
       pod: {
-        imagePullSecrets: pullSecrets(config),
+        imagePullSecrets: props.image.pullSecrets ? [...props.image.pullSecrets] : undefined,
         containers: [{
           name: 'coco',
-          image: image(config, IMAGES.coco),
-          imagePullPolicy: config.images.pullPolicy,
+          image: props.image.image,
+          imagePullPolicy: props.image.pullPolicy,
           env: [
-            { name: 'database_connection', value: `jdbc:postgresql://db:5432/${props.dbName ?? 'susemanager'}` },
-            ...credentialEnv(CREDENTIALS.db).map((e) => ({ ...e, name: e.name === 'MANAGER_USER' ? 'database_user' : 'database_password' })),
-            { name: 'TZ', value: config.timezone },
+            { name: 'database_connection', value: `jdbc:postgresql://${db.host}:${PG_PORT}/${db.name}` },
+            { ...user, name: 'database_user' },
+            { ...pass, name: 'database_password' },
+            { name: 'TZ', value: props.timezone },
           ],
           securityContext: { allowPrivilegeEscalation: false },
         }],

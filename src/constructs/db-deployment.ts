@@ -1,24 +1,36 @@
 import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
-import type { UyuniConfig } from '../config/schema';
 import { CREDENTIALS, credentialEnv } from '../model/credentials';
-import { image, IMAGES, pullSecrets } from '../model/images';
-import { containerPorts } from '../model/ports';
-import { DB_DATA_PATH } from '../model/volumes';
-import { serverServicesOf } from './server-pod';
+import { POSTGRES_UID } from '../model/db';
+import type { ImageRef } from '../model/images';
+import type { ContainerPort } from '../model/ports';
+import {
+  CERT_MODE, DB_TLS_ITEMS, KEY_MODE, PKI_DIR, TLS_NAMES,
+} from '../model/tls';
+import { DB_POD_VOLUME, DB_VOLUME } from '../model/volumes';
 import { componentDeployment } from './component-deployment';
 
 export interface DbDeploymentProps {
   readonly namespace: string;
-  readonly config: UyuniConfig;
+  /** The server-postgresql image. */
+  readonly image: ImageRef;
+  readonly timezone: string;
+  /** The data claim. @default 'var-pgsql18' */
+  readonly claim?: string;
+  /** The TLS Secret with tls.crt, tls.key and ca.crt. @default 'db-cert' */
+  readonly certSecret?: string;
+  /** Container ports. @default none */
+  readonly ports?: readonly ContainerPort[];
 }
 
-/** The PostgreSQL user and group of the server-postgresql image. */
-const POSTGRES_UID = 999;
+/** The image's own check: disk usage, no upgrade hook running, pg_isready (uyuni-server-2026.md §3.2). */
+const HEALTHCHECK = ['/usr/bin/healthcheck.sh'];
 
 /**
- * Deployment `db` (component db): PostgreSQL apart from the server, Recreate, `var-pgsql` at
- * /var/lib/pgsql/data, TLS from Secret `db-cert`, credentials from Secrets.
+ * Deployment `db` (component db): PostgreSQL 18 of the server-postgresql image, for the product
+ * and the report database (Services db and reportdb select it). Its entrypoint creates the
+ * databases on an empty claim and runs the upgrade hooks after an image change; the key is
+ * mode 0400 for the postgres group (fsGroup 999), where the image's config script looks.
  */
 export class DbDeployment extends Construct {
   public static readonly NAME = 'db';
@@ -26,7 +38,6 @@ export class DbDeployment extends Construct {
 
   constructor(scope: Construct, id: string, props: DbDeploymentProps) {
     super(scope, id);
-    const { config } = props;
     this.deployment = componentDeployment(this, 'Resource', {
       name: DbDeployment.NAME,
       namespace: props.namespace,
@@ -35,30 +46,41 @@ export class DbDeployment extends Construct {
       replicas: 1,
       recreate: true,
       pod: {
-        securityContext: { fsGroup: POSTGRES_UID, runAsUser: POSTGRES_UID, runAsGroup: POSTGRES_UID, runAsNonRoot: true },
-        imagePullSecrets: pullSecrets(config),
+        securityContext: { fsGroup: POSTGRES_UID },
+        imagePullSecrets: props.image.pullSecrets ? [...props.image.pullSecrets] : undefined,
         containers: [{
           name: 'db',
-          image: image(config, IMAGES.postgresql),
-          imagePullPolicy: config.images.pullPolicy,
-          ports: containerPorts(serverServicesOf(config), 'db'),
+          image: props.image.image,
+          imagePullPolicy: props.image.pullPolicy,
+          ports: props.ports?.map((p) => ({ ...p })),
           env: [
-            { name: 'TZ', value: config.timezone },
+            { name: 'TZ', value: props.timezone },
             ...credentialEnv(CREDENTIALS.dbAdmin),
             ...credentialEnv(CREDENTIALS.db),
             ...credentialEnv(CREDENTIALS.reportdb),
           ],
           volumeMounts: [
-            { name: 'var-pgsql', mountPath: DB_DATA_PATH },
-            { name: 'db-tls', mountPath: '/etc/pki/tls/db', readOnly: true },
+            { name: DB_POD_VOLUME, mountPath: DB_VOLUME.mountPath },
+            { name: 'db-cert', mountPath: PKI_DIR },
           ],
-          securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: false },
-          readinessProbe: { exec: { command: ['pg_isready', '-h', 'localhost', '-p', '5432'] }, periodSeconds: 10, failureThreshold: 6 },
-          livenessProbe: { exec: { command: ['pg_isready', '-h', 'localhost', '-p', '5432'] }, initialDelaySeconds: 60, periodSeconds: 30 },
+          // The chart has none; without one a Service would send clients to a database that
+          // is still creating itself or running its upgrade hooks.
+          readinessProbe: { exec: { command: HEALTHCHECK }, periodSeconds: 10, timeoutSeconds: 10, failureThreshold: 3 },
         }],
         volumes: [
-          { name: 'var-pgsql', persistentVolumeClaim: { claimName: 'var-pgsql' } },
-          { name: 'db-tls', secret: { secretName: 'db-cert', defaultMode: 0o400 } },
+          { name: DB_POD_VOLUME, persistentVolumeClaim: { claimName: props.claim ?? DB_VOLUME.name } },
+          {
+            name: 'db-cert',
+            secret: {
+              secretName: props.certSecret ?? TLS_NAMES.dbCert,
+              defaultMode: CERT_MODE,
+              items: [
+                { key: 'tls.crt', path: DB_TLS_ITEMS.cert },
+                { key: 'tls.key', path: DB_TLS_ITEMS.key, mode: KEY_MODE },
+                { key: 'ca.crt', path: DB_TLS_ITEMS.ca },
+              ],
+            },
+          },
         ],
       },
     });

@@ -1,13 +1,14 @@
 import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
-import type { UyuniConfig } from '../config/schema';
-import { image, IMAGES, pullSecrets } from '../model/images';
+import { IMAGES, imageRef, ImageSettings } from '../model/images';
 import { containerPorts, PROXY_SERVICES } from '../model/ports';
 import { componentDeployment } from './component-deployment';
 
 export interface ProxyDeploymentProps {
   readonly namespace: string;
-  readonly config: UyuniConfig;
+  /** Registry, tag and pull settings of the proxy images (`<registry>/proxy-<name>:<tag>`). */
+  readonly images: ImageSettings;
+  readonly timezone: string;
   /** The Secret made from the proxy config tarball (config.yaml, httpd.yaml, ssh.yaml). */
   readonly configSecret: string;
   /** The squid cache claim. */
@@ -38,7 +39,8 @@ export class ProxyDeployment extends Construct {
 
   constructor(scope: Construct, id: string, props: ProxyDeploymentProps) {
     super(scope, id);
-    const { config } = props;
+    const ref = (name: string) => imageRef(props.images, { name: IMAGES.proxy(name) });
+    const pullSecrets = ref('httpd').pullSecrets;
     this.deployment = componentDeployment(this, 'Resource', {
       name: ProxyDeployment.NAME,
       namespace: props.namespace,
@@ -47,13 +49,13 @@ export class ProxyDeployment extends Construct {
       replicas: 1,
       recreate: true,
       pod: {
-        imagePullSecrets: pullSecrets(config),
+        imagePullSecrets: pullSecrets ? [...pullSecrets] : undefined,
         containers: PROXY_CONTAINERS.map((c) => ({
           name: IMAGES.proxy(c.name),
-          image: image(config, IMAGES.proxy(c.name)),
-          imagePullPolicy: config.images.pullPolicy,
+          image: ref(c.name).image,
+          imagePullPolicy: ref(c.name).pullPolicy,
           ports: containerPorts(PROXY_SERVICES, 'proxy', IMAGES.proxy(c.name)),
-          env: [{ name: 'TZ', value: config.timezone }],
+          env: [{ name: 'TZ', value: props.timezone }],
           volumeMounts: [
             ...c.files.map((f) => ({ name: 'proxy-config', mountPath: `${PROXY_CONFIG_DIR}/${f}`, subPath: f, readOnly: true })),
             ...(c.name === 'squid' ? [{ name: 'squid-cache', mountPath: '/var/cache/squid' }] : []),

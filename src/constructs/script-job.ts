@@ -84,14 +84,11 @@ export class ScriptJob extends Construct {
         },
       },
     };
-    this.specHash = hashSpec(spec);
-    const metadata: ApiObjectMetadata = {
-      name: props.name,
-      namespace: props.namespace,
-      labels,
-      annotations: { [ANNOTATIONS.specHash]: this.specHash },
-    };
+    const metadata: ApiObjectMetadata = { name: props.name, namespace: props.namespace, labels };
     this.job = new k8s.KubeJob(this, 'Resource', { metadata, spec });
+    // The hash of the spec as written (quantities and int-or-strings resolved), not of the props.
+    this.specHash = hashSpec(this.job.toJson().spec);
+    this.job.metadata.addAnnotation(ANNOTATIONS.specHash, this.specHash);
   }
 
   /** The reference the plan index uses for this Job. */

@@ -1,29 +1,28 @@
 import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
-import type { UyuniConfig } from '../config/schema';
-import { ROOT_CONTAINER, ROOT_POD, serverPodParts } from './server-pod';
 import { componentDeployment } from './component-deployment';
+import { SERVER_CONTAINER, serverContainer, serverPodParts, ServerPodProps } from './server-pod';
 
-export interface ServerDeploymentProps {
+export interface ServerDeploymentProps extends ServerPodProps {
   readonly namespace: string;
-  readonly config: UyuniConfig;
   /** @default 1 (the server cannot run twice on the same volumes) */
   readonly replicas?: number;
 }
 
-const HEALTH: k8s.HttpGetAction = { path: '/rhn/manager/api/api/getVersion', port: k8s.IntOrString.fromNumber(80) };
-
 /**
- * Deployment `uyuni` (component server): one replica, Recreate (two servers must never share
- * the volumes), `init-volumes` first, probes on the API, and root made explicit.
+ * Deployment `uyuni` (component server) as the server-helm chart 2026.08 renders it: one
+ * replica, Recreate (two servers must never share the volumes), no command (the image's
+ * entrypoint sets the server up at its first start, then runs systemd), init-volumes and
+ * db-waiter first, and a startup probe that allows the first setup 10 hours.
  */
 export class ServerDeployment extends Construct {
   public static readonly NAME = 'uyuni';
+  public static readonly CONTAINER = SERVER_CONTAINER;
   public readonly deployment: k8s.KubeDeployment;
 
   constructor(scope: Construct, id: string, props: ServerDeploymentProps) {
     super(scope, id);
-    const parts = serverPodParts(props.config);
+    const parts = serverPodParts(props);
     this.deployment = componentDeployment(this, 'Resource', {
       name: ServerDeployment.NAME,
       namespace: props.namespace,
@@ -32,23 +31,9 @@ export class ServerDeployment extends Construct {
       replicas: props.replicas ?? 1,
       recreate: true,
       pod: {
-        securityContext: ROOT_POD,
         imagePullSecrets: parts.imagePullSecrets,
-        initContainers: [parts.initVolumes],
-        containers: [{
-          name: 'uyuni',
-          image: parts.image,
-          imagePullPolicy: props.config.images.pullPolicy,
-          env: parts.env,
-          ports: parts.ports,
-          volumeMounts: parts.mounts,
-          securityContext: ROOT_CONTAINER,
-          readinessProbe: { httpGet: HEALTH, periodSeconds: 30, timeoutSeconds: 20, failureThreshold: 5 },
-          livenessProbe: { httpGet: HEALTH, initialDelaySeconds: 60, periodSeconds: 60, timeoutSeconds: 20, failureThreshold: 5 },
-          lifecycle: {
-            preStop: { exec: { command: ['sh', '-c', 'spacewalk-service stop && systemctl stop postgresql'] } },
-          },
-        }],
+        initContainers: parts.initContainers,
+        containers: [serverContainer(props)],
         volumes: parts.volumes,
       },
     });

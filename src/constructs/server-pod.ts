@@ -1,93 +1,225 @@
 import { k8s } from 'cdk8s-plus-28';
-import type { UyuniConfig } from '../config/schema';
-import { image, IMAGES, pullSecrets } from '../model/images';
-import { containerPorts, serverServices } from '../model/ports';
-import { SERVER_VOLUMES, VolumeSpec } from '../model/volumes';
+import { CREDENTIALS, credentialEnv, credentialUserEnv, sccCredentials } from '../model/credentials';
+import { DATABASES, PG_PORT } from '../model/db';
+import type { ImageRef } from '../model/images';
+import type { ContainerPort } from '../model/ports';
+import {
+  CA_PATHS, CERT_MODE, KEY_MODE, PKI_DIR, SERVER_TLS_ITEMS, TLS_NAMES,
+} from '../model/tls';
+import type { VolumeSpec } from '../model/volumes';
+import { claimMounts, claimVolumes } from './claims';
 import { readScript } from './script-job';
-import { claimMounts, claimVolumes } from './server-volumes';
+import { configEnv, UYUNI_CONFIG } from './uyuni-config-map';
 
-/** The server image runs systemd as root: say so explicitly instead of inheriting defaults. */
-export const ROOT_CONTAINER: k8s.SecurityContext = {
-  runAsUser: 0,
-  runAsGroup: 0,
-  runAsNonRoot: false,
-  readOnlyRootFilesystem: false,
-  allowPrivilegeEscalation: true,
+/**
+ * The server pod of the current images (uyuni-server-2026.md §2, server-helm 2026.08): the
+ * image's own entrypoint (setup at first start, then systemd), configured through `container=oci`
+ * and `UYUNI_HOSTNAME`, CA files where the images read them, a cgroup emptyDir that the entrypoint
+ * mounts cgroup2 on (hence SYS_ADMIN), and init containers init-volumes and db-waiter.
+ */
+
+/** How the container may mount cgroup2 under AppArmor / SELinux (README of the chart). */
+export interface ServerConfinement {
+  /** spc_t and AppArmor Unconfined (unsafe, works everywhere). @default false */
+  readonly superPrivileged?: boolean;
+  /** A Localhost AppArmor profile. @default the runtime's default profile */
+  readonly apparmorProfile?: string;
+  /** An SELinux type. @default the runtime's default type */
+  readonly selinuxType?: string;
+}
+
+export interface ServerPodProps {
+  /** The server image. */
+  readonly image: ImageRef;
+  /** TZ. */
+  readonly timezone: string;
+  /** The server's claims, mounted at their paths (init-volumes sees them under /mnt). */
+  readonly volumes: readonly VolumeSpec[];
+  /** Where init-volumes records the release that runs on the data. */
+  readonly releaseDir: string;
+  /** Confinement of the main container. @default none */
+  readonly confinement?: ServerConfinement;
+  /** A basic-auth Secret with SUSE Customer Center credentials. @default none */
+  readonly sccSecret?: string;
+  /** DEBUG_JAVA=true. @default false */
+  readonly debugJava?: boolean;
+  /** SYSTEMD_LOG_LEVEL on the console (with a tty). @default unset */
+  readonly systemdLogLevel?: string;
+  /** A package mirror at /mirror: a claim or a node path. @default none */
+  readonly mirror?: { readonly claimName?: string; readonly hostPath?: string };
+  /** Container ports. @default none */
+  readonly ports?: readonly ContainerPort[];
+  /** Pod volumes passed through. @default none */
+  readonly extraVolumes?: readonly k8s.Volume[];
+  /** Mounts passed through. @default none */
+  readonly extraVolumeMounts?: readonly k8s.VolumeMount[];
+}
+
+/** The main container's name. */
+export const SERVER_CONTAINER = 'uyuni';
+/** `/usr/bin/startup-check.sh` fails while the first setup runs: 10 s × 3600 = 10 h (bsc#1263157). */
+export const STARTUP_PROBE: k8s.Probe = {
+  exec: { command: ['/usr/bin/startup-check.sh'] }, periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 3600,
 };
-export const ROOT_POD: k8s.PodSecurityContext = { runAsUser: 0, runAsGroup: 0, runAsNonRoot: false };
+const LIVENESS_PROBE: k8s.Probe = { exec: { command: ['/usr/bin/liveness-check.sh'] }, timeoutSeconds: 5, failureThreshold: 5, periodSeconds: 60 };
+const READINESS_PROBE: k8s.Probe = {
+  httpGet: { path: '/rhn/manager/api/api/getVersion', port: k8s.IntOrString.fromNumber(80), scheme: 'HTTP' },
+  periodSeconds: 10, successThreshold: 1, initialDelaySeconds: 120,
+};
+/** The SELinux level every server container runs with. */
+const SELINUX_LEVEL = 's0';
 
-/** Where the server sees the CA certificate (never the CA key). */
-export const CA_CERT_PATH = '/etc/pki/trust/anchors/LOCAL-RHN-ORG-TRUSTED-SSL-CERT';
-/** Where the server sees its own certificate and key. */
-export const SERVER_TLS_DIR = '/etc/pki/spacewalk-tls';
-
-/** The Services of the server for this configuration (from the one port table). */
-export function serverServicesOf(config: UyuniConfig) {
-  return serverServices({ tftp: config.tftp, debugJava: config.debugJava, hubApi: config.hubApi.replicas > 0 }, config.db.separate);
-}
-
-/** The volumes the server container mounts: all of them, but the database's when it runs apart. */
-export function serverVolumesOf(config: UyuniConfig): VolumeSpec[] {
-  return SERVER_VOLUMES.filter((v) => !(config.db.separate && v.name === 'var-pgsql'));
-}
-
-/** The CA certificate volume: only the certificate item, so the key is never in the pod. */
-function caVolume(config: UyuniConfig): k8s.Volume {
-  if (config.tls.mode === 'third-party') {
-    return { name: 'ca-cert', configMap: { name: 'uyuni-ca', items: [{ key: 'ca.crt', path: 'ca.crt' }] } };
-  }
-  return { name: 'ca-cert', secret: { secretName: 'uyuni-ca', items: [{ key: 'tls.crt', path: 'ca.crt' }] } };
-}
-
-/** The pieces of the server pod shared by the Deployment `uyuni` and the setup Job. */
-export function serverPodParts(config: UyuniConfig) {
-  const volumes = serverVolumesOf(config);
-  const serverImage = image(config, IMAGES.server);
-  const initVolumes: k8s.Container = {
-    name: 'init-volumes',
-    image: serverImage,
-    imagePullPolicy: config.images.pullPolicy,
-    command: ['sh', '-c', readScript('init-volumes.sh')],
-    env: [{ name: 'VOLUME_PATHS', value: volumes.map((v) => v.mountPath).join(' ') }],
-    volumeMounts: claimMounts(volumes, '/mnt'),
-    securityContext: ROOT_CONTAINER,
+function confinementContext(c: ServerConfinement = {}): k8s.SecurityContext {
+  const seLinuxType = c.superPrivileged ? 'spc_t' : c.selinuxType;
+  const appArmorProfile = c.superPrivileged
+    ? { type: 'Unconfined' }
+    : c.apparmorProfile ? { type: 'Localhost', localhostProfile: c.apparmorProfile } : undefined;
+  return {
+    capabilities: { add: ['SYS_ADMIN'] },
+    seLinuxOptions: { level: SELINUX_LEVEL, ...(seLinuxType ? { type: seLinuxType } : {}) },
+    ...(appArmorProfile ? { appArmorProfile } : {}),
   };
-  const podVolumes: k8s.Volume[] = [
-    ...claimVolumes(volumes),
-    { name: 'run', emptyDir: { medium: 'Memory', sizeLimit: k8s.Quantity.fromString('256Mi') } },
-    { name: 'cgroup', hostPath: { path: '/sys/fs/cgroup', type: 'Directory' } },
-    caVolume(config),
+}
+
+const k = UYUNI_CONFIG.keys;
+
+/** The main container's environment, in the chart's order (§2.2). */
+function serverEnv(props: ServerPodProps): k8s.EnvVar[] {
+  const product = DATABASES.product;
+  const report = DATABASES.report;
+  return [
+    { name: 'container', value: 'oci' },
+    { name: 'TZ', value: props.timezone },
+    ...(props.mirror ? [{ name: 'MIRROR_PATH', value: '/mirror' }] : []),
+    ...credentialEnv(CREDENTIALS.admin),
+    ...credentialEnv(CREDENTIALS.db),
+    ...credentialEnv(CREDENTIALS.reportdb),
+    { name: 'MANAGER_DB_NAME', value: product.name },
+    { name: 'MANAGER_DB_HOST', value: product.host },
+    { name: 'MANAGER_DB_CA_CERT', value: CA_PATHS.db },
+    { name: 'MANAGER_DB_PORT', value: String(PG_PORT) },
+    { name: 'EXTERNALDB_PROVIDER' },
+    { name: 'ISS_PARENT' },
+    { name: 'REPORT_DB_NAME', value: report.name },
+    { name: 'REPORT_DB_HOST', value: report.host },
+    { name: 'REPORT_DB_CA_CERT', value: CA_PATHS.db },
+    { name: 'REPORT_DB_PORT', value: String(PG_PORT) },
+    configEnv('MANAGER_ADMIN_EMAIL', k.email),
+    configEnv('MANAGER_MAIL_FROM', k.email),
+    configEnv('UYUNI_HOSTNAME', k.fqdn),
+    ...(props.debugJava ? [{ name: 'DEBUG_JAVA', value: 'true' }] : []),
+    ...(props.sccSecret ? credentialEnv(sccCredentials(props.sccSecret)) : []),
+    ...(props.systemdLogLevel ? [{ name: 'SYSTEMD_LOG_TARGET', value: 'console' }, { name: 'SYSTEMD_LOG_LEVEL', value: props.systemdLogLevel }] : []),
+  ];
+}
+
+/** The CA certificate files: every place the images read the CA from (subPath, read-only). */
+function caMounts(): k8s.VolumeMount[] {
+  return [
+    ...[CA_PATHS.local, CA_PATHS.salt, CA_PATHS.pub].map((mountPath) => ({ name: 'ca-cert', mountPath, subPath: 'ca.crt', readOnly: true })),
+    { name: 'db-ca-cert', mountPath: CA_PATHS.db, subPath: 'ca.crt', readOnly: true },
+  ];
+}
+
+/**
+ * The CA certificates come from the issued Secrets' `ca.crt` (cert-manager writes it; a
+ * third-party Secret must carry it), so no trust-manager Bundle and no CA ConfigMap is needed.
+ */
+function caVolumes(): k8s.Volume[] {
+  const caItem = (secretName: string, name: string): k8s.Volume =>
+    ({ name, secret: { secretName, defaultMode: CERT_MODE, items: [{ key: 'ca.crt', path: 'ca.crt' }] } });
+  return [caItem(TLS_NAMES.serverCert, 'ca-cert'), caItem(TLS_NAMES.dbCert, 'db-ca-cert')];
+}
+
+/** The pieces of the server pod, shared by Deployment `uyuni` and the Jobs that run the server image on its data. */
+export function serverPodParts(props: ServerPodProps) {
+  const { image } = props;
+  const mirror = props.mirror;
+  const volumes: k8s.Volume[] = [
+    ...claimVolumes(props.volumes),
+    ...caVolumes(),
     {
-      name: 'tls-key',
+      name: 'tls',
       secret: {
-        secretName: 'uyuni-cert',
+        secretName: TLS_NAMES.serverCert,
+        defaultMode: CERT_MODE,
         items: [
-          { key: 'tls.crt', path: 'spacewalk.crt' },
-          { key: 'tls.key', path: 'spacewalk.key', mode: 0o400 },
+          { key: 'tls.crt', path: SERVER_TLS_ITEMS.cert },
+          { key: 'tls.key', path: SERVER_TLS_ITEMS.key, mode: KEY_MODE },
         ],
       },
     },
-    ...(config.volumes.mirror ? [{ name: 'mirror', persistentVolumeClaim: { claimName: config.volumes.mirror } }] : []),
+    { name: 'run', emptyDir: { medium: 'Memory', sizeLimit: k8s.Quantity.fromString('256Mi') } },
+    // The entrypoint mounts its own cgroup2 here (container=oci): never the host's.
+    { name: 'sys-fs-cgroup', emptyDir: {} },
+    ...(mirror?.claimName ? [{ name: 'mirror', persistentVolumeClaim: { claimName: mirror.claimName } }] : []),
+    ...(mirror?.hostPath ? [{ name: 'mirror', hostPath: { path: mirror.hostPath, type: 'Directory' } }] : []),
+    ...(props.extraVolumes ?? []),
   ];
   const mounts: k8s.VolumeMount[] = [
-    ...claimMounts(volumes),
+    ...claimMounts(props.volumes),
+    ...caMounts(),
+    { name: 'tls', mountPath: PKI_DIR },
     { name: 'run', mountPath: '/run' },
-    { name: 'cgroup', mountPath: '/sys/fs/cgroup' },
-    { name: 'ca-cert', mountPath: CA_CERT_PATH, subPath: 'ca.crt', readOnly: true },
-    { name: 'tls-key', mountPath: SERVER_TLS_DIR, readOnly: true },
-    ...(config.volumes.mirror ? [{ name: 'mirror', mountPath: '/mirror', readOnly: true }] : []),
+    { name: 'sys-fs-cgroup', mountPath: '/sys/fs/cgroup' },
+    ...(mirror ? [{ name: 'mirror', mountPath: '/mirror' }] : []),
+    ...(props.extraVolumeMounts ?? []),
   ];
-  const env: k8s.EnvVar[] = [
-    { name: 'TZ', value: config.timezone },
-    ...(config.volumes.mirror ? [{ name: 'MIRROR_PATH', value: '/mirror' }] : []),
-  ];
+  const selinux: k8s.SecurityContext = { seLinuxOptions: { level: SELINUX_LEVEL } };
+  const initVolumes: k8s.Container = {
+    name: 'init-volumes',
+    image: image.image,
+    imagePullPolicy: image.pullPolicy,
+    command: ['sh', '-c', readScript('init-volumes.sh')],
+    env: [
+      { name: 'VOLUME_PATHS', value: props.volumes.filter((v) => v.seed !== false).map((v) => v.mountPath).join(' ') },
+      { name: 'RELEASE_DIR', value: props.releaseDir },
+    ],
+    volumeMounts: claimMounts(props.volumes, '/mnt'),
+    securityContext: selinux,
+  };
+  const dbWaiter: k8s.Container = {
+    name: 'db-waiter',
+    image: image.image,
+    imagePullPolicy: image.pullPolicy,
+    command: ['sh', '-c', readScript('db-waiter.sh')],
+    env: [
+      configEnv('MANAGER_DB_HOST', k.dbHost),
+      configEnv('MANAGER_DB_PORT', k.dbPort),
+      configEnv('MANAGER_DB_NAME', k.dbName),
+      credentialUserEnv(CREDENTIALS.db),
+      configEnv('REPORT_DB_HOST', k.reportdbHost),
+      configEnv('REPORT_DB_PORT', k.reportdbPort),
+      configEnv('REPORT_DB_NAME', k.reportdbName),
+      credentialUserEnv(CREDENTIALS.reportdb),
+    ],
+  };
+  const container: k8s.Container = {
+    name: SERVER_CONTAINER,
+    image: image.image,
+    imagePullPolicy: image.pullPolicy,
+    env: serverEnv(props),
+    ...(props.systemdLogLevel ? { tty: true } : {}),
+    volumeMounts: mounts,
+    securityContext: confinementContext(props.confinement),
+  };
   return {
-    image: serverImage,
-    initVolumes,
-    volumes: podVolumes,
-    mounts,
-    env,
-    ports: containerPorts(serverServicesOf(config), 'server'),
-    imagePullSecrets: pullSecrets(config),
+    initContainers: [initVolumes, dbWaiter],
+    container,
+    volumes,
+    imagePullSecrets: image.pullSecrets ? [...image.pullSecrets] : undefined,
+  };
+}
+
+/** The main container of Deployment uyuni: the parts plus ports, probes and preStop. */
+export function serverContainer(props: ServerPodProps): k8s.Container {
+  const { container } = serverPodParts(props);
+  return {
+    ...container,
+    ports: props.ports?.map((p) => ({ ...p })),
+    startupProbe: STARTUP_PROBE,
+    livenessProbe: LIVENESS_PROBE,
+    readinessProbe: READINESS_PROBE,
+    lifecycle: { preStop: { exec: { command: ['/bin/sh', '-c', 'spacewalk-service stop'] } } },
   };
 }

@@ -1,5 +1,6 @@
 import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
+import { TLS_NAMES } from '../model/tls';
 import { HTTPS_REDIRECT_MIDDLEWARE, STRIP_PREFIXES_MIDDLEWARE, TraefikRoutes } from './traefik-routes';
 
 export type IngressFlavour = 'traefik' | 'nginx';
@@ -71,7 +72,7 @@ export class UyuniIngresses extends Construct {
     super(scope, id);
     const isTraefik = props.flavour === 'traefik';
     const monitoring = props.monitoring ?? true;
-    const tls: k8s.IngressTls[] = [{ hosts: [props.fqdn], secretName: props.tlsSecret ?? 'uyuni-cert' }];
+    const tls: k8s.IngressTls[] = [{ hosts: [props.fqdn], secretName: props.tlsSecret ?? TLS_NAMES.serverCert }];
     const web = props.web ?? { service: 'web', port: 80 };
     const webPath = (path: string): BackendPath => ({ path, ...web });
     const exporters = monitoring ? EXPORTER_PATHS : [];

@@ -1,108 +1,136 @@
 import { Construct } from 'constructs';
 import {
-  Certificate, CertificateSpecPrivateKeyAlgorithm, CertificateSpecUsages, Issuer,
+  Certificate, CertificateSpecPrivateKeyAlgorithm, CertificateSpecPrivateKeyEncoding, CertificateSpecPrivateKeyRotationPolicy,
+  CertificateSpecUsages, Issuer,
 } from '../../imports/cert-manager.io';
-import type { UyuniConfig } from '../config/schema';
-import { commonLabels } from '../model/labels';
+import { DATABASES } from '../model/db';
+import { commonLabels, selectorLabels } from '../model/labels';
+import { TLS_NAMES } from '../model/tls';
 import type { Requirement } from '../plan/types';
+
+/** Where the CA comes from. */
+export type TlsMode = 'generated' | 'third-party' | 'migrated';
+
+/** The CA's subject (generated mode) and the db certificate's. */
+export interface CaSubject {
+  readonly country: string;
+  readonly state: string;
+  readonly city: string;
+  readonly organization: string;
+  readonly organizationalUnit: string;
+  /** @default none */
+  readonly email?: string;
+}
 
 export interface UyuniTlsProps {
   readonly namespace: string;
-  readonly config: UyuniConfig;
+  readonly mode: TlsMode;
+  /** The server's public name: the CA's and the certificates' name. */
+  readonly fqdn: string;
+  readonly subject: CaSubject;
+  /** Leaf certificate lifetime (Go duration). */
+  readonly duration: string;
+  /** Renew this long before expiry. */
+  readonly renewBefore: string;
+  /** CA lifetime (generated mode). */
+  readonly caDuration: string;
 }
 
-/** Names shared by the TLS objects and their consumers. */
-export const TLS_NAMES = {
-  selfSignedIssuer: 'uyuni-issuer',
-  ca: 'uyuni-ca',
-  caIssuer: 'uyuni-ca-issuer',
-  serverCert: 'uyuni-cert',
-  dbCert: 'db-cert',
-} as const;
+const SECRET_KEYS = ['tls.crt', 'tls.key', 'ca.crt'];
 
 /** What the user must provide before the TLS step, by mode (nothing for a generated CA). */
-export function tlsRequirements(config: UyuniConfig, namespace: string): Requirement[] {
-  const { tls, fqdn } = config;
-  if (tls.mode === 'third-party') {
+export function tlsRequirements(mode: TlsMode, fqdn: string, namespace: string): Requirement[] {
+  const tlsSecret = (name: string, names: string) => ({
+    kind: 'Secret' as const, name, namespace, keys: SECRET_KEYS, ifMissing: 'fail' as const,
+    message: `third-party TLS: create it for ${names} with: kubectl -n ${namespace} create secret generic ${name} `
+      + '--from-file=tls.crt=<certificate with its chain> --from-file=tls.key=<key> --from-file=ca.crt=<CA certificate>',
+  });
+  if (mode === 'third-party') {
     return [
-      {
-        kind: 'Secret', name: TLS_NAMES.serverCert, namespace, keys: ['tls.crt', 'tls.key', 'ca.crt'], ifMissing: 'fail',
-        message: `third-party TLS: create it with: kubectl -n ${namespace} create secret generic ${TLS_NAMES.serverCert} --from-file=tls.crt=<cert with chain> --from-file=tls.key=<key> --from-file=ca.crt=<CA cert>`,
-      },
-      {
-        kind: 'ConfigMap', name: TLS_NAMES.ca, namespace, keys: ['ca.crt'], ifMissing: 'fail',
-        message: `third-party TLS: create it with: kubectl -n ${namespace} create configmap ${TLS_NAMES.ca} --from-file=ca.crt=<CA cert>`,
-      },
-      ...(config.db.separate ? [{
-        kind: 'Secret' as const, name: TLS_NAMES.dbCert, namespace, keys: ['tls.crt', 'tls.key', 'ca.crt'], ifMissing: 'fail' as const,
-        message: `third-party TLS: create the database certificate Secret ${TLS_NAMES.dbCert} (tls.crt, tls.key, ca.crt) for ${fqdn}, db and reportdb`,
-      }] : []),
+      tlsSecret(TLS_NAMES.serverCert, fqdn),
+      tlsSecret(TLS_NAMES.dbCert, `${DATABASES.product.host}, ${DATABASES.report.host} and ${fqdn}`),
     ];
   }
-  if (tls.mode === 'migrated') {
+  if (mode === 'migrated') {
     return [{
       kind: 'Secret', name: TLS_NAMES.ca, namespace, keys: ['tls.crt', 'tls.key'], ifMissing: 'fail',
-      message: `migrated CA: create it from the old server's CA with: kubectl -n ${namespace} create secret tls ${TLS_NAMES.ca} --cert=<RHN-ORG-TRUSTED-SSL-CERT> --key=<RHN-ORG-PRIVATE-SSL-KEY>`,
+      message: 'migrated CA: the old server\'s CA key is encrypted with the CA password; decrypt it, then create the Secret: '
+        + 'openssl pkey -in RHN-ORG-PRIVATE-SSL-KEY -out ca.key (asks for the CA password) && '
+        + `kubectl -n ${namespace} create secret tls ${TLS_NAMES.ca} --cert=RHN-ORG-TRUSTED-SSL-CERT --key=ca.key && rm ca.key`,
     }];
   }
   return [];
 }
 
 /**
- * The server's TLS (uyuni-server.md §5), by mode:
- * - generated: Issuer uyuni-issuer (selfSigned) → Certificate uyuni-ca (isCA) → Issuer
- *   uyuni-ca-issuer → Certificates uyuni-cert and db-cert;
- * - migrated: the user's Secret uyuni-ca (the old CA) → Issuer uyuni-ca-issuer → certificates;
- * - third-party: no cert-manager object; the user's Secret uyuni-cert and ConfigMap uyuni-ca.
- * Durations and renewal are explicit; every object carries our labels (upstream's did not).
+ * The server's TLS (uyuni-server-2026.md §8), by mode:
+ * - generated: Issuer uyuni-root-issuer (selfSigned) → Certificate uyuni-ca (isCA) → Issuer
+ *   uyuni-issuer → Certificates uyuni-cert and db-cert, as the official chart's cert-manager
+ *   setup, but namespaced (no ClusterIssuer, nothing in cert-manager's namespace);
+ * - migrated: the user's Secret uyuni-ca (the old CA, so registered clients keep trusting the
+ *   server) → Issuer uyuni-issuer → the certificates;
+ * - third-party: no cert-manager object; the user's Secrets uyuni-cert and db-cert.
+ * The pods read the CA from the Secrets' `ca.crt`, which cert-manager writes.
  */
 export class UyuniTls extends Construct {
   constructor(scope: Construct, id: string, props: UyuniTlsProps) {
     super(scope, id);
-    const { config, namespace } = props;
-    const { tls, fqdn } = config;
+    const { namespace, fqdn, subject } = props;
     const metadata = (name: string) => ({ name, namespace, labels: commonLabels('uyuni', 'tls') });
-    if (tls.mode === 'third-party') return;
+    if (props.mode === 'third-party') return;
+    const x509Subject = {
+      countries: [subject.country],
+      provinces: [subject.state],
+      localities: [subject.city],
+      organizations: [subject.organization],
+      organizationalUnits: [subject.organizationalUnit],
+    };
 
-    if (tls.mode === 'generated') {
-      new Issuer(this, 'SelfSigned', { metadata: metadata(TLS_NAMES.selfSignedIssuer), spec: { selfSigned: {} } });
+    if (props.mode === 'generated') {
+      new Issuer(this, 'RootIssuer', { metadata: metadata(TLS_NAMES.rootIssuer), spec: { selfSigned: {} } });
       new Certificate(this, 'Ca', {
-      metadata: metadata(TLS_NAMES.ca),
-      spec: {
-        isCa: true,
-        commonName: fqdn,
-        secretName: TLS_NAMES.ca,
-        duration: tls.caDuration,
-        renewBefore: tls.renewBefore,
-        privateKey: { algorithm: CertificateSpecPrivateKeyAlgorithm.ECDSA, size: 256 },
-        subject: {
-          countries: [tls.ca.country],
-          provinces: [tls.ca.state],
-          localities: [tls.ca.city],
-          organizations: [tls.ca.organization],
-          organizationalUnits: [tls.ca.organizationalUnit],
+        metadata: metadata(TLS_NAMES.ca),
+        spec: {
+          isCa: true,
+          commonName: fqdn,
+          dnsNames: [fqdn],
+          secretName: TLS_NAMES.ca,
+          duration: props.caDuration,
+          renewBefore: props.renewBefore,
+          privateKey: { algorithm: CertificateSpecPrivateKeyAlgorithm.ECDSA, size: 256, rotationPolicy: CertificateSpecPrivateKeyRotationPolicy.ALWAYS },
+          subject: x509Subject,
+          ...(subject.email ? { emailAddresses: [subject.email] } : {}),
+          issuerRef: { name: TLS_NAMES.rootIssuer, kind: 'Issuer', group: 'cert-manager.io' },
         },
-        ...(tls.ca.email ? { emailAddresses: [tls.ca.email] } : {}),
-        issuerRef: { name: TLS_NAMES.selfSignedIssuer, kind: 'Issuer', group: 'cert-manager.io' },
-      },
       });
     }
 
     new Issuer(this, 'CaIssuer', { metadata: metadata(TLS_NAMES.caIssuer), spec: { ca: { secretName: TLS_NAMES.ca } } });
-    const leaf = (id: string, name: string, dnsNames: string[]) => new Certificate(this, id, {
-      metadata: metadata(name),
-      spec: {
-      secretName: name,
-      commonName: fqdn,
-      dnsNames,
-      duration: tls.duration,
-      renewBefore: tls.renewBefore,
-      privateKey: { algorithm: CertificateSpecPrivateKeyAlgorithm.ECDSA, size: 256 },
-      usages: [CertificateSpecUsages.SERVER_AUTH, CertificateSpecUsages.DIGITAL_SIGNATURE, CertificateSpecUsages.KEY_ENCIPHERMENT],
-      issuerRef: { name: TLS_NAMES.caIssuer, kind: 'Issuer', group: 'cert-manager.io' },
-      },
+    const leaf = (cid: string, name: string, spec: { commonName?: string; dnsNames: string[]; subject?: typeof x509Subject }) =>
+      new Certificate(this, cid, {
+        metadata: metadata(name),
+        spec: {
+          secretName: name,
+          secretTemplate: { labels: selectorLabels('uyuni', 'tls') },
+          isCa: false,
+          ...spec,
+          duration: props.duration,
+          renewBefore: props.renewBefore,
+          privateKey: {
+            algorithm: CertificateSpecPrivateKeyAlgorithm.RSA,
+            size: 2048,
+            encoding: CertificateSpecPrivateKeyEncoding.PKCS1,
+            rotationPolicy: CertificateSpecPrivateKeyRotationPolicy.ALWAYS,
+          },
+          usages: [CertificateSpecUsages.SERVER_AUTH],
+          issuerRef: { name: TLS_NAMES.caIssuer, kind: 'Issuer', group: 'cert-manager.io' },
+        },
+      });
+    leaf('ServerCert', TLS_NAMES.serverCert, { dnsNames: [fqdn] });
+    leaf('DbCert', TLS_NAMES.dbCert, {
+      commonName: DATABASES.report.host,
+      dnsNames: [DATABASES.product.host, DATABASES.report.host, fqdn],
+      subject: x509Subject,
     });
-    leaf('ServerCert', TLS_NAMES.serverCert, [fqdn]);
-    leaf('DbCert', TLS_NAMES.dbCert, [fqdn, 'db', 'reportdb']);
   }
 }

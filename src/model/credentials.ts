@@ -1,37 +1,47 @@
 import type { Requirement } from '../plan/types';
 
 /**
- * Credential Secrets (kubernetes.io/basic-auth keys `username`, `password`), referenced by name
- * only: the runtime creates the missing ones with random passwords at run time, so no secret
- * value is ever written into dist/.
+ * Credential Secrets (kubernetes.io/basic-auth keys `username`, `password`, as the chart expects
+ * them), referenced by name only: the runtime creates the missing ones with random passwords at
+ * run time, so no secret value is ever written into dist/.
  */
 export interface CredentialSpec {
   /** Secret name. */
   readonly secret: string;
-  /** Environment variable prefix in the containers: `<PREFIX>_USER`, `<PREFIX>_PASS`. */
-  readonly envPrefix: string;
+  /** The containers' variable for the user name. */
+  readonly userEnv: string;
+  /** The containers' variable for the password. */
+  readonly passEnv: string;
   /** The user name the runtime writes when it creates the Secret (not a secret). */
   readonly defaultUser: string;
+  /** What it is, for messages. */
+  readonly role: string;
 }
 
 export const CREDENTIALS = {
-  admin: { secret: 'admin-credentials', envPrefix: 'ADMIN', defaultUser: 'admin' },
-  db: { secret: 'db-credentials', envPrefix: 'MANAGER', defaultUser: 'spacewalk' },
-  reportdb: { secret: 'reportdb-credentials', envPrefix: 'REPORT_DB', defaultUser: 'pythia_susemanager' },
-  dbAdmin: { secret: 'db-admin-credentials', envPrefix: 'POSTGRES', defaultUser: 'postgres' },
+  admin: { secret: 'admin-credentials', userEnv: 'ADMIN_USER', passEnv: 'ADMIN_PASS', defaultUser: 'admin', role: 'the first web UI administrator' },
+  db: { secret: 'db-credentials', userEnv: 'MANAGER_USER', passEnv: 'MANAGER_PASS', defaultUser: 'spacewalk', role: 'the product database user' },
+  reportdb: { secret: 'reportdb-credentials', userEnv: 'REPORT_DB_USER', passEnv: 'REPORT_DB_PASS', defaultUser: 'pythia_susemanager', role: 'the report database user' },
+  dbAdmin: { secret: 'db-admin-credentials', userEnv: 'POSTGRES_USER', passEnv: 'POSTGRES_PASSWORD', defaultUser: 'postgres', role: 'the PostgreSQL administrator' },
 } as const satisfies Record<string, CredentialSpec>;
 
-/** The optional SUSE Customer Center credentials: used when the user created them. */
-export const SCC_CREDENTIALS: CredentialSpec = { secret: 'scc-credentials', envPrefix: 'SCC', defaultUser: '' };
+/** A user-named basic-auth Secret (the SUSE Customer Center credentials, `server.sccSecret`). */
+export function sccCredentials(secret: string): CredentialSpec {
+  return { secret, userEnv: 'SCC_USER', passEnv: 'SCC_PASS', defaultUser: '', role: 'the SUSE Customer Center credentials' };
+}
 
-/** `<PREFIX>_USER` and `<PREFIX>_PASS` from the Secret. */
-export function credentialEnv(c: CredentialSpec, optional = false) {
-  const ref = (key: string) => ({ secretKeyRef: { name: c.secret, key, ...(optional ? { optional: true } : {}) } });
-  const passName = c.envPrefix === 'POSTGRES' ? 'POSTGRES_PASSWORD' : `${c.envPrefix}_PASS`;
+/** The user and password variables from the Secret. */
+export function credentialEnv(c: CredentialSpec) {
+  const ref = (key: string) => ({ secretKeyRef: { name: c.secret, key } });
   return [
-    { name: `${c.envPrefix}_USER`, valueFrom: ref('username') },
-    { name: passName, valueFrom: ref('password') },
+    { name: c.userEnv, valueFrom: ref('username') },
+    { name: c.passEnv, valueFrom: ref('password') },
   ];
+}
+
+/** The user variable only (init containers that log in without a password). */
+export function credentialUserEnv(c: CredentialSpec) {
+  return { name: c.userEnv, valueFrom: { secretKeyRef: { name: c.secret, key: 'username' } } };
 }
 
 /** The plan requirement that makes the runtime create the Secret when it is missing. */
@@ -43,6 +53,20 @@ export function credentialRequirement(c: CredentialSpec, namespace: string): Req
     keys: ['username', 'password'],
     ifMissing: 'generate',
     generate: { username: { literal: c.defaultUser }, password: { random: { length: 32 } } },
-    message: `Secret ${c.secret} (keys username, password) holds the ${c.envPrefix} credentials`,
+    secretType: 'kubernetes.io/basic-auth',
+    message: `Secret ${c.secret} (keys username, password) holds ${c.role}`,
+  };
+}
+
+/** A Secret the user must create (no value can be made up for it). */
+export function userCredentialRequirement(c: CredentialSpec, namespace: string, field: string): Requirement {
+  return {
+    kind: 'Secret',
+    name: c.secret,
+    namespace,
+    keys: ['username', 'password'],
+    ifMissing: 'fail',
+    message: `${field} names Secret ${c.secret}, ${c.role}: create it with: kubectl -n ${namespace} create secret generic ${c.secret} `
+      + '--type=kubernetes.io/basic-auth --from-literal=username=<user> --from-literal=password=<password>',
   };
 }

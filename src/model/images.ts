@@ -1,22 +1,57 @@
-import type { UyuniConfig } from '../config/schema';
+/**
+ * Image naming (uyuni-server-2026.md §1.2): `<registry>/<name>:<tag>`; a component's `image`
+ * replaces `<registry>/<name>`, its `tag` the global tag.
+ */
 
-/** Image naming (uyuni-server.md §1): `<registry>/<name>:<tag>`. */
-export function image(config: Pick<UyuniConfig, 'images'>, name: string): string {
-  return `${config.images.registry}/${name}:${config.images.tag}`;
-}
-
+/** The image names of the current generation, by component. */
 export const IMAGES = {
   server: 'server',
-  postgresql: 'server-postgresql',
+  db: 'server-postgresql',
   hubApi: 'server-hub-xmlrpc-api',
   coco: 'server-attestation',
-  /** The PostgreSQL upgrade image: `server-migration-<from>-<to>`. */
-  migration: (from: number, to: number) => `server-migration-${from}-${to}`,
-  /** A proxy container's image (and container name): `proxy-<name>`. */
+  tftp: 'shared-tftpd',
+  /** PostgreSQL major upgrades (14/16 → 18): /migration/source → /migration/target. */
+  dbMigration: 'server-database-migration',
+  /** A proxy container's image: `proxy-<name>`. */
   proxy: (name: string) => `proxy-${name}`,
 } as const;
 
-/** imagePullSecrets for a pod, when the configuration names one. */
-export function pullSecrets(config: Pick<UyuniConfig, 'images'>) {
-  return config.images.pullSecret ? [{ name: config.images.pullSecret }] : undefined;
+export type ImageComponent = Exclude<keyof typeof IMAGES, 'proxy'>;
+
+/** One component's override. */
+export interface ImageOverride {
+  /** Replaces `<registry>/<name>`. */
+  readonly image?: string;
+  /** Replaces the global tag. */
+  readonly tag?: string;
+}
+
+/** The image settings of a configuration (structurally `UyuniConfig['images']`). */
+export interface ImageSettings {
+  readonly registry: string;
+  readonly tag: string;
+  readonly pullPolicy: string;
+  readonly pullSecret?: string;
+  readonly components?: Readonly<Partial<Record<ImageComponent, ImageOverride>>>;
+}
+
+/** What a pod needs to pull one image. */
+export interface ImageRef {
+  /** The full reference. */
+  readonly image: string;
+  readonly pullPolicy: string;
+  /** imagePullSecrets. @default none */
+  readonly pullSecrets?: readonly { readonly name: string }[];
+}
+
+/** The reference of an image name under the settings (`name` is a proxy image or a component's). */
+export function imageRef(settings: ImageSettings, component: ImageComponent | { readonly name: string }): ImageRef {
+  const override = typeof component === 'string' ? settings.components?.[component] : undefined;
+  const name = typeof component === 'string' ? IMAGES[component] : component.name;
+  const repo = override?.image ?? `${settings.registry}/${name}`;
+  return {
+    image: `${repo}:${override?.tag ?? settings.tag}`,
+    pullPolicy: settings.pullPolicy,
+    ...(settings.pullSecret ? { pullSecrets: [{ name: settings.pullSecret }] } : {}),
+  };
 }

@@ -7,8 +7,10 @@ import { LABELS, MANAGED_BY } from '../plan/types';
  */
 export type PartOf = 'uyuni' | 'uyuni-proxy' | 'uyuni-node-services';
 
-/** What a pod or object is (app.kubernetes.io/component). */
-export type Component = 'server' | 'db' | 'hub-api' | 'coco' | 'proxy' | 'step' | 'tls' | 'storage' | 'network' | 'node-service';
+/** What a pod or object is (app.kubernetes.io/component); pod components as the chart names them. */
+export type Component =
+  | 'server' | 'db' | 'hub-xmlrpc' | 'coco' | 'tftp' | 'proxy' | 'proxy-tftp'
+  | 'step' | 'tls' | 'storage' | 'network' | 'node-service';
 
 /** The labels every object carries; selectors use part-of + component. */
 export function commonLabels(partOf: PartOf, component: Component): Record<string, string> {

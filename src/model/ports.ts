@@ -1,26 +1,38 @@
 /**
- * The port tables, defined once. Container ports, Services and their exposure are all derived
- * from them (src/constructs/services-per-port.ts).
+ * The port tables, defined once (uyuni-server-2026.md §2.2, §7.1, §9). Container ports,
+ * Services and their exposure are all derived from them (src/constructs/services-per-port.ts).
  */
+import { PG_PORT } from './db';
 
 export type Protocol = 'TCP' | 'UDP';
 
 /** One port of a logical service. */
 export interface PortSpec {
-  /** The Service port name (also the container port name, when unique). */
+  /** The Service port name. */
   readonly name: string;
   /** The port the Service listens on. */
   readonly port: number;
   /** The port the container listens on. @default port */
   readonly targetPort?: number;
   readonly protocol: Protocol;
+  /** The chart's node port when the Service is a NodePort and none is configured. @default assigned by Kubernetes */
+  readonly nodePort?: number;
 }
 
-/** Switches that decide which ports exist. */
+/** Switches that decide which Services and ports exist. */
 export interface PortFeatures {
-  readonly tftp: boolean;
+  /** TFTP in its own Deployment with a LoadBalancer Service (not with hostNetwork). */
+  readonly tftpService: boolean;
   readonly debugJava: boolean;
+  readonly monitoring: boolean;
   readonly hubApi: boolean;
+}
+
+/** A Service's fixed shape, where the chart does not let it be configured. */
+export interface FixedExposure {
+  readonly type: 'LoadBalancer';
+  readonly sessionAffinity: 'ClientIP';
+  readonly externalTrafficPolicy: 'Local';
 }
 
 /** One logical service: a Service of that name with these ports. */
@@ -32,46 +44,64 @@ export interface ServiceSpec {
   /** The container that listens, when a pod has several. @default every container of the component */
   readonly container?: string;
   readonly ports: readonly PortSpec[];
+  /** @default configurable exposure */
+  readonly fixed?: FixedExposure;
 }
 
+type When = (f: PortFeatures) => boolean;
 interface ServiceRow {
   readonly name: string;
-  /** Which pods serve it; `db` is served by the db Deployment when there is one. */
-  readonly servedBy: 'server' | 'db' | 'hub-api';
-  readonly ports: ReadonlyArray<PortSpec & { readonly when?: (f: PortFeatures) => boolean }>;
-  readonly when?: (f: PortFeatures) => boolean;
+  readonly component: 'server' | 'db' | 'tftp' | 'hub-xmlrpc';
+  readonly ports: ReadonlyArray<PortSpec & { readonly when?: When }>;
+  readonly when?: When;
+  readonly fixed?: FixedExposure;
 }
 
-const tcp = (name: string, port: number, when?: (f: PortFeatures) => boolean) => ({ name, port, protocol: 'TCP' as const, when });
-const debug = (f: PortFeatures) => f.debugJava;
+const tcp = (name: string, port: number, nodePort?: number, when?: When) =>
+  ({ name, port, protocol: 'TCP' as const, ...(nodePort ? { nodePort } : {}), when });
+const debug: When = (f) => f.debugJava;
+const monitoring: When = (f) => f.monitoring;
 
-/** The server's port table (uyuni-server.md §4). */
+/** The server's port table (server-helm services.yaml, 2026.08). */
 const SERVER_TABLE: readonly ServiceRow[] = [
-  { name: 'web', servedBy: 'server', ports: [tcp('http', 80)] },
-  { name: 'salt', servedBy: 'server', ports: [tcp('publish', 4505), tcp('request', 4506)] },
-  { name: 'cobbler', servedBy: 'server', ports: [tcp('cobbler', 25151)] },
-  { name: 'db', servedBy: 'db', ports: [tcp('pgsql', 5432), tcp('exporter', 9187)] },
-  { name: 'reportdb', servedBy: 'db', ports: [tcp('pgsql', 5432)] },
-  { name: 'taskomatic', servedBy: 'server', ports: [tcp('jmx', 5556), tcp('mtrx', 9800), tcp('debug', 8001, debug)] },
-  { name: 'tomcat', servedBy: 'server', ports: [tcp('jmx', 5557), tcp('debug', 8003, debug)] },
-  { name: 'search', servedBy: 'server', ports: [tcp('debug', 8002)], when: debug },
-  { name: 'tftp', servedBy: 'server', ports: [{ name: 'tftp', port: 69, protocol: 'UDP' }], when: (f) => f.tftp },
-  { name: 'hub-api', servedBy: 'hub-api', ports: [tcp('api', 2830)], when: (f) => f.hubApi },
+  { name: 'cobbler', component: 'server', ports: [tcp('cobbler', 25151)] },
+  { name: 'db', component: 'db', ports: [tcp('pgsql', PG_PORT)] },
+  { name: 'reportdb', component: 'db', ports: [tcp('pgsql', PG_PORT, 30032)] },
+  { name: 'salt', component: 'server', ports: [tcp('publish', 4505, 30005), tcp('request', 4506, 30006)] },
+  { name: 'search', component: 'server', ports: [tcp('debug', 8002, 30002)], when: debug },
+  { name: 'taskomatic', component: 'server', ports: [tcp('debug', 8001, 30001)], when: debug },
+  { name: 'tomcat', component: 'server', ports: [tcp('debug', 8003, 30003)], when: debug },
+  { name: 'taskomatic-internal', component: 'server', ports: [tcp('jmx', 5557), tcp('mtrx', 9800)], when: monitoring },
+  {
+    name: 'tomcat-internal',
+    component: 'server',
+    ports: [tcp('node-exporter', 9100), tcp('jmx', 5556, undefined, monitoring), tcp('pgsql-exporter', 9187, undefined, monitoring)],
+  },
+  { name: 'web', component: 'server', ports: [tcp('http', 80)] },
+  {
+    name: 'tftp',
+    component: 'tftp',
+    ports: [{ name: 'tftp', port: 69, protocol: 'UDP' }],
+    when: (f) => f.tftpService,
+    fixed: { type: 'LoadBalancer', sessionAffinity: 'ClientIP', externalTrafficPolicy: 'Local' },
+  },
+  { name: 'hub-xmlrpc', component: 'hub-xmlrpc', ports: [tcp('hub', 2830)], when: (f) => f.hubApi },
 ];
 
-/**
- * The server's Services for a feature set. `separateDb` decides whether `db`/`reportdb` select
- * the db Deployment's pods or the server's (which then runs PostgreSQL itself).
- */
-export function serverServices(features: PortFeatures, separateDb: boolean): ServiceSpec[] {
+/** The server's Services for a feature set. */
+export function serverServices(features: PortFeatures): ServiceSpec[] {
   return SERVER_TABLE
     .filter((row) => !row.when || row.when(features))
     .map((row) => ({
       name: row.name,
-      component: row.servedBy === 'db' ? (separateDb ? 'db' : 'server') : row.servedBy,
+      component: row.component,
       ports: row.ports.filter((p) => !p.when || p.when(features)).map(({ when: _when, ...p }) => p),
+      ...(row.fixed ? { fixed: row.fixed } : {}),
     }));
 }
+
+/** Every Service name the server table can have, whatever the features (for configuration checks). */
+export const SERVER_SERVICE_NAMES: readonly string[] = SERVER_TABLE.map((row) => row.name);
 
 const port = (name: string, p: number, protocol: Protocol = 'TCP', targetPort?: number): PortSpec =>
   ({ name, port: p, protocol, ...(targetPort ? { targetPort } : {}) });
@@ -84,20 +114,26 @@ export const PROXY_SERVICES: readonly ServiceSpec[] = [
   { name: 'tftp', component: 'proxy', container: 'proxy-tftpd', ports: [port('tftp', 69, 'UDP')] },
 ];
 
+/** A container port: the chart writes the number only; UDP says so. */
+export interface ContainerPort {
+  readonly containerPort: number;
+  readonly protocol?: Protocol;
+}
+
 /**
  * The container ports of the pods of one component (or of one container of them), derived
  * from the Services that select them.
  */
-export function containerPorts(services: readonly ServiceSpec[], component: string, container?: string) {
+export function containerPorts(services: readonly ServiceSpec[], component: string, container?: string): ContainerPort[] {
   const seen = new Set<string>();
-  const out: Array<{ name?: string; containerPort: number; protocol: Protocol }> = [];
+  const out: ContainerPort[] = [];
   for (const svc of services.filter((s) => s.component === component && (!container || s.container === container))) {
     for (const p of svc.ports) {
       const containerPort = p.targetPort ?? p.port;
       const key = `${containerPort}/${p.protocol}`;
       if (seen.has(key)) continue; // db and reportdb share 5432
       seen.add(key);
-      out.push({ containerPort, protocol: p.protocol });
+      out.push(p.protocol === 'UDP' ? { containerPort, protocol: 'UDP' } : { containerPort });
     }
   }
   return out;

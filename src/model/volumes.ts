@@ -1,70 +1,90 @@
 /**
- * The server's volume table (uyuni-server.md §2), defined once: PVCs, the server's mounts,
- * `init-volumes` and every step Job's mounts derive from it.
+ * The claim table (uyuni-server-2026.md §2.5, server-helm 2026.08), defined once: PVCs, the
+ * server's mounts, `init-volumes`, the db Deployment and every step Job's mounts derive from it.
+ * No `root` and no `var-pgsql` in the server pod any more: PostgreSQL 18 runs apart on
+ * `var-pgsql18`, and the setup marker lives on var-spacewalk.
  */
 
-/** Which configurable size/class group a volume belongs to. */
-export type VolumeGroup = 'database' | 'packages' | 'www' | 'cache' | 'other';
+/** Which pod mounts a claim. */
+export type VolumeOwner = 'server' | 'db' | 'flow';
 
 export interface VolumeSpec {
   /** PVC name = volume name. */
   readonly name: string;
-  /** Where the server container mounts it. */
+  /** Where its pod mounts it. */
   readonly mountPath: string;
   /** Default size (a Kubernetes quantity). */
   readonly size: string;
-  readonly group: VolumeGroup;
+  readonly owner: VolumeOwner;
+  /**
+   * init-volumes seeds it from the image when it is empty. The chart leaves out var-spacewalk,
+   * ca-certs and run-salt-master (mounted, never seeded). @default true for server claims
+   */
+  readonly seed?: boolean;
 }
 
-const v = (name: string, mountPath: string, size: string, group: VolumeGroup = 'other'): VolumeSpec =>
-  ({ name, mountPath, size, group });
+const server = (name: string, mountPath: string, size: string, seed = true): VolumeSpec =>
+  ({ name, mountPath, size, owner: 'server', ...(seed ? {} : { seed: false }) });
 
-/** The 27 volumes of the server, in the spec's order. */
+/** The server's claims, in the chart's mount order. */
 export const SERVER_VOLUMES: readonly VolumeSpec[] = [
-  v('var-pgsql', '/var/lib/pgsql', '50Gi', 'database'),
-  v('var-spacewalk', '/var/spacewalk', '100Gi', 'packages'),
-  v('srv-www', '/srv/www/', '100Gi', 'www'),
-  v('var-cache', '/var/cache', '10Gi', 'cache'),
-  v('var-search', '/var/lib/rhn/search', '10Gi'),
-  v('var-log', '/var/log', '2Gi'),
-  v('srv-tftpboot', '/srv/tftpboot', '300Mi'),
-  v('etc-sysconfig', '/etc/sysconfig', '20Mi'),
-  v('var-cobbler', '/var/lib/cobbler', '10Mi'),
-  v('var-salt', '/var/lib/salt', '10Mi'),
-  v('srv-salt', '/srv/salt', '10Mi'),
-  v('srv-formulametadata', '/srv/formula_metadata', '10Mi'),
-  v('srv-pillar', '/srv/pillar', '10Mi'),
-  v('srv-spacewalk', '/srv/spacewalk', '10Mi'),
-  v('run-salt-master', '/run/salt/master', '10Mi'),
-  v('root', '/root', '1Mi'),
-  v('srv-susemanager', '/srv/susemanager', '1Mi'),
-  v('etc-rhn', '/etc/rhn', '1Mi'),
-  v('etc-tls', '/etc/pki/tls', '1Mi'),
-  v('etc-apache2', '/etc/apache2', '1Mi'),
-  v('etc-systemd-multi', '/etc/systemd/system/multi-user.target.wants', '1Mi'),
-  v('etc-systemd-sockets', '/etc/systemd/system/sockets.target.wants', '1Mi'),
-  v('etc-salt', '/etc/salt', '1Mi'),
-  v('etc-tomcat', '/etc/tomcat', '1Mi'),
-  v('etc-cobbler', '/etc/cobbler', '1Mi'),
-  v('etc-postfix', '/etc/postfix', '1Mi'),
-  v('etc-sssd', '/etc/sssd', '1Mi'),
+  server('var-cobbler', '/var/lib/cobbler', '10Mi'),
+  server('var-search', '/var/lib/rhn/search', '10Gi'),
+  server('var-salt', '/var/lib/salt', '10Mi'),
+  server('var-cache', '/var/cache', '10Gi'),
+  server('var-spacewalk', '/var/spacewalk', '100Gi', false),
+  server('var-log', '/var/log', '2Gi'),
+  server('srv-salt', '/srv/salt', '10Mi'),
+  server('srv-www', '/srv/www/', '100Gi'),
+  server('srv-tftpboot', '/srv/tftpboot', '300Mi'),
+  server('srv-formulametadata', '/srv/formula_metadata', '10Mi'),
+  server('srv-pillar', '/srv/pillar', '10Mi'),
+  server('srv-susemanager', '/srv/susemanager', '1Mi'),
+  server('srv-spacewalk', '/srv/spacewalk', '10Mi'),
+  server('ca-certs', '/etc/pki/trust/anchors/', '10Mi', false),
+  server('run-salt-master', '/run/salt/master', '10Mi', false),
+  server('etc-apache2', '/etc/apache2', '1Mi'),
+  server('etc-systemd-multi', '/etc/systemd/system/multi-user.target.wants', '1Mi'),
+  server('etc-systemd-sockets', '/etc/systemd/system/sockets.target.wants', '1Mi'),
+  server('etc-salt', '/etc/salt', '1Mi'),
+  server('etc-tomcat', '/etc/tomcat', '1Mi'),
+  server('etc-cobbler', '/etc/cobbler', '1Mi'),
+  server('etc-sysconfig', '/etc/sysconfig', '20Mi'),
+  server('etc-postfix', '/etc/postfix', '1Mi'),
+  server('etc-sssd', '/etc/sssd', '1Mi'),
+  server('etc-rhn', '/etc/rhn', '1Mi'),
 ];
 
-/** Where the db container mounts `var-pgsql`. */
-export const DB_DATA_PATH = '/var/lib/pgsql/data';
+/** The PostgreSQL 18 data of Deployment db (volume name `var-pgsql`, as the chart names it). */
+export const DB_VOLUME: VolumeSpec = { name: 'var-pgsql18', mountPath: '/var/lib/pgsql/data', size: '50Gi', owner: 'db' };
+/** The pod volume name of DB_VOLUME in the db pod (the chart keeps the old name). */
+export const DB_POD_VOLUME = 'var-pgsql';
 
 /**
- * Where the server's data records which product and release it belongs to (on the etc-rhn
- * volume): written by the install's setup and by uyuni-post-upgrade, read by the next upgrade's
- * inspection to refuse downgrades and product switches.
+ * The database claim of the older generations (PostgreSQL 14/16: the chart's db before 2026, or
+ * the server container's own PostgreSQL before 5.1.5, with data/ below). The source of a
+ * PostgreSQL major upgrade; the migration copies the old host's /var/lib/pgsql into it.
+ */
+export const LEGACY_DB_VOLUME: VolumeSpec = { name: 'var-pgsql', mountPath: '/var/lib/pgsql', size: '50Gi', owner: 'flow' };
+
+/** Every claim of a server install. */
+export const INSTALL_VOLUMES: readonly VolumeSpec[] = [...SERVER_VOLUMES, DB_VOLUME];
+
+/**
+ * Where the data records which product and release last ran on it (on the etc-rhn claim):
+ * init-volumes writes it at every server start, the next upgrade's inspection reads it to refuse
+ * downgrades and product switches.
  */
 export const RELEASE_DIR = '/etc/rhn/uyuni-cdk';
 
-/** The migration's scratch volume: holds the extracted facts, the CA key and DB password. */
-export const MIGRATION_VOLUME: VolumeSpec = v('migration-data', '/var/lib/uyuni-tools', '10Mi');
+/** The migration's scratch claim: the extracted facts, the CA key and the DB password. */
+export const MIGRATION_VOLUME: VolumeSpec = { name: 'migration-data', mountPath: '/var/lib/uyuni-tools', size: '10Mi', owner: 'flow' };
+
+/** Every claim a configuration may override, by name. */
+export const KNOWN_VOLUMES: readonly VolumeSpec[] = [...INSTALL_VOLUMES, LEGACY_DB_VOLUME, MIGRATION_VOLUME];
 
 export function volumeNamed(name: string): VolumeSpec {
-  const found = [...SERVER_VOLUMES, MIGRATION_VOLUME].find((x) => x.name === name);
+  const found = KNOWN_VOLUMES.find((x) => x.name === name);
   if (!found) throw new Error(`no volume named ${name}`);
   return found;
 }

@@ -70,6 +70,8 @@ export interface Requirement {
   readonly ifMissing: 'fail' | 'generate';
   /** For `generate`: how each key's value is made. */
   readonly generate?: Readonly<Record<string, GeneratedValue>>;
+  /** For `generate`: the created Secret's type (`kubernetes.io/basic-auth` for credentials). @default Opaque */
+  readonly secretType?: string;
   /** What to tell the user when it is missing (e.g. the kubectl command that creates it). */
   readonly message?: string;
 }

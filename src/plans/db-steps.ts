@@ -3,20 +3,31 @@ import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
 import type { UyuniConfig } from '../config/schema';
 import { CocoDeployment } from '../constructs/coco-deployment';
+import { DbDeployment } from '../constructs/db-deployment';
+import { HubApiDeployment } from '../constructs/hub-api-deployment';
 import { hashSpec, ScriptJob } from '../constructs/script-job';
 import { ServerDeployment } from '../constructs/server-deployment';
-import { ROOT_CONTAINER, ROOT_POD, serverVolumesOf } from '../constructs/server-pod';
-import { claimMounts, claimVolumes } from '../constructs/server-volumes';
-import { image, IMAGES, pullSecrets } from '../model/images';
-import { commonLabels, selectorLabels } from '../model/labels';
-import { RELEASE_DIR, volumeNamed } from '../model/volumes';
+import { serverPodParts } from '../constructs/server-pod';
+import { TftpDeployment } from '../constructs/tftp-deployment';
+import { claimMounts, claimVolumes } from '../constructs/claims';
+import { CREDENTIALS, credentialRequirement } from '../model/credentials';
+import { PG_MAJOR } from '../model/db';
+import { commonLabels, Component, selectorLabels } from '../model/labels';
+import {
+  CERT_MODE, DB_TLS_ITEMS, KEY_MODE, TLS_NAMES,
+} from '../model/tls';
+import {
+  DB_VOLUME, LEGACY_DB_VOLUME, MIGRATION_VOLUME, RELEASE_DIR, volumeNamed, VolumeSpec,
+} from '../model/volumes';
 import { ANNOTATIONS, Gate, ObjectRef } from '../plan/types';
 import type { PlanApp } from './plan-app';
+import { imageOf, serverPodProps } from './server-props';
 
 /**
- * The database steps shared by the migrate and upgrade plans (uyuni-server.md §6): inspect →
- * [db-upgrade] → db-finalize → post-upgrade, plus the gates that decide from the inspected facts
- * whether the data may be upgraded at all.
+ * The data steps shared by the migrate and upgrade plans (uyuni-server-2026.md §5, §6):
+ * inspect the data and the new images → [PostgreSQL major upgrade with server-database-migration,
+ * old claim var-pgsql → var-pgsql18] → … → [db-finalize: the server image's finalize script,
+ * once]. The gates decide from the inspected facts whether the data may be touched at all.
  */
 
 /** The PostgreSQL versions of a flow (`migration.postgresql` or `upgrade.postgresql`). */
@@ -25,55 +36,49 @@ export interface PgVersions {
   readonly to: number;
 }
 
-export { RELEASE_DIR };
-
 /** Job names: deterministic, so a re-run finds them. */
 export const JOB_NAMES = {
   dataSync: 'uyuni-data-sync',
   inspect: 'uyuni-inspect',
-  dbUpgrade: 'uyuni-db-upgrade',
+  inspectDb: 'uyuni-inspect-db',
+  dbMigrate: 'uyuni-db-migrate',
   dbFinalize: 'uyuni-db-finalize',
-  postUpgrade: 'uyuni-post-upgrade',
 } as const;
 
-/** The workloads that use the database: stopped before the data is touched. */
-export const DATABASE_USERS: readonly ObjectRef[] = [ServerDeployment.NAME, CocoDeployment.NAME]
-  .map((name) => ({ apiVersion: 'apps/v1', kind: 'Deployment', name }));
+/** The workloads that use the data, stopped before it is touched (the database last). */
+export const DATA_USERS: readonly string[] = [
+  ServerDeployment.NAME, CocoDeployment.NAME, HubApiDeployment.NAME, TftpDeployment.NAME, DbDeployment.NAME,
+];
 
-export function deploymentRefs(namespace: string): ObjectRef[] {
-  return DATABASE_USERS.map((d) => ({ ...d, namespace }));
+export function deploymentRefs(namespace: string, names: readonly string[] = DATA_USERS): ObjectRef[] {
+  return names.map((name) => ({ apiVersion: 'apps/v1', kind: 'Deployment', name, namespace }));
 }
 
-/** What every step Job of these flows shares: root (the scripts run as postgres via runuser), pull secret. */
-function jobBase(config: UyuniConfig) {
-  return {
-    namespace: config.namespace,
-    imagePullPolicy: config.images.pullPolicy,
-    imagePullSecrets: pullSecrets(config),
-    securityContext: ROOT_CONTAINER,
-    podSecurityContext: ROOT_POD,
-  };
+/** The claim a flow's database is read from: var-pgsql18 when it is PostgreSQL 18 already, else the older var-pgsql. */
+export function sourceDbVolume(pg: PgVersions): VolumeSpec {
+  return pg.from === PG_MAJOR ? DB_VOLUME : LEGACY_DB_VOLUME;
 }
 
-/** The server volumes at their own paths (the server's view of the data). */
-function serverMounts(config: UyuniConfig) {
-  const volumes = serverVolumesOf(config);
-  return { volumes: claimVolumes(volumes), volumeMounts: claimMounts(volumes) };
-}
+/** A PostgreSQL major upgrade is needed. */
+export const upgradesPg = (pg: PgVersions): boolean => pg.from < pg.to;
+
+/** Root, explicitly: these Jobs chown, su to postgres and write every claim. */
+const ROOT: k8s.SecurityContext = { runAsUser: 0, runAsGroup: 0, runAsNonRoot: false };
 
 const literal = (value: number | string) => ({ value: String(value) });
 const fact = (name: string) => ({ fact: name });
 
 /**
- * The gates before the data is changed, from the inspect Job's facts. Versions compare
+ * The gates before the data is changed, from the inspect Jobs' facts. Versions compare
  * numerically (`9` < `16`, `5.1.0 Alpha1` is 5.1.0); a fact nobody printed makes a gate refuse.
  */
 export function upgradeGates(config: UyuniConfig, pg: PgVersions, flow: 'migration' | 'upgrade'): Gate[] {
   const field = `${flow}.postgresql`;
+  const claim = flow === 'migration' ? LEGACY_DB_VOLUME.name : sourceDbVolume(pg).name;
   return [
     {
       type: 'present', fact: 'current_pg_version',
-      message: 'no database data: var-pgsql holds no data/PG_VERSION, there is nothing to upgrade',
+      message: `no database data: ${claim} holds no PG_VERSION, there is nothing to upgrade`,
     },
     {
       type: 'compare-versions', left: fact('current_pg_version'), op: '==', right: literal(pg.from),
@@ -81,19 +86,20 @@ export function upgradeGates(config: UyuniConfig, pg: PgVersions, flow: 'migrati
     },
     {
       type: 'compare-versions', left: fact('image_pg_version'), op: '>=', right: fact('current_pg_version'),
-      message: 'the new image\'s PostgreSQL is older than the database\'s: PostgreSQL cannot be downgraded',
+      message: 'the new server-postgresql image\'s PostgreSQL is older than the database\'s: PostgreSQL cannot be downgraded',
     },
     {
       type: 'compare-versions', left: fact('image_pg_version'), op: '==', right: literal(pg.to),
-      message: `the new image's PostgreSQL version differs from ${field}.to (${pg.to})`,
+      message: `the new server-postgresql image's PostgreSQL version differs from ${field}.to (${pg.to})`,
     },
     {
       type: 'present', fact: 'current_release',
       message: flow === 'migration'
         ? 'cannot tell which product and release the old server runs: it has neither /etc/uyuni-release nor /etc/susemanager-release'
-        : `cannot tell which product and release the data belongs to: no release file in ${RELEASE_DIR} (uyuni-setup and uyuni-post-upgrade keep one; `
-          + 'a server set up otherwise has none). Record the running server\'s with: '
-          + `kubectl -n ${config.namespace} exec deploy/${ServerDeployment.NAME} -c uyuni -- sh -c 'mkdir -p ${RELEASE_DIR} && cp /etc/uyuni-release ${RELEASE_DIR}/ || cp /etc/susemanager-release ${RELEASE_DIR}/'`,
+        : `cannot tell which product and release the data belongs to: no release file in ${RELEASE_DIR} (the server's init-volumes `
+          + 'records it at every start from uyuni-cdk\'s first 2026 release on). Record the running server\'s with: '
+          + `kubectl -n ${config.namespace} exec deploy/${ServerDeployment.NAME} -c ${ServerDeployment.CONTAINER} -- sh -c `
+          + `'mkdir -p ${RELEASE_DIR} && cp /etc/uyuni-release ${RELEASE_DIR}/ || cp /etc/susemanager-release ${RELEASE_DIR}/'`,
     },
     {
       type: 'equals', left: fact('product'), right: fact('current_product'),
@@ -110,114 +116,176 @@ export function upgradeGates(config: UyuniConfig, pg: PgVersions, flow: 'migrati
   ];
 }
 
+function jobBase(config: UyuniConfig, component: 'server' | 'db' | 'dbMigration') {
+  const image = imageOf(config, component);
+  return {
+    namespace: config.namespace,
+    image: image.image,
+    imagePullPolicy: image.pullPolicy,
+    imagePullSecrets: image.pullSecrets ? [...image.pullSecrets] : undefined,
+    securityContext: ROOT,
+  };
+}
+
+/** Prefer the node of a running component's pod, where a second pod can mount its ReadWriteOnce claims. */
+function preferNodeOf(job: ApiObject, component: Component): void {
+  job.addJsonPatch(JsonPatch.add('/spec/template/spec/affinity', {
+    podAffinity: {
+      preferredDuringSchedulingIgnoredDuringExecution: [{
+        weight: 100,
+        podAffinityTerm: { labelSelector: { matchLabels: selectorLabels('uyuni', component) }, topologyKey: 'kubernetes.io/hostname' },
+      }],
+    },
+  }));
+  // The spec-hash must cover the affinity too.
+  job.metadata.addAnnotation(ANNOTATIONS.specHash, hashSpec(job.toJson().spec));
+}
+
+const readOnly = (mounts: k8s.VolumeMount[]) => mounts.map((m) => ({ ...m, readOnly: true }));
+
 export interface InspectStepOptions {
-  /** The migration: read the facts uyuni-data-sync wrote on migration-data. @default read the server volumes */
+  /** The migration: read the facts uyuni-data-sync wrote on migration-data. @default read etc-rhn of the running server */
   readonly fromMigrationData?: boolean;
 }
 
-/** Step `inspect`: Job uyuni-inspect (the new server image) prints the facts the gates use. */
+/** Step `inspect`: Job uyuni-inspect (the new server image) prints the release and name facts the gates use. */
 export function addInspectStep(plan: PlanApp, config: UyuniConfig, opts: InspectStepOptions = {}): void {
-  const migrationData = volumeNamed('migration-data');
-  const mounts = opts.fromMigrationData
-    ? [migrationData]
-    : [volumeNamed('var-pgsql'), volumeNamed('etc-rhn')];
+  const mounts = opts.fromMigrationData ? [MIGRATION_VOLUME] : [volumeNamed('etc-rhn')];
   const job: ObjectRef = { apiVersion: 'batch/v1', kind: 'Job', name: JOB_NAMES.inspect, namespace: config.namespace };
   plan.addStep('inspect', {
-    description: `inspect the ${opts.fromMigrationData ? 'migrated data' : 'server volumes'} and the new image (Job ${JOB_NAMES.inspect})`,
+    description: `inspect the ${opts.fromMigrationData ? 'migrated data' : 'server\'s data'} and the new server image (Job ${JOB_NAMES.inspect})`,
     factsFrom: job,
   }, (chart) => {
     const inspect = new ScriptJob(chart, 'Inspect', {
-      ...jobBase(config),
+      ...jobBase(config, 'server'),
       name: JOB_NAMES.inspect,
-      image: image(config, IMAGES.server),
       script: 'inspect.sh',
       env: [
         { name: 'RELEASE_DIR', value: RELEASE_DIR },
-        ...(opts.fromMigrationData ? [{ name: 'MIGRATION_DATA', value: `${migrationData.mountPath}/data` }] : []),
+        ...(opts.fromMigrationData ? [{ name: 'MIGRATION_DATA', value: `${MIGRATION_VOLUME.mountPath}/data` }] : []),
       ],
       volumes: claimVolumes(mounts),
       // Read-only: inspecting never changes the data.
-      volumeMounts: claimMounts(mounts).map((m) => ({ ...m, readOnly: true })),
+      volumeMounts: readOnly(claimMounts(mounts)),
     });
-    // The server may still run (an upgrade inspects before it stops anything): its claims are
-    // ReadWriteOnce, so prefer its node, where a second pod can mount them.
-    if (!opts.fromMigrationData) {
-      inspect.job.addJsonPatch(JsonPatch.add('/spec/template/spec/affinity', {
-        podAffinity: {
-          preferredDuringSchedulingIgnoredDuringExecution: [{
-            weight: 100,
-            podAffinityTerm: { labelSelector: { matchLabels: selectorLabels('uyuni', 'server') }, topologyKey: 'kubernetes.io/hostname' },
-          }],
-        },
-      }));
-      // The spec-hash must cover the affinity too.
-      inspect.job.metadata.addAnnotation(ANNOTATIONS.specHash, hashSpec(inspect.job.toJson().spec));
-    }
+    // The server may still run (an upgrade inspects before it stops anything).
+    if (!opts.fromMigrationData) preferNodeOf(inspect.job, 'server');
   });
 }
 
-export interface DbStepsOptions {
-  readonly pg: PgVersions;
-  /** Gates on the first of these steps (the one that first changes the data). */
-  readonly gates: readonly Gate[];
-  /** REINDEX in db-finalize (a migration: the old host's collation may differ). */
+/** Where uyuni-inspect-db sees the database claim. */
+const INSPECT_DATA_DIR = '/inspect/pgsql';
+
+/**
+ * Step `inspect-db`: Job uyuni-inspect-db (the new server-postgresql image) prints the data's
+ * PostgreSQL version and the image's, reading the claim read-only (next to the running db when
+ * there is one).
+ */
+export function addInspectDbStep(plan: PlanApp, config: UyuniConfig, claim: VolumeSpec, opts: { nearDb: boolean }): void {
+  const job: ObjectRef = { apiVersion: 'batch/v1', kind: 'Job', name: JOB_NAMES.inspectDb, namespace: config.namespace };
+  plan.addStep('inspect-db', {
+    description: `inspect the database on ${claim.name} and the new PostgreSQL image (Job ${JOB_NAMES.inspectDb})`,
+    factsFrom: job,
+  }, (chart) => {
+    const inspect = new ScriptJob(chart, 'InspectDb', {
+      ...jobBase(config, 'db'),
+      name: JOB_NAMES.inspectDb,
+      script: 'inspect-db.sh',
+      env: [{ name: 'DATA_DIR', value: INSPECT_DATA_DIR }],
+      volumes: claimVolumes([claim]),
+      volumeMounts: [{ name: claim.name, mountPath: INSPECT_DATA_DIR, readOnly: true }],
+    });
+    if (opts.nearDb) preferNodeOf(inspect.job, 'db');
+  });
+}
+
+/** Where the migration image's script expects the data (uyuni-server-2026.md §6). */
+const MIGRATION_PATHS = { old: '/migration/old', source: '/migration/source', target: '/migration/target', certs: '/run/uyuni-cdk/db-cert' } as const;
+
+/**
+ * Step `db-upgrade`: Job uyuni-db-migrate (server-database-migration) copies the old claim's
+ * database into var-pgsql18 with pg_upgrade (copy mode: the old claim is left as it was, so a
+ * failed upgrade is retried from the same data). The db certificate goes where the old
+ * server's postgresql.conf looks for it.
+ */
+export function addDbUpgradeStep(plan: PlanApp, config: UyuniConfig, pg: PgVersions, gates: readonly Gate[] = []): void {
+  const source = sourceDbVolume(pg);
+  plan.addStep('db-upgrade', {
+    description: `PostgreSQL ${pg.from} → ${pg.to}: ${source.name} copied into ${DB_VOLUME.name} with pg_upgrade (Job ${JOB_NAMES.dbMigrate})`,
+    timeoutSeconds: config.timeouts.dbUpgradeSeconds,
+    gates,
+  }, (chart) => {
+    new ScriptJob(chart, 'DbMigrate', {
+      ...jobBase(config, 'dbMigration'),
+      name: JOB_NAMES.dbMigrate,
+      script: 'db-migrate.sh',
+      env: [
+        { name: 'OLD_DATA', value: MIGRATION_PATHS.old },
+        { name: 'SOURCE_LINK', value: MIGRATION_PATHS.source },
+        { name: 'TARGET', value: MIGRATION_PATHS.target },
+        { name: 'OLD_PG_VERSION', value: String(pg.from) },
+        { name: 'NEW_PG_VERSION', value: String(pg.to) },
+        { name: 'POSTGRES_LANG', value: 'en_US.UTF-8' },
+        { name: 'CERT_DIR', value: MIGRATION_PATHS.certs },
+      ],
+      volumes: [
+        { name: source.name, persistentVolumeClaim: { claimName: source.name } },
+        { name: DB_VOLUME.name, persistentVolumeClaim: { claimName: DB_VOLUME.name } },
+        {
+          name: 'db-cert',
+          secret: {
+            secretName: TLS_NAMES.dbCert,
+            defaultMode: CERT_MODE,
+            items: [{ key: 'tls.crt', path: 'tls.crt' }, { key: 'tls.key', path: 'tls.key', mode: KEY_MODE }],
+          },
+        },
+      ],
+      volumeMounts: [
+        { name: source.name, mountPath: MIGRATION_PATHS.old },
+        { name: DB_VOLUME.name, mountPath: MIGRATION_PATHS.target },
+        { name: 'db-cert', mountPath: MIGRATION_PATHS.certs, readOnly: true },
+      ],
+    });
+  });
+}
+
+/** Where db-migrate.sh puts the certificate: the paths of the db pod (uyuni-server-2026.md §3.1). */
+export const DB_CERT_PATHS = { cert: `/etc/pki/${DB_TLS_ITEMS.cert}`, key: `/etc/pki/${DB_TLS_ITEMS.key}` } as const;
+
+export interface DbFinalizeOptions {
+  /** REINDEX and collation refresh (after a PostgreSQL major upgrade or a migration). */
   readonly reindex: boolean;
+  /** The migration's rewrites (distribution paths, system overview). */
+  readonly migration: boolean;
 }
 
 /**
- * db-upgrade (only when the PostgreSQL major changes) → db-finalize → post-upgrade. The server
- * must be stopped (or never started) before these run.
+ * Step `db-finalize`: Job uyuni-db-finalize runs the server image's own finalize script once,
+ * with the database up and the server stopped: the chart would need RUN_REINDEX / MIGRATION on
+ * the Deployment, where they would run at every restart.
  */
-export function addDbSteps(plan: PlanApp, config: UyuniConfig, opts: DbStepsOptions): void {
-  const { pg } = opts;
-  const upgrading = pg.from < pg.to;
-  const pgEnv = [{ name: 'OLD_PG_VERSION', value: String(pg.from) }, { name: 'NEW_PG_VERSION', value: String(pg.to) }];
-  if (upgrading) {
-    const pgsql = [volumeNamed('var-pgsql')];
-    plan.addStep('db-upgrade', {
-      description: `PostgreSQL ${pg.from} → ${pg.to} with pg_upgrade --link (Job ${JOB_NAMES.dbUpgrade})`,
-      timeoutSeconds: config.timeouts.dbUpgradeSeconds,
-      gates: opts.gates,
-    }, (chart) => {
-      new ScriptJob(chart, 'DbUpgrade', {
-        ...jobBase(config),
-        name: JOB_NAMES.dbUpgrade,
-        image: image(config, IMAGES.migration(pg.from, pg.to)),
-        script: 'db-upgrade.sh',
-        env: [...pgEnv, { name: 'DB_LOCALE', value: 'en_US.UTF-8' }],
-        // Only the database: pg_upgrade needs nothing else, and touches nothing else.
-        volumes: claimVolumes(pgsql),
-        volumeMounts: claimMounts(pgsql),
-      });
-    });
-  }
+export function addDbFinalizeStep(plan: PlanApp, config: UyuniConfig, opts: DbFinalizeOptions): void {
   plan.addStep('db-finalize', {
-    description: `database finalization: ${opts.reindex ? 'REINDEX, ' : ''}${upgrading ? 'statistics, ' : ''}schema check (Job ${JOB_NAMES.dbFinalize})`,
+    // The Job runs with the server's environment: it reads admin-credentials too.
+    requires: [credentialRequirement(CREDENTIALS.admin, config.namespace)],
+    description: `database finalization: ${opts.reindex ? 'REINDEX, collation refresh, ' : ''}schema check${opts.migration ? ', migration rewrites' : ''} (Job ${JOB_NAMES.dbFinalize})`,
     timeoutSeconds: config.timeouts.dbFinalizeSeconds,
-    gates: upgrading ? [] : opts.gates,
   }, (chart) => {
+    const parts = serverPodParts(serverPodProps(config));
+    const waiter = parts.initContainers.find((c) => c.name === 'db-waiter')!;
     new ScriptJob(chart, 'DbFinalize', {
-      ...jobBase(config),
+      ...jobBase(config, 'server'),
       name: JOB_NAMES.dbFinalize,
-      image: image(config, IMAGES.server),
       script: 'db-finalize.sh',
       env: [
-        { name: 'TZ', value: config.timezone },
-        ...pgEnv,
-        { name: 'REINDEX', value: String(opts.reindex) },
-        { name: 'ANALYZE', value: String(upgrading) },
+        ...(parts.container.env ?? []),
+        { name: 'RUN_REINDEX', value: String(opts.reindex) },
+        { name: 'RUN_SCHEMA_UPDATE', value: 'true' },
+        { name: 'MIGRATION', value: String(opts.migration) },
       ],
-      ...serverMounts(config),
-    });
-  });
-  plan.addStep('post-upgrade', { description: `record the new release on the data (Job ${JOB_NAMES.postUpgrade})` }, (chart) => {
-    new ScriptJob(chart, 'PostUpgrade', {
-      ...jobBase(config),
-      name: JOB_NAMES.postUpgrade,
-      image: image(config, IMAGES.server),
-      script: 'post-upgrade.sh',
-      env: [{ name: 'TZ', value: config.timezone }, { name: 'RELEASE_DIR', value: RELEASE_DIR }, ...pgEnv],
-      ...serverMounts(config),
+      initContainers: [waiter],
+      volumes: parts.volumes,
+      volumeMounts: parts.container.volumeMounts,
     });
   });
 }

@@ -1,19 +1,24 @@
 import type { UyuniConfig } from '../config/schema';
+import { Claims } from '../constructs/claims';
 import { CocoDeployment } from '../constructs/coco-deployment';
 import { DbDeployment } from '../constructs/db-deployment';
 import { HubApiDeployment } from '../constructs/hub-api-deployment';
 import { UyuniNamespace } from '../constructs/namespace';
-import { readScript, ScriptJob } from '../constructs/script-job';
 import { ServerDeployment } from '../constructs/server-deployment';
-import { ROOT_CONTAINER, ROOT_POD, serverPodParts, serverServicesOf } from '../constructs/server-pod';
-import { ServerVolumes } from '../constructs/server-volumes';
 import { ServicesPerPort } from '../constructs/services-per-port';
+import { TftpDeployment } from '../constructs/tftp-deployment';
+import { TraefikRoutes } from '../constructs/traefik-routes';
+import { UyuniConfigMap, UYUNI_CONFIG } from '../constructs/uyuni-config-map';
 import { UyuniIngresses } from '../constructs/uyuni-ingresses';
 import { tlsRequirements, UyuniTls } from '../constructs/uyuni-tls';
-import { CREDENTIALS, credentialEnv, credentialRequirement, SCC_CREDENTIALS } from '../model/credentials';
-import { image, IMAGES } from '../model/images';
-import { RELEASE_DIR, SERVER_VOLUMES, VolumeSpec } from '../model/volumes';
+import { CREDENTIALS, credentialRequirement, sccCredentials, userCredentialRequirement } from '../model/credentials';
+import { commonLabels } from '../model/labels';
+import { containerPorts } from '../model/ports';
+import { INSTALL_VOLUMES, VolumeSpec } from '../model/volumes';
 import { PlanApp } from './plan-app';
+import {
+  adminEmail, claimOf, imageOf, serverPodProps, serverServicesOf,
+} from './server-props';
 
 /**
  * The step builders of the server, shared by the install, migrate and upgrade plans: each flow
@@ -37,136 +42,141 @@ export function addNamespaceStep(plan: PlanApp, config: UyuniConfig): void {
   });
 }
 
-/** The PVCs; `extra` adds volumes of a flow (migration-data). */
-export function addVolumesStep(plan: PlanApp, config: UyuniConfig, extra: readonly VolumeSpec[] = []): void {
-  const volumes = [...SERVER_VOLUMES, ...extra];
-  plan.addStep('volumes', { description: `${volumes.length} persistent volume claims` }, (chart) => {
-    new ServerVolumes(chart, 'Volumes', { namespace: config.namespace, config, volumes });
+/** The claims of the table (`volumes` of a flow: the install's, or only those a flow adds). */
+export function addVolumesStep(plan: PlanApp, config: UyuniConfig, volumes: readonly VolumeSpec[] = INSTALL_VOLUMES): void {
+  const names = volumes.length <= 3 ? ` (${volumes.map((v) => v.name).join(', ')})` : '';
+  plan.addStep('volumes', { description: `${volumes.length} persistent volume claim${volumes.length === 1 ? '' : 's'}${names}` }, (chart) => {
+    new Claims(chart, 'Claims', { namespace: config.namespace, claims: volumes.map((v) => claimOf(config, v)) });
   });
 }
 
 export function addTlsStep(plan: PlanApp, config: UyuniConfig): void {
+  const { tls } = config;
   plan.addStep('tls', {
-    description: `TLS (${config.tls.mode})`,
-    requires: tlsRequirements(config, config.namespace),
+    description: `TLS (${tls.mode})`,
+    requires: tlsRequirements(tls.mode, config.fqdn, config.namespace),
   }, (chart) => {
-    new UyuniTls(chart, 'Tls', { namespace: config.namespace, config });
+    new UyuniTls(chart, 'Tls', {
+      namespace: config.namespace,
+      mode: tls.mode,
+      fqdn: config.fqdn,
+      subject: tls.ca,
+      duration: tls.duration,
+      renewBefore: tls.renewBefore,
+      caDuration: tls.caDuration,
+    });
   });
 }
 
 export function addServicesStep(plan: PlanApp, config: UyuniConfig): void {
   const services = serverServicesOf(config);
-  plan.addStep('services', { description: `Services ${services.map((s) => s.name).join(', ')}` }, (chart) => {
+  plan.addStep('services', { description: `Services ${services.map((s) => s.name).join(', ')}, ConfigMap ${UYUNI_CONFIG.name}` }, (chart) => {
     new ServicesPerPort(chart, 'Services', { namespace: config.namespace, services, exposure: config.services });
+    // The endpoints every server-image pod reads (db-waiter first): before the first of them.
+    new UyuniConfigMap(chart, 'Config', { namespace: config.namespace, fqdn: config.fqdn, email: adminEmail(config) });
   });
 }
 
-/** The database credentials, and the db Deployment when PostgreSQL runs apart. */
-export function addDatabaseStep(plan: PlanApp, config: UyuniConfig): void {
-  const ns = config.namespace;
-  const requires = [CREDENTIALS.dbAdmin, CREDENTIALS.db, CREDENTIALS.reportdb].map((c) => credentialRequirement(c, ns));
-  if (config.migration && config.coco.replicas > 0) {
-    // A migrated database keeps the old server's password: a generated one would lock coco out.
-    const db = requires.findIndex((r) => r.name === CREDENTIALS.db.secret);
-    requires[db] = {
-      ...requires[db],
-      ifMissing: 'fail',
-      generate: undefined,
-      message: `the migrated database keeps the old server's credentials, which coco needs: create Secret ${CREDENTIALS.db.secret} `
-        + `from db_user and db_password in the old server's /etc/rhn/rhn.conf: kubectl -n ${ns} create secret generic ${CREDENTIALS.db.secret} `
-        + '--from-literal=username=<db_user> --from-literal=password=<db_password>',
-    };
-  }
+/** The credential Secrets the database needs (the runtime makes the missing ones). */
+export function databaseRequirements(config: UyuniConfig) {
+  return [CREDENTIALS.dbAdmin, CREDENTIALS.db, CREDENTIALS.reportdb].map((c) => credentialRequirement(c, config.namespace));
+}
+
+/** Deployment db: PostgreSQL 18 for the product and the report database. */
+export function addDatabaseStep(plan: PlanApp, config: UyuniConfig, requires = databaseRequirements(config)): void {
   plan.addStep('database', {
-    description: config.db.separate ? 'database Deployment db' : 'database credentials',
+    description: `Deployment ${DbDeployment.NAME} (PostgreSQL, ${imageOf(config, 'db').image})`,
+    timeoutSeconds: config.timeouts.dbStartSeconds,
     requires,
   }, (chart) => {
-    if (config.db.separate) new DbDeployment(chart, 'Db', { namespace: ns, config });
-  });
-}
-
-/** Job `uyuni-setup`: the server's first-time setup, on the server pod template. */
-export function addSetupStep(plan: PlanApp, config: UyuniConfig): void {
-  const ns = config.namespace;
-  plan.addStep('setup', {
-    description: 'first-time server setup (Job uyuni-setup)',
-    timeoutSeconds: config.timeouts.setupSeconds,
-    requires: [credentialRequirement(CREDENTIALS.admin, ns)],
-  }, (chart) => {
-    const parts = serverPodParts(config);
-    const dbHosts = config.db.separate ? 'db reportdb' : '';
-    new ScriptJob(chart, 'Setup', {
-      name: 'uyuni-setup',
-      namespace: ns,
-      image: parts.image,
-      imagePullPolicy: config.images.pullPolicy,
-      imagePullSecrets: parts.imagePullSecrets,
-      script: 'setup.sh',
-      env: [
-        ...parts.env,
-        { name: 'UYUNI_FQDN', value: config.fqdn },
-        { name: 'RELEASE_DIR', value: RELEASE_DIR },
-        ...(config.db.separate ? [{ name: 'MANAGER_DB_HOST', value: 'db' }, { name: 'REPORT_DB_HOST', value: 'reportdb' }] : []),
-        ...credentialEnv(CREDENTIALS.admin),
-        ...credentialEnv(CREDENTIALS.db),
-        ...credentialEnv(CREDENTIALS.reportdb),
-        ...credentialEnv(SCC_CREDENTIALS, true),
-      ],
-      volumes: parts.volumes,
-      volumeMounts: parts.mounts,
-      initContainers: [
-        parts.initVolumes,
-        ...(config.db.separate ? [{
-          name: 'wait-for-db',
-          image: image(config, IMAGES.postgresql),
-          imagePullPolicy: config.images.pullPolicy,
-          command: ['sh', '-c', readScript('wait-for-db.sh')],
-          env: [{ name: 'DB_HOSTS', value: dbHosts }],
-        }] : []),
-      ],
-      securityContext: ROOT_CONTAINER,
-      podSecurityContext: ROOT_POD,
+    new DbDeployment(chart, 'Db', {
+      namespace: config.namespace,
+      image: imageOf(config, 'db'),
+      timezone: config.timezone,
+      ports: containerPorts(serverServicesOf(config), 'db'),
     });
   });
 }
 
+/** The web exposure: Traefik's Middlewares and TCP routes, then the Ingresses (none with ingress.type none). */
 export function addIngressStep(plan: PlanApp, config: UyuniConfig): void {
-  plan.addStep('ingress', { description: 'Ingresses uyuni-ingress-ssl and uyuni-ingress-nossl' }, (chart) => {
-    new UyuniIngresses(chart, 'Ingresses', { namespace: config.namespace, fqdn: config.fqdn, className: config.ingress.className });
-  });
-}
-
-/** Deployment `uyuni`, plus the hub API and attestation when configured. */
-export function addServerStep(plan: PlanApp, config: UyuniConfig): void {
-  const extras = [config.hubApi.replicas > 0 ? 'uyuni-hub-api' : '', config.coco.replicas > 0 ? 'uyuni-coco-attestation' : ''].filter(Boolean);
-  plan.addStep('server', {
-    description: `Deployment uyuni${extras.length ? ` (+ ${extras.join(', ')})` : ''}`,
-    timeoutSeconds: config.timeouts.serverStartSeconds,
+  const { ingress } = config;
+  if (ingress.type === 'none') return;
+  const traefik = ingress.type === 'traefik';
+  const saltRoutes = traefik && (config.services.salt?.type ?? 'ClusterIP') === 'ClusterIP';
+  plan.addStep('ingress', {
+    description: `Ingresses (${ingress.type})${saltRoutes ? ', IngressRouteTCP for salt' : ''}`,
   }, (chart) => {
-    new ServerDeployment(chart, 'Server', { namespace: config.namespace, config });
-    if (config.hubApi.replicas > 0) new HubApiDeployment(chart, 'HubApi', { namespace: config.namespace, config });
-    if (config.coco.replicas > 0) new CocoDeployment(chart, 'Coco', { namespace: config.namespace, config });
+    const labels = commonLabels('uyuni', 'network');
+    const className = ingress.className ?? ingress.type;
+    if (traefik) {
+      new TraefikRoutes(chart, 'Traefik', { namespace: config.namespace, ingressClass: className, saltRoutes, debugJava: config.debugJava, labels });
+    }
+    new UyuniIngresses(chart, 'Ingresses', {
+      namespace: config.namespace,
+      fqdn: config.fqdn,
+      flavour: ingress.type as 'traefik' | 'nginx',
+      className,
+      monitoring: config.monitoring,
+      hubApi: config.hubApi.replicas > 0,
+      annotations: ingress.annotations,
+      labels,
+    });
   });
 }
 
-/**
- * The deploy steps every flow ends with: TLS → Services → database → [setup] → Ingresses →
- * server. Migrate and upgrade call this without the setup (their data is already set up).
- */
-export function addDeploySteps(plan: PlanApp, config: UyuniConfig, opts: { setup: boolean }): void {
+/** Deployment uyuni, plus TFTP, the hub API and attestation when configured. */
+export function addServerStep(plan: PlanApp, config: UyuniConfig): void {
+  const ns = config.namespace;
+  const extras = [
+    config.tftp.enabled ? TftpDeployment.NAME : '',
+    config.hubApi.replicas > 0 ? HubApiDeployment.NAME : '',
+    config.coco.replicas > 0 ? CocoDeployment.NAME : '',
+  ].filter(Boolean);
+  const sccSecret = config.server.sccSecret;
+  plan.addStep('server', {
+    description: `Deployment ${ServerDeployment.NAME}${extras.length ? ` (+ ${extras.join(', ')})` : ''}: the first start sets the server up`,
+    timeoutSeconds: config.timeouts.serverStartSeconds,
+    requires: [
+      credentialRequirement(CREDENTIALS.admin, ns),
+      ...(sccSecret ? [userCredentialRequirement(sccCredentials(sccSecret), ns, 'server.sccSecret')] : []),
+    ],
+  }, (chart) => {
+    new ServerDeployment(chart, 'Server', { namespace: ns, ...serverPodProps(config) });
+    const services = serverServicesOf(config);
+    if (config.tftp.enabled) {
+      new TftpDeployment(chart, 'Tftp', {
+        namespace: ns, image: imageOf(config, 'tftp'), fqdn: config.fqdn, hostNetwork: config.tftp.hostNetwork,
+      });
+    }
+    if (config.hubApi.replicas > 0) {
+      new HubApiDeployment(chart, 'HubApi', {
+        namespace: ns, image: imageOf(config, 'hubApi'), replicas: config.hubApi.replicas, timezone: config.timezone,
+        ports: containerPorts(services, 'hub-xmlrpc'),
+      });
+    }
+    if (config.coco.replicas > 0) {
+      new CocoDeployment(chart, 'Coco', { namespace: ns, image: imageOf(config, 'coco'), replicas: config.coco.replicas, timezone: config.timezone });
+    }
+  });
+}
+
+/** The steps every flow ends with: TLS → Services → database → Ingresses → server. */
+export function addDeploySteps(plan: PlanApp, config: UyuniConfig, between: { afterDatabase?: () => void } = {}): void {
   addTlsStep(plan, config);
   addServicesStep(plan, config);
   addDatabaseStep(plan, config);
-  if (opts.setup) addSetupStep(plan, config);
+  between.afterDatabase?.();
   addIngressStep(plan, config);
   addServerStep(plan, config);
 }
 
-/** The install plan (uyuni-server.md §6): a new, empty server. */
+
+/** The install plan: a new, empty server, set up by its own first start. */
 export function installPlan(config: UyuniConfig): PlanApp {
   const plan = serverPlan(config, 'install', `Install Uyuni ${config.fqdn} into namespace ${config.namespace}`);
   addNamespaceStep(plan, config);
   addVolumesStep(plan, config);
-  addDeploySteps(plan, config, { setup: true });
+  addDeploySteps(plan, config);
   return plan;
 }

@@ -1,13 +1,19 @@
 import type { MigrationConfig, UyuniConfig } from '../config/schema';
+import { claimMounts, claimVolumes } from '../constructs/claims';
 import { ScriptJob } from '../constructs/script-job';
-import { ROOT_CONTAINER, ROOT_POD, serverVolumesOf } from '../constructs/server-pod';
-import { claimMounts, claimVolumes } from '../constructs/server-volumes';
-import { image, IMAGES, pullSecrets } from '../model/images';
-import { MIGRATION_VOLUME } from '../model/volumes';
+import {
+  INSTALL_VOLUMES, LEGACY_DB_VOLUME, MIGRATION_VOLUME, SERVER_VOLUMES,
+} from '../model/volumes';
+import { CREDENTIALS, credentialRequirement } from '../model/credentials';
 import type { ObjectRef, Requirement } from '../plan/types';
-import { addDbSteps, addInspectStep, deploymentRefs, flowRecord, JOB_NAMES, upgradeGates } from './db-steps';
-import { addDeploySteps, addNamespaceStep, addVolumesStep, serverPlan } from './install';
+import {
+  addDbFinalizeStep, addDbUpgradeStep, addInspectDbStep, addInspectStep, deploymentRefs, flowRecord, JOB_NAMES, upgradeGates,
+} from './db-steps';
+import {
+  addDatabaseStep, addIngressStep, addNamespaceStep, addServerStep, addServicesStep, addTlsStep, addVolumesStep, serverPlan,
+} from './install';
 import type { PlanApp } from './plan-app';
+import { imageOf } from './server-props';
 
 /** The user-provided ssh material of the migration: referenced by name, never synthesized. */
 export const MIGRATION_SSH = {
@@ -48,22 +54,30 @@ export function migrationRequirements(config: UyuniConfig, m: MigrationConfig): 
  * sudo) into the new claims, mounted under /mnt, and the facts into migration-data. The ssh
  * key (mode 0600), config and known_hosts are mounted file by file into /root/.ssh/.
  */
+/**
+ * What the data sync fills: every server claim but ca-certs (the CA files come from the TLS
+ * step; custom anchors are copied by the script), and the old database into var-pgsql.
+ */
+export const SYNCED_VOLUMES = [...SERVER_VOLUMES.filter((v) => v.name !== 'ca-certs'), LEGACY_DB_VOLUME];
+
 export function addDataSyncStep(plan: PlanApp, config: UyuniConfig, m: MigrationConfig): void {
-  const volumes = serverVolumesOf(config);
+  const volumes = SYNCED_VOLUMES;
   const stop = deploymentRefs(config.namespace);
   plan.addStep('data-sync', {
     description: `copy the data of ${m.source.fqdn} (Job ${JOB_NAMES.dataSync})`,
     timeoutSeconds: config.timeouts.dataSyncSeconds,
-    requires: migrationRequirements(config, m),
+    // Checked before hours of copying: the ssh material and the old database credentials.
+    requires: [...migrationRequirements(config, m), ...migrationDatabaseRequirements(config)],
     // Nothing may run on the claims while they are filled (a server left from an earlier try).
     actions: stop.map((object) => ({ type: 'scale' as const, object, replicas: 0 })),
   }, (chart) => {
+    const image = imageOf(config, 'server');
     new ScriptJob(chart, 'DataSync', {
       name: JOB_NAMES.dataSync,
       namespace: config.namespace,
-      image: image(config, IMAGES.server),
-      imagePullPolicy: config.images.pullPolicy,
-      imagePullSecrets: pullSecrets(config),
+      image: image.image,
+      imagePullPolicy: image.pullPolicy,
+      imagePullSecrets: image.pullSecrets ? [...image.pullSecrets] : undefined,
       script: 'data-sync.sh',
       env: [
         { name: 'SOURCE_FQDN', value: m.source.fqdn },
@@ -100,8 +114,7 @@ export function addDataSyncStep(plan: PlanApp, config: UyuniConfig, m: Migration
         ...['key', 'key.pub'].map((f) => ({ name: 'ssh-key', mountPath: `${MIGRATION_SSH.dir}/${f}`, subPath: f, readOnly: true })),
         ...['config', 'known_hosts'].map((f) => ({ name: 'ssh-config', mountPath: `${MIGRATION_SSH.dir}/${f}`, subPath: f, readOnly: true })),
       ],
-      securityContext: ROOT_CONTAINER,
-      podSecurityContext: ROOT_POD,
+      securityContext: { runAsUser: 0, runAsGroup: 0, runAsNonRoot: false },
     });
   });
 }
@@ -131,10 +144,35 @@ function migrationRecord(m: MigrationConfig): Record<string, string> {
 }
 
 /**
- * The migrate plan (uyuni-server.md §6): namespace → claims (with migration-data) → data-sync →
- * inspect → [db-upgrade] → db-finalize → post-upgrade → the install's deploy steps (no setup) →
- * cleanup. No server runs between the data sync and the database upgrade: the Deployment is
- * only applied by the deploy steps.
+ * The migrated databases keep the old server's users and passwords (rhn.conf points the server
+ * at them): the Secrets must carry those, so they are the user's to create, never generated.
+ */
+export function migrationDatabaseRequirements(config: UyuniConfig): Requirement[] {
+  const ns = config.namespace;
+  const m = config.migration!;
+  const fromOld = (c: { secret: string; role: string }, user: string, pass: string): Requirement => ({
+    kind: 'Secret',
+    name: c.secret,
+    namespace: ns,
+    keys: ['username', 'password'],
+    ifMissing: 'fail',
+    message: `the migrated database keeps the old server's credentials for ${c.role}: read ${user} and ${pass} on the old server `
+      + `(ssh ${m.source.user}@${m.source.fqdn} sudo grep -E '^(${user}|${pass}) ' /etc/rhn/rhn.conf), then: kubectl -n ${ns} create secret generic `
+      + `${c.secret} --type=kubernetes.io/basic-auth --from-literal=username=<${user}> --from-literal=password=<${pass}>`,
+  });
+  return [
+    fromOld(CREDENTIALS.db, 'db_user', 'db_password'),
+    fromOld(CREDENTIALS.reportdb, 'report_db_user', 'report_db_password'),
+  ];
+}
+
+/**
+ * The migrate plan (uyuni-server-2026.md §5): namespace → claims (with var-pgsql for the old
+ * database and migration-data) → TLS (the db certificate is needed by the PostgreSQL upgrade) →
+ * data-sync → inspect the copied data and the new images → gates, PostgreSQL major upgrade into
+ * var-pgsql18 → Services → database → db-finalize (REINDEX, the migration's rewrites) →
+ * Ingresses → server → cleanup. No server runs before its data is upgraded: its Deployment is
+ * applied last.
  */
 export function migratePlan(config: UyuniConfig): PlanApp {
   const m = config.migration;
@@ -142,11 +180,17 @@ export function migratePlan(config: UyuniConfig): PlanApp {
   const plan = serverPlan(config, 'migrate',
     `Migrate Uyuni from ${m.source.fqdn} to ${config.fqdn} in namespace ${config.namespace} (PostgreSQL ${m.postgresql.from} → ${m.postgresql.to})`);
   addNamespaceStep(plan, config);
-  addVolumesStep(plan, config, [MIGRATION_VOLUME]);
+  addVolumesStep(plan, config, [...INSTALL_VOLUMES, LEGACY_DB_VOLUME, MIGRATION_VOLUME]);
+  addTlsStep(plan, config);
   addDataSyncStep(plan, config, m);
   addInspectStep(plan, config, { fromMigrationData: true });
-  addDbSteps(plan, config, { pg: m.postgresql, gates: upgradeGates(config, m.postgresql, 'migration'), reindex: true });
-  addDeploySteps(plan, config, { setup: false });
+  addInspectDbStep(plan, config, LEGACY_DB_VOLUME, { nearDb: false });
+  addDbUpgradeStep(plan, config, m.postgresql, upgradeGates(config, m.postgresql, 'migration'));
+  addServicesStep(plan, config);
+  addDatabaseStep(plan, config, [credentialRequirement(CREDENTIALS.dbAdmin, config.namespace), ...migrationDatabaseRequirements(config)]);
+  addDbFinalizeStep(plan, config, { reindex: true, migration: true });
+  addIngressStep(plan, config);
+  addServerStep(plan, config);
   if (!m.keepMigrationData) addCleanupStep(plan, config, m);
   return plan;
 }

@@ -1,14 +1,15 @@
 import type { UyuniConfig } from '../config/schema';
 import { UyuniNamespace } from '../constructs/namespace';
 import { ProxyDeployment } from '../constructs/proxy-deployment';
-import { ServerVolumes } from '../constructs/server-volumes';
+import { Claims } from '../constructs/claims';
 import { ServicesPerPort } from '../constructs/services-per-port';
 import { PROXY_SERVICES } from '../model/ports';
 import type { VolumeSpec } from '../model/volumes';
 import { PlanApp } from './plan-app';
+import { claimOf } from './server-props';
 
 /** The squid cache volume of the proxy. */
-export const SQUID_CACHE: VolumeSpec = { name: 'squid-cache', mountPath: '/var/cache/squid', size: '10Gi', group: 'other' };
+export const SQUID_CACHE: VolumeSpec = { name: 'squid-cache', mountPath: '/var/cache/squid', size: '10Gi', owner: 'flow' };
 
 /**
  * The proxy plan (uyuni-server.md §4, proxy): namespace → squid cache → Services from the proxy
@@ -30,13 +31,8 @@ export function proxyPlan(config: UyuniConfig): PlanApp {
     new UyuniNamespace(chart, 'Namespace', { name: ns, partOf: 'uyuni-proxy', component: 'proxy' });
   });
   plan.addStep('volumes', { description: 'squid cache claim' }, (chart) => {
-    new ServerVolumes(chart, 'Volumes', {
-      namespace: ns,
-      partOf: 'uyuni-proxy',
-      volumes: [SQUID_CACHE],
-      // proxy.cache sizes and classes the claim like a per-volume override does a server volume.
-      config: { volumes: { ...config.volumes, overrides: { [SQUID_CACHE.name]: proxy.cache } } },
-    });
+    // proxy.cache sizes and classes the claim like a per-claim override does a server claim.
+    new Claims(chart, 'Claims', { namespace: ns, partOf: 'uyuni-proxy', claims: [claimOf(config, SQUID_CACHE, proxy.cache)] });
   });
   plan.addStep('services', { description: `Services ${PROXY_SERVICES.map((s) => s.name).join(', ')}` }, (chart) => {
     new ServicesPerPort(chart, 'Services', { namespace: ns, services: PROXY_SERVICES, exposure: proxy.services, partOf: 'uyuni-proxy' });
@@ -52,7 +48,9 @@ export function proxyPlan(config: UyuniConfig): PlanApp {
       message: `the proxy configuration: generate it on the server (mgrpxy / "Proxy Configuration" in the web UI), then: tar xf config.tar.gz && kubectl -n ${ns} create secret generic ${proxy.configSecret} --from-file=config.yaml --from-file=httpd.yaml --from-file=ssh.yaml`,
     }],
   }, (chart) => {
-    new ProxyDeployment(chart, 'Proxy', { namespace: ns, config, configSecret: proxy.configSecret, cacheClaim: SQUID_CACHE.name });
+    new ProxyDeployment(chart, 'Proxy', {
+      namespace: ns, images: config.images, timezone: config.timezone, configSecret: proxy.configSecret, cacheClaim: SQUID_CACHE.name,
+    });
   });
   return plan;
 }

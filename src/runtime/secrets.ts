@@ -63,7 +63,7 @@ export async function satisfyRequirements(cluster: Cluster, plan: Plan, step: st
           namespace: r.namespace,
           labels: { ...plan.selector, [LABELS.step]: step, [LABELS.managedBy]: MANAGED_BY },
         },
-        type: 'Opaque',
+        type: r.secretType ?? 'Opaque',
         data,
       });
     }

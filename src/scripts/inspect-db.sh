@@ -3,7 +3,9 @@
 # DATA_DIR. The runtime keeps every such line of this Job's log as a fact.
 # - current_pg_version: the major version of the data, from DATA_DIR/PG_VERSION, or from
 #   DATA_DIR/data/PG_VERSION (the older layout: the server container held PostgreSQL at
-#   /var/lib/pgsql, with the data below in data/); no fact, and a message, when neither exists;
+#   /var/lib/pgsql, with the data below in data/), or from DATA_DIR/data-pg<N>/PG_VERSION (where
+#   uyuni-data-sync moves a migrated database whose major changes); no fact, and a message, when
+#   none exists;
 # - image_pg_version: the major version of the image's PostgreSQL, from `postgres -V`, else the
 #   highest PG_LIB_DIR/postgresql<N>/bin/postgres.
 # Input: DATA_DIR (where the database claim is mounted), PG_LIB_DIR (default /usr/lib).
@@ -17,7 +19,15 @@ if [ -f "$data/PG_VERSION" ]; then
 elif [ -f "$data/data/PG_VERSION" ]; then
   echo "current_pg_version=$(head -n 1 "$data/data/PG_VERSION")"
 else
-  echo "uyuni-inspect-db: neither $data/PG_VERSION nor $data/data/PG_VERSION exists: no database data" >&2
+  moved=
+  for f in "$data"/data-pg*/PG_VERSION; do
+    [ -f "$f" ] && moved=$f
+  done
+  if [ -n "$moved" ]; then
+    echo "current_pg_version=$(head -n 1 "$moved")"
+  else
+    echo "uyuni-inspect-db: none of $data/PG_VERSION, $data/data/PG_VERSION, $data/data-pg*/PG_VERSION exists: no database data" >&2
+  fi
 fi
 
 # "postgres (PostgreSQL) 18.1" gives 18.

@@ -72,16 +72,16 @@ export function typesFromCrd(crd: any): ResourceType[] {
     }));
 }
 
-function crd(group: string, kind: string, plural: string, scope: 'Namespaced' | 'Cluster', shortNames: string[]): any {
+function crd(group: string, kind: string, plural: string, scope: 'Namespaced' | 'Cluster', shortNames: string[], app = 'cert-manager', version = 'v1'): any {
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
-    metadata: { name: `${plural}.${group}`, labels: { app: 'cert-manager', 'app.kubernetes.io/name': 'cert-manager' } },
+    metadata: { name: `${plural}.${group}`, labels: { app, 'app.kubernetes.io/name': app } },
     spec: {
       group,
-      names: { kind, listKind: `${kind}List`, plural, singular: kind.toLowerCase(), shortNames, categories: ['cert-manager'] },
+      names: { kind, listKind: `${kind}List`, plural, singular: kind.toLowerCase(), shortNames, categories: [app] },
       scope,
-      versions: [{ name: 'v1', served: true, storage: true, subresources: { status: {} }, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+      versions: [{ name: version, served: true, storage: true, subresources: { status: {} }, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
     },
   };
 }
@@ -92,4 +92,10 @@ export const CERT_MANAGER_CRDS = [
   crd('cert-manager.io', 'CertificateRequest', 'certificaterequests', 'Namespaced', ['cr', 'crs']),
   crd('cert-manager.io', 'Issuer', 'issuers', 'Namespaced', []),
   crd('cert-manager.io', 'ClusterIssuer', 'clusterissuers', 'Cluster', []),
+];
+
+/** The Traefik CRDs the server's exposure uses (as the Traefik chart registers them; schemas left open). */
+export const TRAEFIK_CRDS = [
+  crd('traefik.io', 'Middleware', 'middlewares', 'Namespaced', [], 'traefik', 'v1alpha1'),
+  crd('traefik.io', 'IngressRouteTCP', 'ingressroutetcps', 'Namespaced', [], 'traefik', 'v1alpha1'),
 ];

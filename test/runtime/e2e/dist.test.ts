@@ -1,6 +1,7 @@
 /**
- * The synthesized plans of dist/ (the lead's and the migration engineer's) through the runtime:
- * install, then upgrade with the facts its inspect Job prints deciding the gates.
+ * The synthesized plans of dist/ through the runtime: install (the server comes up through its
+ * startup probe), then upgrade with the facts its inspect Jobs print deciding the gates, and the
+ * migration.
  */
 import * as fs from 'fs';
 import * as path from 'path';
@@ -10,10 +11,14 @@ import { cli, ROOT, writesTo } from './harness';
 
 const dist = (p: string) => path.join(ROOT, 'dist', p);
 const have = (p: string) => fs.existsSync(path.join(dist(p), 'plan.json'));
-const facts = (over: Record<string, string> = {}) => Object.entries({
-  image_pg_version: '16', current_pg_version: '14', product: 'uyuni', current_product: 'uyuni',
-  uyuni_release: '2025.10', current_release: '2025.07', fqdn: 'uyuni.example.com', ...over,
-}).map(([k, v]) => `${k}=${v}`);
+const lines = (o: Record<string, string>) => Object.entries(o).map(([k, v]) => `${k}=${v}`);
+/** What uyuni-inspect (server image, etc-rhn) and uyuni-inspect-db (server-postgresql, the database claim) print. */
+const inspectJobs = (server: Record<string, string> = {}, db: Record<string, string> = {}) => ({
+  'uyuni-inspect': { logs: ['uyuni-inspect: reading /etc/rhn', ...lines({
+    product: 'uyuni', current_product: 'uyuni', uyuni_release: '2026.08', current_release: '2026.03', fqdn: 'uyuni.example.com', ...server,
+  })] },
+  'uyuni-inspect-db': { logs: lines({ current_pg_version: '16', image_pg_version: '18', ...db }) },
+});
 
 let sim: Simulator;
 afterEach(async () => {
@@ -22,43 +27,58 @@ afterEach(async () => {
 
 (have('install') && have('upgrade') ? describe : describe.skip)('dist/install then dist/upgrade', () => {
   it('upgrades when the inspect Job\'s facts pass every gate: server scaled down, upgrade Jobs run, server back', async () => {
-    sim = await startSimulator({ jobs: { 'uyuni-inspect': { logs: ['uyuni-inspect: reading /var/lib/pgsql', ...facts()] } } });
+    sim = await startSimulator({ jobs: inspectJobs() });
     expect((await cli('run', dist('install'), { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
     const r = await cli('run', dist('upgrade'), { kubeconfig: sim.kubeconfigPath });
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
     expect(r.out).toContain('facts: ');
-    expect(r.out).toContain('current_pg_version=14');
+    expect(r.out).toContain('current_pg_version=16');
     expect(r.out).toMatch(/scale to 0 Deployment\/uyuni \(uyuni\): done/);
+    expect(r.out).toMatch(/scale to 0 Deployment\/db \(uyuni\): done/);
+    expect(sim.get('v1', 'PersistentVolumeClaim', 'var-pgsql18', 'uyuni')).toBeDefined();
+    const db = sim.get('apps/v1', 'Deployment', 'db', 'uyuni');
+    expect(db?.spec?.replicas).toBe(1);
+    expect(db?.spec?.template?.spec?.containers?.[0]?.image).toBe('registry.opensuse.org/uyuni/server-postgresql:2026.08');
     for (const s of readPlan(dist('upgrade')).steps) {
       for (const o of s.objects.filter((x) => x.kind === 'Job')) expect(sim.get(o.apiVersion, o.kind, o.name, o.namespace)?.status?.succeeded).toBe(1);
     }
   });
 
   it('refuses a PostgreSQL downgrade from the facts, before stopping the server', async () => {
-    sim = await startSimulator({ jobs: { 'uyuni-inspect': { logs: facts({ image_pg_version: '13', current_pg_version: '14' }) } } });
+    sim = await startSimulator({ jobs: inspectJobs({}, { image_pg_version: '13', current_pg_version: '16' }) });
     expect((await cli('run', dist('install'), { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
     const mark = sim.requests.length;
     const r = await cli('run', dist('upgrade'), { kubeconfig: sim.kubeconfigPath });
     expect(r.code).toBe(1);
-    expect(r.out).toContain('gate REFUSED: the new image\'s PostgreSQL is older than the database\'s: PostgreSQL cannot be downgraded');
+    expect(r.out).toContain('gate REFUSED: the new server-postgresql image\'s PostgreSQL is older than the database\'s: PostgreSQL cannot be downgraded');
     expect(writesTo(sim.requests.slice(mark), '/deployments/uyuni')).toEqual([]);
-    expect(sim.get('batch/v1', 'Job', 'uyuni-db-upgrade', 'uyuni')).toBeUndefined();
+    expect(writesTo(sim.requests.slice(mark), '/deployments/db')).toEqual([]);
+    expect(sim.get('batch/v1', 'Job', 'uyuni-db-migrate', 'uyuni')).toBeUndefined();
   });
 });
 
 (have('migrate') ? describe : describe.skip)('dist/migrate', () => {
-  it('stops at the data-sync step naming the missing ssh key Secret, then migrates once the user created it', async () => {
-    sim = await startSimulator({ jobs: { 'uyuni-inspect': { logs: facts({ fqdn: 'old-server.example.com' }) } } });
-    const first = await cli('run', dist('migrate'), { kubeconfig: sim.kubeconfigPath });
-    expect(first.code).toBe(1);
-    expect(first.out + first.err).toContain('kubectl -n uyuni create secret generic uyuni-migration-key');
-    expect(sim.get('batch/v1', 'Job', 'uyuni-data-sync', 'uyuni')).toBeUndefined();
-
+  it('stops at each missing user-made object in step order, naming it, then migrates once all exist', async () => {
+    sim = await startSimulator({ jobs: inspectJobs({ fqdn: 'old-server.example.com', current_release: '2024.10' }, { current_pg_version: '14' }) });
     const b64 = (t: string) => Buffer.from(t).toString('base64');
+    const stopsAt = async (text: string) => {
+      const r = await cli('run', dist('migrate'), { kubeconfig: sim.kubeconfigPath });
+      expect(r.code).toBe(1);
+      expect(r.out + r.err).toContain(text);
+      expect(sim.get('batch/v1', 'Job', 'uyuni-data-sync', 'uyuni')).toBeUndefined();
+    };
+    // The old CA first (the TLS step precedes the copy: the database upgrade needs db-cert).
+    await stopsAt('kubectl -n uyuni create secret tls uyuni-ca');
+    sim.put({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'uyuni-ca', namespace: 'uyuni' }, type: 'kubernetes.io/tls', data: { 'tls.crt': b64('c'), 'tls.key': b64('k') } });
+    await stopsAt('kubectl -n uyuni create secret generic uyuni-migration-key');
     sim.put({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'uyuni-migration-key', namespace: 'uyuni' }, data: { key: b64('k'), 'key.pub': b64('p') } });
     sim.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'uyuni-migration-ssh', namespace: 'uyuni' }, data: { config: 'Host *', known_hosts: 'old-server.example.com ssh-ed25519 AAAA' } });
-    sim.put({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'uyuni-ca', namespace: 'uyuni' }, type: 'kubernetes.io/tls', data: { 'tls.crt': b64('c'), 'tls.key': b64('k') } });
+    // Before hours of copying: the credentials the migrated databases keep.
+    await stopsAt('the migrated database keeps the old server\'s credentials');
+    for (const name of ['db-credentials', 'reportdb-credentials']) {
+      sim.put({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: 'uyuni' }, type: 'kubernetes.io/basic-auth', data: { username: b64('u'), password: b64('p') } });
+    }
     const r = await cli('run', dist('migrate'), { kubeconfig: sim.kubeconfigPath });
     expect(r.err).toBe('');
     expect(r.code).toBe(0);

@@ -1,0 +1,51 @@
+// `npm run lint` (and test/lint.test.ts): typescript-eslint's recommended rules, no import
+// cycles, and the layering of docs/architecture (README "Layout"): what may import what.
+const tseslint = require('typescript-eslint');
+const importX = require('eslint-plugin-import-x');
+
+/** A layer rule: files under `dir` must not import from these sibling directories of src/. */
+const layer = (dir, forbidden, why) => ({
+  files: [`src/${dir}/**/*.ts`],
+  rules: {
+    'no-restricted-imports': ['error', {
+      patterns: forbidden.map((f) => ({ group: [`../${f}`, `../${f}/*`, `../../src/${f}/*`], message: `${dir} must not import ${f}: ${why}` })),
+    }],
+  },
+});
+
+module.exports = tseslint.config(
+  { ignores: ['node_modules/**', 'dist/**', 'imports/**', '.cdk8s.out/**', 'coverage/**'] },
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    plugins: { 'import-x': importX },
+    settings: {
+      'import-x/resolver-next': [importX.createNodeResolver({ extensions: ['.ts', '.js', '.json'] })],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
+      'import-x/extensions': ['.ts', '.js'],
+    },
+    rules: {
+      'import-x/no-cycle': 'error',
+      '@typescript-eslint/no-explicit-any': 'warn',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      '@typescript-eslint/no-require-imports': 'off',
+    },
+  },
+  {
+    files: ['test/**/*.ts', 'bench/**/*.ts'],
+    rules: { '@typescript-eslint/no-explicit-any': 'off', '@typescript-eslint/no-non-null-assertion': 'off' },
+  },
+  {
+    files: ['**/*.js'],
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', module: 'writable', process: 'readonly', __dirname: 'readonly', console: 'readonly' } },
+  },
+  layer('constructs', ['config', 'plans', 'runtime', 'agent', 'cli'], 'constructs take narrow props; src/plans maps the configuration onto them'),
+  layer('model', ['config', 'plans', 'constructs', 'runtime', 'agent', 'cli'], 'the data tables depend on nothing but the plan contract'),
+  layer('plan', ['config', 'plans', 'constructs', 'model', 'runtime', 'agent', 'cli', 'systemd'], 'the plan contract stands alone: synth and runtime both read it'),
+  layer('runtime', ['plans', 'constructs', 'config', 'agent', 'cli'], 'the runtime reads plan.json, never the synth side'),
+  layer('systemd', ['agent', 'runtime', 'cli', 'plans', 'config'], 'the renderer is pure and shared by synth and the agent'),
+  layer('agent', ['plans', 'constructs', 'config', 'runtime', 'cli'], 'the agent depends on systemd/ and the client only'),
+  layer('config', ['plans', 'constructs', 'runtime', 'agent', 'cli'], 'reading input comes first'),
+  layer('plans', ['runtime', 'agent', 'cli'], 'synth never loads the runtime'),
+);

@@ -1,0 +1,19 @@
+/**
+ * The database endpoints (uyuni-server-2026.md §2.4, §3), defined once: the ConfigMap
+ * uyuni-config, the server's environment, the db-waiter, the Services and the certificate's
+ * names all read them from here.
+ */
+export const PG_PORT = 5432;
+
+export const DATABASES = {
+  /** The product database. */
+  product: { host: 'db', name: 'susemanager' },
+  /** The report database (same PostgreSQL, its own Service name). */
+  report: { host: 'reportdb', name: 'reportdb' },
+} as const;
+
+/** The PostgreSQL major version of the current server-postgresql image (5.2.5 and later). */
+export const PG_MAJOR = 18;
+
+/** The PostgreSQL user and group of the server-postgresql image. */
+export const POSTGRES_UID = 999;
