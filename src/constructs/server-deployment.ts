@@ -30,6 +30,10 @@ export class ServerDeployment extends Construct {
       component: 'server',
       replicas: props.replicas ?? 1,
       recreate: true,
+      podAnnotations: parts.podAnnotations,
+      // Appended after the typed conversion, so they are written exactly as the user gave them.
+      rawVolumes: props.extraVolumes,
+      rawVolumeMounts: props.extraVolumeMounts,
       pod: {
         imagePullSecrets: parts.imagePullSecrets,
         initContainers: parts.initContainers,

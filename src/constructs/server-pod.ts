@@ -49,10 +49,10 @@ export interface ServerPodProps {
   readonly mirror?: { readonly claimName?: string; readonly hostPath?: string };
   /** Container ports. @default none */
   readonly ports?: readonly ContainerPort[];
-  /** Pod volumes passed through. @default none */
-  readonly extraVolumes?: readonly k8s.Volume[];
-  /** Mounts passed through. @default none */
-  readonly extraVolumeMounts?: readonly k8s.VolumeMount[];
+  /** Pod volumes passed through as plain Kubernetes JSON (written as given). @default none */
+  readonly extraVolumes?: readonly object[];
+  /** Mounts of the main container passed through as plain JSON. @default none */
+  readonly extraVolumeMounts?: readonly object[];
 }
 
 /** The main container's name. */
@@ -71,14 +71,21 @@ const SELINUX_LEVEL = 's0';
 
 function confinementContext(c: ServerConfinement = {}): k8s.SecurityContext {
   const seLinuxType = c.superPrivileged ? 'spc_t' : c.selinuxType;
-  const appArmorProfile = c.superPrivileged
-    ? { type: 'Unconfined' }
-    : c.apparmorProfile ? { type: 'Localhost', localhostProfile: c.apparmorProfile } : undefined;
   return {
     capabilities: { add: ['SYS_ADMIN'] },
     seLinuxOptions: { level: SELINUX_LEVEL, ...(seLinuxType ? { type: seLinuxType } : {}) },
-    ...(appArmorProfile ? { appArmorProfile } : {}),
   };
+}
+
+/**
+ * The AppArmor profile of the main container. The chart writes securityContext.appArmorProfile
+ * (Kubernetes 1.30+); our schema is 1.28's, which has no such field (an API server with strict
+ * field validation refuses it), so it is the pod annotation that 1.28 reads and later versions
+ * still honour.
+ */
+function appArmorAnnotations(c: ServerConfinement = {}): Record<string, string> {
+  const profile = c.superPrivileged ? 'unconfined' : c.apparmorProfile ? `localhost/${c.apparmorProfile}` : undefined;
+  return profile ? { [`container.apparmor.security.beta.kubernetes.io/${SERVER_CONTAINER}`]: profile } : {};
 }
 
 const k = UYUNI_CONFIG.keys;
@@ -154,7 +161,6 @@ export function serverPodParts(props: ServerPodProps) {
     { name: 'sys-fs-cgroup', emptyDir: {} },
     ...(mirror?.claimName ? [{ name: 'mirror', persistentVolumeClaim: { claimName: mirror.claimName } }] : []),
     ...(mirror?.hostPath ? [{ name: 'mirror', hostPath: { path: mirror.hostPath, type: 'Directory' } }] : []),
-    ...(props.extraVolumes ?? []),
   ];
   const mounts: k8s.VolumeMount[] = [
     ...claimMounts(props.volumes),
@@ -163,7 +169,6 @@ export function serverPodParts(props: ServerPodProps) {
     { name: 'run', mountPath: '/run' },
     { name: 'sys-fs-cgroup', mountPath: '/sys/fs/cgroup' },
     ...(mirror ? [{ name: 'mirror', mountPath: '/mirror' }] : []),
-    ...(props.extraVolumeMounts ?? []),
   ];
   const selinux: k8s.SecurityContext = { seLinuxOptions: { level: SELINUX_LEVEL } };
   const initVolumes: k8s.Container = {
@@ -207,6 +212,7 @@ export function serverPodParts(props: ServerPodProps) {
     initContainers: [initVolumes, dbWaiter],
     container,
     volumes,
+    podAnnotations: appArmorAnnotations(props.confinement),
     imagePullSecrets: image.pullSecrets ? [...image.pullSecrets] : undefined,
   };
 }

@@ -51,7 +51,7 @@ export class ServicesPerPort extends Construct {
           selector: selectorLabels(partOf, svc.component as Component),
           ...(svc.fixed ? { sessionAffinity: svc.fixed.sessionAffinity } : {}),
           ...(type === 'LoadBalancer' ? { externalTrafficPolicy: svc.fixed?.externalTrafficPolicy ?? 'Local' } : {}),
-          ...(type === 'LoadBalancer' && exposure?.loadBalancerIP ? { loadBalancerIP: exposure.loadBalancerIP } : {}),
+          ...(type === 'LoadBalancer' && exposure?.loadBalancerIP ? { loadBalancerIp: exposure.loadBalancerIP } : {}),
           ports: svc.ports.map((p) => ({
             name: p.name,
             port: p.port,

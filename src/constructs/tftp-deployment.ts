@@ -35,6 +35,8 @@ export class TftpDeployment extends Construct {
       partOf: 'uyuni',
       component: 'tftp',
       replicas: 1,
+      // On the node's network the new pod cannot bind 69/UDP while the old one holds it.
+      recreate: props.hostNetwork ?? false,
       pod: {
         imagePullSecrets: props.image.pullSecrets ? [...props.image.pullSecrets] : undefined,
         ...(props.hostNetwork ? { hostNetwork: true, dnsPolicy: 'ClusterFirstWithHostNet' } : {}),

@@ -106,7 +106,7 @@ export class UyuniTls extends Construct {
     }
 
     new Issuer(this, 'CaIssuer', { metadata: metadata(TLS_NAMES.caIssuer), spec: { ca: { secretName: TLS_NAMES.ca } } });
-    const leaf = (cid: string, name: string, spec: { commonName?: string; dnsNames: string[]; subject?: typeof x509Subject }) =>
+    const leaf = (cid: string, name: string, spec: { commonName?: string; dnsNames: string[]; subject?: typeof x509Subject; emailAddresses?: string[] }) =>
       new Certificate(this, cid, {
         metadata: metadata(name),
         spec: {
@@ -131,6 +131,7 @@ export class UyuniTls extends Construct {
       commonName: DATABASES.report.host,
       dnsNames: [DATABASES.product.host, DATABASES.report.host, fqdn],
       subject: x509Subject,
+      ...(subject.email ? { emailAddresses: [subject.email] } : {}),
     });
   }
 }

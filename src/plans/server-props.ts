@@ -49,8 +49,8 @@ export function serverPodProps(config: UyuniConfig): ServerPodProps {
     systemdLogLevel: s.systemdLogLevel,
     mirror: s.mirror,
     ports: containerPorts(serverServicesOf(config), 'server'),
-    extraVolumes: s.extraVolumes as k8s.Volume[],
-    extraVolumeMounts: s.extraVolumeMounts as k8s.VolumeMount[],
+    extraVolumes: s.extraVolumes,
+    extraVolumeMounts: s.extraVolumeMounts,
   };
 }
 
