@@ -319,12 +319,12 @@ export class Cluster {
     };
   }
 
-  /** A container's log so far (for facts and for failure reports). */
-  async readLog(namespace: string, pod: string, container: string, tailLines?: number): Promise<string> {
+  /** A container's log so far (for facts and for failure reports); `previous`: its run before the last restart. */
+  async readLog(namespace: string, pod: string, container: string, tailLines?: number, previous?: boolean): Promise<string> {
     const chunks: Buffer[] = [];
     const sink = new Writable({ write(chunk, _enc, cb) { chunks.push(Buffer.from(chunk)); cb(); } });
     const finished = new Promise<void>((resolve) => sink.on('finish', resolve));
-    await this.call(`logs ${pod}/${container}`, () => this.logs.log(namespace, pod, container, sink, { follow: false, tailLines }));
+    await this.call(`logs ${pod}/${container}`, () => this.logs.log(namespace, pod, container, sink, { follow: false, tailLines, ...(previous ? { previous } : {}) }));
     await finished;
     return Buffer.concat(chunks).toString('utf8');
   }

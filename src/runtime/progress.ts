@@ -5,8 +5,15 @@
  * Secret values never reach this module: events carry names and keys only.
  */
 import * as fs from 'fs';
+import type { PodProgress } from './readiness';
 
 export type OutputMode = 'tty' | 'plain' | 'json';
+
+/** A pod the step waits on (a Job's, a rollout's): phase, and each container's started, ready, restarts. */
+export interface WaitingPod extends PodProgress {
+  /** The waited-on object it belongs to: `Deployment/uyuni (uyuni)`. */
+  readonly owner: string;
+}
 
 export type RunEvent =
   | { type: 'run-start'; plan: string; runId: string; runDir: string; steps: number; server: string }
@@ -16,7 +23,7 @@ export type RunEvent =
   | { type: 'requirement'; step: string; kind: string; name: string; namespace: string; result: 'present' | 'generated' | 'completed-keys'; keys: string[] }
   | { type: 'action'; step: string; action: string; object: string; result: string }
   | { type: 'apply'; step: string; object: string; result: string }
-  | { type: 'waiting'; step: string; index: number; total: number; elapsedSeconds: number; blockers: string[] }
+  | { type: 'waiting'; step: string; index: number; total: number; elapsedSeconds: number; blockers: string[]; pods?: WaitingPod[] }
   | { type: 'log'; step: string; pod: string; container: string; line: string }
   | { type: 'facts'; step: string; facts: Record<string, string> }
   | { type: 'step-done'; step: string; index: number; total: number; elapsedSeconds: number }
@@ -44,7 +51,25 @@ export interface ReporterOptions {
   readonly now?: () => number;
 }
 
-const secs = (s: number) => (s < 60 ? `${s.toFixed(1)}s` : `${Math.floor(s / 60)}m${String(Math.round(s % 60)).padStart(2, '0')}s`);
+const two = (n: number) => String(n).padStart(2, '0');
+/** 4.2s, 3m05s, 9h59m59s: a server's first start is counted in hours. */
+const secs = (s: number) => {
+  if (s < 60) return `${s.toFixed(1)}s`;
+  const w = Math.floor(s);
+  return w < 3600 ? `${Math.floor(w / 60)}m${two(w % 60)}s` : `${Math.floor(w / 3600)}h${two(Math.floor(w / 60) % 60)}m${two(w % 60)}s`;
+};
+
+/**
+ * A live line that must fit the terminal: the end of a blocker (a pod's state) says where the
+ * wait is, the start which object it is; the middle goes.
+ */
+function fit(head: string, body: string, width: number): string {
+  const room = width - head.length;
+  if (body.length <= room) return head + body;
+  if (room < 24) return (head + body).slice(0, width);
+  const front = Math.min(Math.floor(room / 4), 20);
+  return `${head}${body.slice(0, front)}…${body.slice(body.length - (room - front - 1))}`;
+}
 
 /** The first blockers and how many more: a step waiting on 27 volumes stays one line. */
 function brief(blockers: string[]): string {
@@ -60,6 +85,8 @@ export class Reporter {
   private file?: number;
   private live = '';
   private lastWaiting = { key: '', at: 0 };
+  /** What the last recorded waiting event said (step, blockers, pods). */
+  private lastRecorded = '';
   private liveTimer?: NodeJS.Timeout;
   private liveState?: { prefix: string; startedAt: number; blockers: string[] };
 
@@ -86,17 +113,13 @@ export class Reporter {
   emit(ev: RunEvent): void {
     const stamped = { at: new Date(this.now()).toISOString(), ...ev };
     const line = JSON.stringify(stamped) + '\n';
-    if (this.file !== undefined) fs.writeSync(this.file, line);
-    if (ev.type === 'waiting' && !this.waitingDue(ev)) {
-      if (this.mode === 'tty') this.setLive(ev);
+    if (ev.type === 'waiting') {
+      this.emitWaiting(ev, line);
       return;
     }
+    if (this.file !== undefined) fs.writeSync(this.file, line);
     if (this.mode === 'json') {
       this.write(line);
-      return;
-    }
-    if (ev.type === 'waiting' && this.mode === 'tty') {
-      this.setLive(ev);
       return;
     }
     const text = this.render(ev);
@@ -108,9 +131,25 @@ export class Reporter {
   }
 
   /**
-   * Waiting events are printed (and recorded) once a step has waited an interval, then every
-   * interval: quick steps print none, slow ones name their blocker regularly. The TTY line shows
-   * every change.
+   * The waiter reports on every change and four times a second. Recorded (events.jsonl, and
+   * `-o json`, the same lines): what changed (a blocker, a pod's state) and, once an interval, a
+   * heartbeat: a ten-hour first start stays a few thousand lines, not 144 000. Printed as a plain
+   * line: once a step has waited an interval, then every interval. The TTY line: every report.
+   */
+  private emitWaiting(ev: Extract<RunEvent, { type: 'waiting' }>, line: string): void {
+    const due = this.waitingDue(ev);
+    const what = JSON.stringify([ev.step, ev.blockers, ev.pods ?? []]);
+    if (this.mode === 'tty') this.setLive(ev);
+    if (!due && what === this.lastRecorded) return;
+    this.lastRecorded = what;
+    if (this.file !== undefined) fs.writeSync(this.file, line);
+    if (this.mode === 'json') this.write(line);
+    else if (this.mode === 'plain' && due) this.write(this.render(ev) + '\n');
+  }
+
+  /**
+   * Waiting events are printed once a step has waited an interval, then every interval: quick
+   * steps print none, slow ones name their blocker regularly. The TTY line shows every change.
    */
   private waitingDue(ev: Extract<RunEvent, { type: 'waiting' }>): boolean {
     const t = this.now();
@@ -180,7 +219,7 @@ export class Reporter {
     if (this.mode !== 'tty' || !this.liveState) return;
     const s = this.liveState;
     const cols = process.stdout.columns || 120;
-    this.live = `${s.prefix} ${secs((this.now() - s.startedAt) / 1000)} waiting for ${brief(s.blockers)}`.slice(0, cols - 1);
+    this.live = fit(`${s.prefix} ${secs((this.now() - s.startedAt) / 1000)} waiting for `, brief(s.blockers), cols - 1);
     this.write(this.live);
   }
 

@@ -120,7 +120,13 @@ async function failureReport(cluster: Cluster, pods: any[], logs: StepLogs | und
       out.push({ pod: p.metadata.name, container: t.container, exitCode: t.exitCode, reason: t.reason, message: t.message, lastLines: lines.slice(-20) });
     }
     for (const c of waitingCs) {
-      out.push({ pod: p.metadata.name, container: c.name, reason: c.state.waiting.reason, message: c.state.waiting.message, lastLines: [] });
+      // A crash-looping container waits for its next start: how its last run ended, and what it printed.
+      const last = c.lastState?.terminated;
+      const lines = last ? (await cluster.readLog(p.metadata.namespace, p.metadata.name, c.name, 20, true).catch(() => '')).split('\n').filter((l, i, a) => l !== '' || i < a.length - 1) : [];
+      out.push({
+        pod: p.metadata.name, container: c.name, ...(last ? { exitCode: last.exitCode } : {}), reason: c.state.waiting.reason,
+        message: c.state.waiting.message ?? (last ? `last run: ${last.reason ?? 'terminated'}` : undefined), lastLines: lines,
+      });
     }
   }
   return out;
@@ -304,14 +310,14 @@ async function runStep(c: StepContext): Promise<void> {
     deadline: Math.min(stepDeadline, c.deadline),
     deadlineReason: stepDeadline <= c.deadline ? `timed out after ${step.timeoutSeconds}s (the step's timeout)` : 'the run\'s overall deadline passed',
     stuckGraceMs: (c.stuckGraceSeconds ?? 120) * 1000,
-    onProgress: (b) => r.emit({ type: 'waiting', ...n, elapsedSeconds: elapsed(), blockers: b }),
+    onProgress: (b, pods) => r.emit({ type: 'waiting', ...n, elapsedSeconds: elapsed(), blockers: b, ...(pods.length ? { pods } : {}) }),
     initial: applied,
   });
   const outcome = await waiter.run();
   if (!outcome.ok) {
     // A failed container's stream ends by itself; a stuck or hanging one never does.
     await logs.drain(200);
-    const pods = (outcome.failedJobs ?? []).flatMap((j) => waiter.jobPods.get(j) ?? []);
+    const pods = [...(outcome.failedJobs ?? []).flatMap((j) => waiter.jobPods.get(j) ?? []), ...(outcome.failedPods ?? [])];
     logs.stop();
     await fail(outcome.reason!, pods, logs);
   }

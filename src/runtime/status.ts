@@ -1,8 +1,12 @@
-/** `status`: each step's state read from the cluster (one GET per wait, no watches). */
+/**
+ * `status`: each step's state read from the cluster (one GET per wait, no watches; a rollout that
+ * is not done also lists its ReplicaSets and pods).
+ */
+import type { V1Deployment, V1Pod } from '@kubernetes/client-node';
 import type { Plan } from '../plan/types';
 import { Cluster, MissingKind, refString } from './client';
 import { refOf, specHash } from './manifests';
-import { storageClassOf, verdictFor } from './readiness';
+import { describePod, podProgress, rolloutPods, selectorString, storageClassOf, verdictFor } from './readiness';
 import { jobPhase } from './readiness/batch_v1_job';
 import { readFacts } from './run';
 
@@ -51,10 +55,20 @@ export async function stepStatuses(cluster: Cluster, plan: Plan, objectsOf: (ste
       for (const w of step.waits) {
         const obj = await cluster.get(w.object).catch(() => undefined);
         if (w.for === 'bound' && obj) classes ??= (await cluster.list({ apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass' })).items;
-        const v = verdictFor(w.for, { object: obj, storageClass: obj && classes ? storageClassOf(obj, classes) : undefined });
+        let v = verdictFor(w.for, { object: obj, storageClass: obj && classes ? storageClassOf(obj, classes) : undefined });
+        let extra = '';
+        if (w.for === 'rollout' && obj && v.state !== 'done') {
+          // Its pods tell a slow first start (waiting) from a failed rollout, and where it is;
+          // when they cannot be read (RBAC), the Deployment decides alone.
+          const pods = await podsOfRollout(cluster, obj).catch(() => undefined);
+          if (pods) {
+            v = verdictFor(w.for, { object: obj, pods });
+            extra = pods.slice(0, 3).map((p) => `; ${describePod(podProgress(p))}`).join('');
+          }
+        }
         if (v.state !== 'done') {
           state = v.state === 'failed' ? 'failed' : 'waiting';
-          details.push(`${refString(w.object)} ${w.for}: ${v.reason}`);
+          details.push(`${refString(w.object)} ${w.for}: ${v.reason}${v.state === 'waiting' ? extra : ''}`);
         }
       }
     }
@@ -64,6 +78,16 @@ export async function stepStatuses(cluster: Cluster, plan: Plan, objectsOf: (ste
     out.push({ name: step.name, state: state ?? 'done', detail: details.join('; ') || `${present.length}/${objs.length} objects`, ...(facts ? { facts } : {}) });
   }
   return out;
+}
+
+/** The pods of a Deployment's newest ReplicaSet: one list of each kind, by its selector. */
+async function podsOfRollout(cluster: Cluster, d: V1Deployment): Promise<V1Pod[]> {
+  const q = { namespace: d.metadata?.namespace, labelSelector: d.spec?.selector ? selectorString(d.spec.selector) || undefined : undefined };
+  const [sets, pods] = await Promise.all([
+    cluster.list({ apiVersion: 'apps/v1', kind: 'ReplicaSet', ...q }),
+    cluster.list({ apiVersion: 'v1', kind: 'Pod', ...q }),
+  ]);
+  return rolloutPods(d, sets.items, pods.items);
 }
 
 export function renderStatus(plan: Plan, steps: StepStatus[]): string {

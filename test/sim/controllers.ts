@@ -1,8 +1,13 @@
 // The cluster's moving parts, as small functions on the virtual clock: scheduler + kubelet
 // (pods run a JobScript and print its lines), the Job controller (1.31+ condition order),
-// garbage collection on delete, Deployment/StatefulSet rollout status, the PVC binder
+// garbage collection on delete, Deployment/StatefulSet rollout status (a scripted Deployment:
+// ReplicaSet, pods, startup/readiness probes, restarts, progress deadline), the PVC binder
 // (Immediate and WaitForFirstConsumer), cert-manager (Issuer/Certificate Ready + the TLS
 // Secret), namespace termination and CRD establishment.
+import { createHash } from 'node:crypto';
+import type {
+  KubernetesObject, V1Container, V1ContainerStatus, V1DeploymentCondition, V1OwnerReference, V1Pod, V1PodCondition, V1PodTemplateSpec, V1ReplicaSet,
+} from '@kubernetes/client-node';
 import { admit } from './admission';
 import type { VirtualClock } from './clock';
 import { ApiError, notFound } from './errors';
@@ -19,6 +24,37 @@ export interface JobScript {
   logs?: string[];
   /** @default 0 for succeed, 1 for fail */
   exitCode?: number;
+}
+
+/**
+ * What a Deployment's pods do (`SimOptions.deployments` / `setDeployment`, by Deployment name).
+ * A Deployment with a script gets a ReplicaSet and pods that the kubelet runs; its status is
+ * counted from them. Without one, its status is made up (see `rollout`) and no pods exist.
+ */
+export interface DeploymentScript {
+  /**
+   * `ready`: the containers start, pass their startup probe after `startupMs`, then their
+   * readiness probe after `readyMs`. `crash-loop`: each run exits with `exitCode` after `runMs`,
+   * restarted with the kubelet's back-off (10 s doubling to 5 min, CrashLoopBackOff meanwhile).
+   * `startup-probe-fails`: the startup probe never passes; the kubelet kills the container (137)
+   * after initialDelaySeconds + periodSeconds × failureThreshold, then restarts it with back-off.
+   * `image-pull-backoff`: ErrImagePull, then ImagePullBackOff. @default 'ready'
+   */
+  outcome?: 'ready' | 'crash-loop' | 'startup-probe-fails' | 'image-pull-backoff';
+  /**
+   * Virtual ms from container start until the startup probe passes (`started: true`); `'hold'`
+   * keeps the containers Running, not started and not ready, until `passStartupProbe(name)`.
+   * @default initialDelaySeconds + periodSeconds of the container's startupProbe, 0 without one
+   */
+  startupMs?: number | 'hold';
+  /** Virtual ms from started to ready. @default the readinessProbe's periodSeconds, 0 without one */
+  readyMs?: number;
+  /** `crash-loop`: virtual ms each run lasts. @default 1000 */
+  runMs?: number;
+  /** `crash-loop`: the exit code of each run. @default 1 */
+  exitCode?: number;
+  /** Lines each run of the first container prints, spread over its first second (or `runMs`). */
+  logs?: string[];
 }
 
 export interface ControllerEvent {
@@ -42,6 +78,10 @@ export const TIMING = {
   issuerReady: 100,
   certificateIssue: 500,
   namespaceDelete: 200,
+  /** The kubelet's restart back-off: doubles from here per restart... */
+  crashLoopBackOff: 10_000,
+  /** ... up to this. */
+  crashLoopBackOffMax: 300_000,
 };
 
 export const NODE_NAME = 'sim-node-1';
@@ -52,6 +92,16 @@ const cond = (type: string, status: 'True' | 'False', reason: string, message: s
 });
 const hasCond = (o: any, type: string) => (o?.status?.conditions ?? []).some((c: any) => c.type === type && c.status === 'True');
 const isTerminal = (p: any) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
+const REVISION = 'deployment.kubernetes.io/revision';
+const ownerOf = (o: KubernetesObject | undefined, kind: string): V1OwnerReference | undefined => (o?.metadata?.ownerReferences ?? []).find((r) => r.kind === kind && r.controller);
+
+/** A pod-template-hash: stable per template, in the alphabet the controller uses. */
+function templateHash(template: V1PodTemplateSpec | undefined): string {
+  const bytes = createHash('sha256').update(JSON.stringify(template ?? {})).digest();
+  let out = '';
+  for (let i = 0; i < 10; i++) out += NAME_CHARS[bytes[i] % NAME_CHARS.length];
+  return out;
+}
 
 export interface DeleteOptions {
   propagationPolicy?: string;
@@ -65,6 +115,11 @@ export class Controllers {
   private readonly jobCreating = new Set<string>();
   private readonly jobDeadlines = new Set<string>();
   private readonly foreground = new Map<string, { rt: ResourceType; ns?: string; name: string }>();
+  private readonly queued = new Set<string>();
+  /** Scripted Deployments (by uid): the generation observed, the last counts, progress deadline state. */
+  private readonly rollouts = new Map<string, { generation: number; counts: string; token: number; exceeded: boolean }>();
+  /** Deployments whose held startup probes passed (`passStartupProbe`). */
+  private readonly released = new Set<string>();
 
   constructor(
     private readonly store: Store,
@@ -72,6 +127,7 @@ export class Controllers {
     private readonly logs: PodLogs,
     private readonly scripts: Map<string, JobScript>,
     private readonly record: (e: ControllerEvent) => void,
+    private readonly deploymentScripts = new Map<string, DeploymentScript>(),
   ) {
     this.unsubscribe = store.subscribe((e) => this.dispatch(e));
   }
@@ -113,7 +169,13 @@ export class Controllers {
       case 'apps/Deployment':
       case 'apps/StatefulSet':
         // an object put() with its status already observed is left as seeded
-        if (e.type !== 'DELETED' && o.metadata.generation !== e.old?.metadata.generation && !(o.status?.observedGeneration >= o.metadata.generation)) this.rollout(e.rt, o);
+        if (e.type !== 'DELETED' && o.metadata.generation !== e.old?.metadata.generation && !(o.status?.observedGeneration >= o.metadata.generation)) {
+          if (this.scripted(o)) this.clock.after(TIMING.deploymentObserve, () => this.syncDeployment(o.metadata.namespace, o.metadata.name, o.metadata.uid));
+          else this.rollout(e.rt, o);
+        }
+        break;
+      case 'apps/ReplicaSet':
+        if (e.type !== 'DELETED') this.queue('rs', o.metadata.namespace, o.metadata.name, () => this.syncReplicaSet(o.metadata.namespace, o.metadata.name));
         break;
       case '/PersistentVolumeClaim':
         if (e.type === 'ADDED') this.onClaim(o);
@@ -172,6 +234,8 @@ export class Controllers {
     const { namespace: ns, name, uid } = p.metadata;
     const owner = p.metadata.ownerReferences?.find((r: any) => r.kind === 'Job' && r.controller);
     if (owner) this.queueJob(ns, owner.name);
+    const rs = ownerOf(p, 'ReplicaSet');
+    if (rs) this.queue('rs', ns, rs.name, () => this.syncReplicaSet(ns, rs.name));
     if (e.type === 'ADDED' && !p.spec.nodeName) this.podTimer(uid, TIMING.schedule, () => this.schedule(ns, name, uid));
     if (e.type === 'MODIFIED' && p.metadata.deletionTimestamp && !e.old.metadata.deletionTimestamp) {
       // SIGTERM: containers stop, the pod object goes after a short grace.
@@ -215,7 +279,8 @@ export class Controllers {
         })),
       };
     });
-    this.podTimer(uid, TIMING.containerStart, () => this.startContainers(ns, name, uid, script));
+    const served = this.deploymentScriptOf(pod);
+    this.podTimer(uid, TIMING.containerStart, () => (served ? this.serve(ns, name, uid, served.script, served.deployment) : this.startContainers(ns, name, uid, script)));
   }
 
   private setWaiting(ns: string, name: string, uid: string, reason: string, message: (image: string) => string): void {
@@ -553,6 +618,329 @@ export class Controllers {
         if (done?.metadata.generation === generation) this.note(rt.kind, name, ns, 'Available');
       });
     });
+  }
+
+  // --- Deployments with a script: ReplicaSet, pods, probes, restarts, progress deadline ---
+
+  private scripted(d: KubernetesObject): boolean {
+    return d.kind === 'Deployment' && this.deploymentScripts.has(d.metadata?.name ?? '');
+  }
+
+  /** The script a pod runs when it belongs (through its ReplicaSet) to a scripted Deployment. */
+  private deploymentScriptOf(pod: V1Pod): { script: DeploymentScript; deployment: string } | undefined {
+    const rsRef = ownerOf(pod, 'ReplicaSet');
+    const rs = rsRef && this.store.get(this.T('apps/v1', 'ReplicaSet'), pod.metadata?.namespace, rsRef.name);
+    const deployment = ownerOf(rs, 'Deployment')?.name;
+    const script = deployment && this.deploymentScripts.get(deployment);
+    return script ? { script, deployment } : undefined;
+  }
+
+  /** Runs fn once on the next tick however often it is asked for (controllers react to bursts of writes). */
+  private queue(what: string, ns: string, name: string, fn: () => void): void {
+    const k = `${what}/${ns}/${name}`;
+    if (this.queued.has(k)) return;
+    this.queued.add(k);
+    this.clock.after(0, () => {
+      this.queued.delete(k);
+      fn();
+    });
+  }
+
+  private ownedBy(rt: ResourceType, ns: string, uid: string): any[] {
+    return this.store.list(rt, ns).filter((o) => o.metadata.ownerReferences?.some((r: V1OwnerReference) => r.uid === uid));
+  }
+
+  /** The Deployment controller on a spec change: the template's ReplicaSet at the desired size, the others at 0 (as Recreate does). */
+  private syncDeployment(ns: string, name: string, uid: string): void {
+    const depT = this.T('apps/v1', 'Deployment');
+    const rsT = this.T('apps/v1', 'ReplicaSet');
+    const d = this.store.get(depT, ns, name);
+    if (!d || d.metadata.uid !== uid || d.metadata.deletionTimestamp) return;
+    const hash = templateHash(d.spec.template);
+    const rsName = `${name}-${hash}`;
+    const owned = this.ownedBy(rsT, ns, uid);
+    const desired = d.spec.replicas ?? 1;
+    let rs = owned.find((x) => x.metadata.name === rsName);
+    const tpl = d.spec.template ?? {};
+    if (!rs) {
+      const revision = Math.max(0, ...owned.map((x) => Number(x.metadata.annotations?.[REVISION] ?? 0))) + 1;
+      const labels = { ...tpl.metadata?.labels, 'pod-template-hash': hash };
+      rs = this.store.create(rsT, {
+        metadata: {
+          name: rsName, namespace: ns, labels,
+          annotations: { [REVISION]: String(revision), 'deployment.kubernetes.io/desired-replicas': String(desired) },
+          ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name, uid, controller: true, blockOwnerDeletion: true }],
+        },
+        spec: {
+          replicas: desired,
+          selector: { ...d.spec.selector, matchLabels: { ...d.spec.selector?.matchLabels, 'pod-template-hash': hash } },
+          template: { ...tpl, metadata: { ...tpl.metadata, labels } },
+        },
+      });
+      this.note('ReplicaSet', rsName, ns, 'created');
+    } else if (rs.spec.replicas !== desired) {
+      rs = this.store.update(rsT, { ...rs, spec: { ...rs.spec, replicas: desired } });
+    }
+    for (const old of owned) if (old.metadata.name !== rsName && old.spec.replicas !== 0) this.store.update(rsT, { ...old, spec: { ...old.spec, replicas: 0 } });
+    const st = this.rollouts.get(uid) ?? { generation: 0, counts: '', token: 0, exceeded: false };
+    st.generation = d.metadata.generation;
+    this.rollouts.set(uid, st);
+    this.mutate(depT, ns, name, (x) => {
+      x.metadata.annotations = { ...x.metadata.annotations, [REVISION]: rs.metadata.annotations[REVISION] };
+    }, uid);
+    this.progressed(ns, name, uid);
+    this.syncDeploymentStatus(ns, name);
+  }
+
+  /** The ReplicaSet controller: as many live pods as spec.replicas; status counted from them. */
+  private syncReplicaSet(ns: string, name: string): void {
+    const rsT = this.T('apps/v1', 'ReplicaSet');
+    const podT = this.T('v1', 'Pod');
+    const rs = this.store.get(rsT, ns, name);
+    const deployment = ownerOf(rs, 'Deployment')?.name;
+    if (!rs || rs.metadata.deletionTimestamp || !deployment || !this.deploymentScripts.has(deployment)) return;
+    const live = this.ownedBy(podT, ns, rs.metadata.uid).filter((p) => !p.metadata.deletionTimestamp);
+    const want = rs.spec.replicas ?? 1;
+    for (let i = live.length; i < want; i++) this.createReplicaSetPod(rs);
+    for (const p of live.slice(want)) this.tryDelete(podT, ns, p.metadata.name, 'Background');
+    const kept = live.slice(0, want);
+    const ready = kept.filter((p) => hasCond(p, 'Ready')).length;
+    const n = (v: number) => v || undefined;
+    this.mutate(rsT, ns, name, (x) => {
+      x.status = { replicas: kept.length, fullyLabeledReplicas: n(kept.length), readyReplicas: n(ready), availableReplicas: n(ready), observedGeneration: x.metadata.generation };
+    });
+    const d = this.store.get(this.T('apps/v1', 'Deployment'), ns, deployment);
+    if (d) this.syncDeploymentStatus(ns, deployment);
+  }
+
+  private createReplicaSetPod(rs: V1ReplicaSet): void {
+    const podT = this.T('v1', 'Pod');
+    let suffix = '';
+    for (let i = 0; i < 5; i++) suffix += NAME_CHARS[Math.floor(Math.random() * NAME_CHARS.length)];
+    const { name = '', namespace, uid = '' } = rs.metadata ?? {};
+    const tpl = rs.spec?.template;
+    const pod = {
+      apiVersion: 'v1', kind: 'Pod',
+      metadata: {
+        name: `${name}-${suffix}`, generateName: `${name}-`, namespace,
+        labels: { ...tpl?.metadata?.labels }, annotations: tpl?.metadata?.annotations,
+        ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name, uid, controller: true, blockOwnerDeletion: true }],
+      },
+      spec: { restartPolicy: 'Always', ...clone(tpl?.spec) },
+    };
+    try {
+      this.store.create(podT, admit(this.store, podT, pod, undefined));
+      this.note('Pod', pod.metadata.name, namespace, 'created');
+    } catch (e) {
+      this.note('ReplicaSet', name, namespace, `pod creation failed: ${(e as Error).message}`);
+    }
+  }
+
+  /** Deployment status from its ReplicaSets' pods; Progressing from progress and the deadline. */
+  private syncDeploymentStatus(ns: string, name: string): void {
+    const depT = this.T('apps/v1', 'Deployment');
+    const d = this.store.get(depT, ns, name);
+    const st = d && this.rollouts.get(d.metadata.uid);
+    if (!d || !st) return;
+    const uid = d.metadata.uid;
+    const rsName = `${name}-${templateHash(d.spec.template)}`;
+    const sets = this.ownedBy(this.T('apps/v1', 'ReplicaSet'), ns, uid);
+    const newest = sets.find((x) => x.metadata.name === rsName);
+    const podT = this.T('v1', 'Pod');
+    const live = (rs: V1ReplicaSet | undefined) => (rs ? this.ownedBy(podT, ns, rs.metadata?.uid ?? '').filter((p) => !p.metadata.deletionTimestamp) : []);
+    const all = sets.flatMap(live);
+    const updated = live(newest).length;
+    const ready = all.filter((p) => hasCond(p, 'Ready')).length;
+    const desired = d.spec.replicas ?? 1;
+    const complete = updated === desired && all.length === desired && live(newest).filter((p) => hasCond(p, 'Ready')).length === desired;
+    const counts = `${rsName}/${updated}/${ready}/${all.length}`;
+    if (st.counts && counts !== st.counts) this.progressed(ns, name, uid);
+    st.counts = counts;
+    const now = this.now();
+    const n = (v: number) => v || undefined;
+    const wasComplete = (d.status?.conditions ?? []).some((c: V1DeploymentCondition) => c.type === 'Progressing' && c.reason === 'NewReplicaSetAvailable');
+    this.mutate(depT, ns, name, (x) => {
+      // A condition keeps its object (and times) while it says the same; a new status is a transition.
+      const condition = (type: string, status: 'True' | 'False', reason: string, message: string) => {
+        const old = (x.status?.conditions ?? []).find((c: V1DeploymentCondition) => c.type === type);
+        if (old?.status === status && old.reason === reason && old.message === message) return old;
+        return cond(type, status, reason, message, old?.status === status ? old.lastTransitionTime : now, { lastUpdateTime: now });
+      };
+      x.status = {
+        observedGeneration: st.generation, replicas: n(all.length), updatedReplicas: n(updated), readyReplicas: n(ready), availableReplicas: n(ready),
+        unavailableReplicas: n(Math.max(0, desired - ready)),
+        conditions: [
+          ready >= desired ? condition('Available', 'True', 'MinimumReplicasAvailable', 'Deployment has minimum availability.')
+            : condition('Available', 'False', 'MinimumReplicasUnavailable', 'Deployment does not have minimum availability.'),
+          complete ? condition('Progressing', 'True', 'NewReplicaSetAvailable', `ReplicaSet "${rsName}" has successfully progressed.`)
+            : st.exceeded ? condition('Progressing', 'False', 'ProgressDeadlineExceeded', `ReplicaSet "${rsName}" has timed out progressing.`)
+              : condition('Progressing', 'True', 'ReplicaSetUpdated', `ReplicaSet "${rsName}" is progressing.`),
+        ],
+      };
+    }, uid);
+    if (complete && !wasComplete) this.note('Deployment', name, ns, 'Available');
+  }
+
+  /** Progress (a new ReplicaSet, a pod more or less ready): the deadline starts over. */
+  private progressed(ns: string, name: string, uid: string): void {
+    const st = this.rollouts.get(uid);
+    if (!st) return;
+    const token = ++st.token;
+    st.exceeded = false;
+    const d = this.store.get(this.T('apps/v1', 'Deployment'), ns, name);
+    this.clock.after((d?.spec?.progressDeadlineSeconds ?? 600) * 1000, () => {
+      if (st.token !== token || this.rollouts.get(uid) !== st) return;
+      const now = this.store.get(this.T('apps/v1', 'Deployment'), ns, name);
+      if (!now || now.metadata.uid !== uid || (now.status?.conditions ?? []).some((c: V1DeploymentCondition) => c.reason === 'NewReplicaSetAvailable')) return;
+      st.exceeded = true;
+      this.syncDeploymentStatus(ns, name);
+      this.note('Deployment', name, ns, 'ProgressDeadlineExceeded');
+    });
+  }
+
+  // --- the kubelet for a Deployment's pods: containers restart, probes gate started and ready ---
+
+  private serve(ns: string, name: string, uid: string, script: DeploymentScript, deployment: string): void {
+    if (script.outcome === 'image-pull-backoff') {
+      this.setWaiting(ns, name, uid, 'ErrImagePull', (img) => `rpc error: code = NotFound desc = failed to pull and unpack image "${img}": not found`);
+      this.podTimer(uid, TIMING.imagePullBackOff, () => this.setWaiting(ns, name, uid, 'ImagePullBackOff', (img) => `Back-off pulling image "${img}"`));
+      return;
+    }
+    const pod = this.store.get(this.T('v1', 'Pod'), ns, name);
+    for (const c of pod?.spec.containers ?? []) this.runContainer(ns, name, uid, c.name, script, deployment);
+  }
+
+  /** Virtual ms until a container's startup probe passes ('hold': until passStartupProbe). */
+  private startupOf(spec: V1Container, script: DeploymentScript, deployment: string): number | 'hold' {
+    if (script.startupMs === 'hold') return this.released.has(deployment) ? 0 : 'hold';
+    if (script.startupMs !== undefined) return script.startupMs;
+    const p = spec.startupProbe;
+    return p ? ((p.initialDelaySeconds ?? 0) + (p.periodSeconds ?? 10)) * 1000 : 0;
+  }
+
+  private readyOf(spec: V1Container | undefined, script: DeploymentScript): number {
+    return script.readyMs ?? (spec?.readinessProbe ? (spec.readinessProbe.periodSeconds ?? 10) * 1000 : 0);
+  }
+
+  /** Pod conditions from its containers (Ready and ContainersReady follow them). */
+  private podConditions(p: any, now: string): void {
+    const unready = p.status.containerStatuses.filter((cs: V1ContainerStatus) => !cs.ready).map((cs: V1ContainerStatus) => cs.name);
+    const set = (type: string, ok: boolean) => {
+      const c = (p.status.conditions ?? []).find((x: V1PodCondition) => x.type === type);
+      const status = ok ? 'True' : 'False';
+      const next = ok ? cond(type, 'True', undefined as any, undefined as any, now) : cond(type, 'False', 'ContainersNotReady', `containers with unready status: [${unready.join(' ')}]`, now);
+      if (c?.status === status && c.reason === next.reason && c.message === next.message) return c;
+      return next;
+    };
+    p.status.conditions = [
+      set('PodReadyToStartContainers', true), set('Initialized', true),
+      set('Ready', unready.length === 0), set('ContainersReady', unready.length === 0), set('PodScheduled', true),
+    ];
+  }
+
+  /** One run of a container: Running, started once its startup probe passes, ready after; or it exits (crash-loop, failed probe). */
+  private runContainer(ns: string, name: string, uid: string, container: string, script: DeploymentScript, deployment: string): void {
+    const podT = this.T('v1', 'Pod');
+    const now = this.now();
+    let spec: V1Container | undefined;
+    const pod = this.mutate(podT, ns, name, (p) => {
+      spec = p.spec.containers.find((c: V1Container) => c.name === container);
+      const cs = p.status.containerStatuses.find((c: V1ContainerStatus) => c.name === container);
+      if (!spec || !cs) return;
+      p.status.phase = 'Running';
+      p.status.podIP ??= `10.244.0.${(parseInt(uid.slice(0, 2), 16) % 250) + 2}`;
+      // Without a startup probe a running container is started; without a readiness probe, ready
+      // (so a crash-looping one without probes counts ready while it runs, as on a real node).
+      const crashes = script.outcome === 'crash-loop';
+      const neverStarts = script.outcome === 'startup-probe-fails' && spec.startupProbe;
+      cs.state = { running: { startedAt: now } };
+      cs.started = !neverStarts && (crashes ? !spec.startupProbe : this.startupOf(spec, script, deployment) === 0);
+      cs.ready = cs.started && (crashes ? !spec.readinessProbe : this.readyOf(spec, script) === 0);
+      cs.containerID = `containerd://${uid.replace(/-/g, '')}${container}${cs.restartCount}`;
+      this.podConditions(p, now);
+    }, uid);
+    const cs = pod?.status.containerStatuses.find((c: V1ContainerStatus) => c.name === container);
+    if (!pod || !cs || !spec) return;
+    this.note('Pod', name, ns, cs.restartCount ? `Running (restart ${cs.restartCount})` : 'Running');
+    const runMs = script.runMs ?? 1000;
+    if (container === pod.spec.containers[0].name) {
+      const lines = script.logs ?? [];
+      lines.forEach((text, i) => this.podTimer(uid, ((i + 1) * runMs) / (lines.length + 1), () => this.logs.append(ns, name, container, text, Date.now())));
+    }
+    if (script.outcome === 'crash-loop') {
+      this.podTimer(uid, runMs, () => this.crash(ns, name, uid, container, script.exitCode ?? 1, script, deployment));
+    } else if (script.outcome === 'startup-probe-fails' && spec.startupProbe) {
+      const p = spec.startupProbe;
+      this.podTimer(uid, ((p.initialDelaySeconds ?? 0) + (p.periodSeconds ?? 10) * (p.failureThreshold ?? 3)) * 1000, () => this.crash(ns, name, uid, container, 137, script, deployment));
+    } else if (!cs.started) {
+      const startup = this.startupOf(spec, script, deployment);
+      if (startup !== 'hold') this.podTimer(uid, startup, () => this.passStartup(ns, name, uid, container, script));
+    } else if (!cs.ready) {
+      this.podTimer(uid, this.readyOf(spec, script), () => this.markReady(ns, name, uid, container));
+    }
+  }
+
+  private passStartup(ns: string, name: string, uid: string, container: string, script: DeploymentScript): void {
+    let readyIn = 0;
+    const pod = this.mutate(this.T('v1', 'Pod'), ns, name, (p) => {
+      const cs = p.status.containerStatuses.find((c: V1ContainerStatus) => c.name === container);
+      if (!cs?.state?.running || cs.started) return;
+      readyIn = this.readyOf(p.spec.containers.find((c: V1Container) => c.name === container), script);
+      cs.started = true;
+      cs.ready = readyIn === 0;
+      this.podConditions(p, this.now());
+    }, uid);
+    if (pod) this.note('Pod', name, ns, `${container} started`);
+    if (pod && readyIn > 0) this.podTimer(uid, readyIn, () => this.markReady(ns, name, uid, container));
+  }
+
+  private markReady(ns: string, name: string, uid: string, container: string): void {
+    const pod = this.mutate(this.T('v1', 'Pod'), ns, name, (p) => {
+      const cs = p.status.containerStatuses.find((c: V1ContainerStatus) => c.name === container);
+      if (!cs?.state?.running || !cs.started) return;
+      cs.ready = true;
+      this.podConditions(p, this.now());
+    }, uid);
+    if (pod) this.note('Pod', name, ns, `${container} ready`);
+  }
+
+  /** The container exits (or its failed startup probe killed it): CrashLoopBackOff, then a restart after the back-off. */
+  private crash(ns: string, name: string, uid: string, container: string, exitCode: number, script: DeploymentScript, deployment: string): void {
+    const now = this.now();
+    let backoff = 0;
+    const pod = this.mutate(this.T('v1', 'Pod'), ns, name, (p) => {
+      const cs = p.status.containerStatuses.find((c: V1ContainerStatus) => c.name === container);
+      if (!cs?.state?.running) return;
+      backoff = Math.min(TIMING.crashLoopBackOff * 2 ** cs.restartCount, TIMING.crashLoopBackOffMax);
+      cs.lastState = { terminated: { exitCode, reason: 'Error', startedAt: cs.state.running.startedAt, finishedAt: now, containerID: cs.containerID } };
+      cs.state = { waiting: { reason: 'CrashLoopBackOff', message: `back-off ${backoff / 1000}s restarting failed container=${container} pod=${name}_${ns}(${uid})` } };
+      cs.ready = false;
+      cs.started = false;
+      this.podConditions(p, now);
+    }, uid);
+    if (!pod) return;
+    this.logs.restart(ns, name, container);
+    this.note('Pod', name, ns, `${container} CrashLoopBackOff`);
+    this.podTimer(uid, backoff, () => {
+      const restarted = this.mutate(this.T('v1', 'Pod'), ns, name, (p) => {
+        const cs = p.status.containerStatuses.find((c: V1ContainerStatus) => c.name === container);
+        if (cs?.state?.waiting) cs.restartCount += 1;
+      }, uid);
+      if (restarted) this.runContainer(ns, name, uid, container, script, deployment);
+    });
+  }
+
+  /** A held startup probe passes (`SimOptions.deployments[name].startupMs: 'hold'`): now, and for later pods. */
+  passStartupProbe(deployment: string): void {
+    this.released.add(deployment);
+    const podT = this.T('v1', 'Pod');
+    for (const pod of this.store.list(podT)) {
+      const served = this.deploymentScriptOf(pod);
+      if (served?.deployment !== deployment || pod.metadata.deletionTimestamp) continue;
+      for (const cs of pod.status?.containerStatuses ?? []) {
+        if (cs.state?.running && !cs.started) this.passStartup(pod.metadata.namespace, pod.metadata.name, pod.metadata.uid, cs.name, served.script);
+      }
+    }
   }
 
   // --- PVC binder ---

@@ -359,7 +359,9 @@ export function createHandler(d: HttpDeps) {
     if (!container) throw badRequest(`a container name must be specified for pod ${r.name}, choose one of: [${names.join(' ')}]`);
     if (!names.includes(container)) throw badRequest(`container ${container} is not valid for pod ${r.name}`);
     const ns = r.namespace!;
-    if (q.get('previous') === 'true') throw badRequest(`previous terminated container "${container}" in pod "${r.name}" not found`); // containers never restart here
+    // Only a Deployment's containers restart here (Job pods fail instead).
+    const previous = q.get('previous') === 'true' ? d.logs.previous(ns, r.name!, container) : undefined;
+    if (q.get('previous') === 'true' && !previous) throw badRequest(`previous terminated container "${container}" in pod "${r.name}" not found`);
     const head = () => {
       rec.status = 200;
       res.writeHead(200, { 'Content-Type': 'text/plain', 'Cache-Control': 'no-cache, private' });
@@ -371,13 +373,13 @@ export function createHandler(d: HttpDeps) {
     }
     const cs = (pod.status?.containerStatuses ?? []).find((c: any) => c.name === container);
     const waiting = !cs ? { reason: 'ContainerCreating' } : cs.state?.waiting;
-    if (waiting) {
+    if (waiting && !previous) {
       const why = waiting.reason === 'ErrImagePull' || waiting.reason === 'ImagePullBackOff' ? 'trying and failing to pull image' : waiting.reason;
       throw badRequest(`container "${container}" in pod "${r.name}" is waiting to start: ${why}`);
     }
     const timestamps = q.get('timestamps') === 'true';
     const fmt = (l: { at: number; text: string }) => (timestamps ? `${new Date(l.at).toISOString()} ` : '') + l.text + '\n';
-    let lines = d.logs.lines(ns, r.name!, container);
+    let lines = previous ?? d.logs.lines(ns, r.name!, container);
     const since = Number(q.get('sinceSeconds') ?? 0);
     if (since > 0) lines = lines.filter((l) => l.at >= Date.now() - since * 1000);
     const tail = q.get('tailLines');
@@ -385,7 +387,7 @@ export function createHandler(d: HttpDeps) {
     const limitBytes = Number(q.get('limitBytes') ?? 0);
     head();
     const initial = lines.map(fmt).join('');
-    if (q.get('follow') !== 'true' || !cs.state?.running) {
+    if (q.get('follow') !== 'true' || !cs.state?.running || previous) {
       res.end(limitBytes > 0 ? initial.slice(0, limitBytes) : initial);
       return;
     }

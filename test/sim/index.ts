@@ -8,21 +8,25 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import YAML from 'yaml';
 import { VirtualClock } from './clock';
-import { ControllerEvent, Controllers, JobScript, NODE_NAME } from './controllers';
+import { ControllerEvent, Controllers, DeploymentScript, JobScript, NODE_NAME } from './controllers';
 import { Fault, RequestRecord, createHandler } from './http';
 import { PodLogs } from './logs';
-import { CERT_MANAGER_CRDS, ResourceType } from './resources';
+import { CERT_MANAGER_CRDS, ResourceType, TRAEFIK_CRDS } from './resources';
 import { Store, clone } from './store';
 import { WatchHub } from './watch';
 
-export type { JobScript, ControllerEvent, RequestRecord };
+export type { JobScript, DeploymentScript, ControllerEvent, RequestRecord };
 export { TIMING } from './controllers';
 
 export interface SimOptions {
   /** Job scripts by Job name; unlisted Jobs succeed. */
   jobs?: Record<string, JobScript>;
+  /** Deployment scripts by Deployment name: those get a ReplicaSet and pods; the others a made-up status. */
+  deployments?: Record<string, DeploymentScript>;
   /** Register the cert-manager CRDs (Certificate, Issuer, ClusterIssuer) in discovery. @default true */
   certManager?: boolean;
+  /** Register Traefik's Middleware and IngressRouteTCP CRDs. @default true */
+  traefik?: boolean;
   /** Binding mode of the default StorageClass `standard`. @default 'Immediate' */
   volumeBindingMode?: 'Immediate' | 'WaitForFirstConsumer';
   /** Virtual ms per real ms. @default 50 (a 1 s Job takes 20 ms) */
@@ -38,6 +42,9 @@ export interface Simulator {
   list(apiVersion: string, kind: string, namespace?: string): any[];
   put(obj: any): void;
   setJob(name: string, script: JobScript): void;
+  setDeployment(name: string, script: DeploymentScript): void;
+  /** The held startup probes (`startupMs: 'hold'`) of this Deployment's pods pass, now and for later pods. */
+  passStartupProbe(deployment: string): void;
   failNext(count: number, status?: number, matcher?: string): void;
   throttleNext(count: number, retryAfterSeconds: number, matcher?: string): void;
   dropWatches(): void;
@@ -53,10 +60,11 @@ export async function startSimulator(opts: SimOptions = {}): Promise<Simulator> 
   const logs = new PodLogs();
   const hub = new WatchHub(store, clock);
   const scripts = new Map(Object.entries(opts.jobs ?? {}));
+  const deploymentScripts = new Map(Object.entries(opts.deployments ?? {}));
   const events: ControllerEvent[] = [];
   const requests: RequestRecord[] = [];
   const faults: Fault[] = [];
-  const controllers = new Controllers(store, clock, logs, scripts, (e) => events.push(e));
+  const controllers = new Controllers(store, clock, logs, scripts, (e) => events.push(e), deploymentScripts);
 
   const typeOf = (apiVersion: string, kind: string): ResourceType => {
     const rt = store.typeByKind(apiVersion, kind);
@@ -88,6 +96,7 @@ export async function startSimulator(opts: SimOptions = {}): Promise<Simulator> 
     put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'cert-manager', labels: { 'kubernetes.io/metadata.name': 'cert-manager' } }, spec: { finalizers: ['kubernetes'] }, status: { phase: 'Active' } });
     for (const crd of CERT_MANAGER_CRDS) put(crd);
   }
+  if (opts.traefik ?? true) for (const crd of TRAEFIK_CRDS) put(crd);
 
   let address = '127.0.0.1:0';
   const handler = createHandler({ store, clock, hub, controllers, logs, faults, requests, openapi: opts.openapi ?? true, address: () => address });
@@ -116,6 +125,8 @@ export async function startSimulator(opts: SimOptions = {}): Promise<Simulator> 
     list: (apiVersion, kind, namespace) => store.list(typeOf(apiVersion, kind), namespace),
     put,
     setJob: (name, script) => void scripts.set(name, script),
+    setDeployment: (name, script) => void deploymentScripts.set(name, script),
+    passStartupProbe: (deployment) => controllers.passStartupProbe(deployment),
     failNext: (count, status = 503, matcher) => void faults.push({ remaining: count, status, matcher }),
     throttleNext: (count, retryAfterSeconds, matcher) => void faults.push({ remaining: count, status: 429, matcher, retryAfterSeconds }),
     dropWatches: () => hub.dropAll(),

@@ -1,5 +1,6 @@
 // Container output, as the kubelet would keep it: lines with the (virtual) time they were
-// printed, readable whole or followed until the container terminates.
+// printed, readable whole or followed until the container terminates; after a restart, the
+// previous run's lines too.
 export interface LogLine {
   at: number;
   text: string;
@@ -13,6 +14,8 @@ interface ContainerLog {
 
 export class PodLogs {
   private readonly logs = new Map<string, ContainerLog>();
+  /** A restarted container's run before the current one (`?previous=true`). */
+  private readonly previousRuns = new Map<string, LogLine[]>();
 
   private entry(ns: string, pod: string, container: string): ContainerLog {
     const k = `${ns}/${pod}/${container}`;
@@ -37,6 +40,22 @@ export class PodLogs {
     e.followers.clear();
   }
 
+  /** The container restarts (a crash, a failed probe): this run's output becomes the previous one. */
+  restart(ns: string, pod: string, container: string): void {
+    const e = this.entry(ns, pod, container);
+    for (const f of e.followers) f.end();
+    e.followers.clear();
+    this.previousRuns.set(`${ns}/${pod}/${container}`, e.lines);
+    e.lines = [];
+    e.ended = false;
+  }
+
+  /** What the container printed before its last restart; undefined when it never restarted. */
+  previous(ns: string, pod: string, container: string): LogLine[] | undefined {
+    const l = this.previousRuns.get(`${ns}/${pod}/${container}`);
+    return l && [...l];
+  }
+
   lines(ns: string, pod: string, container: string): LogLine[] {
     return [...this.entry(ns, pod, container).lines];
   }
@@ -55,6 +74,7 @@ export class PodLogs {
 
   /** The pod is gone: its logs go with it. */
   forget(ns: string, pod: string): void {
+    for (const k of this.previousRuns.keys()) if (k.startsWith(`${ns}/${pod}/`)) this.previousRuns.delete(k);
     for (const [k, e] of this.logs) {
       if (k.startsWith(`${ns}/${pod}/`)) {
         for (const f of e.followers) f.end();

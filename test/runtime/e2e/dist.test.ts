@@ -7,7 +7,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { readPlan } from '../../../src/plan/reader';
 import { startSimulator, Simulator } from '../../sim';
-import { cli, ROOT, writesTo } from './harness';
+import { cli, ROOT, tmpDir, until, writesTo } from './harness';
 
 const dist = (p: string) => path.join(ROOT, 'dist', p);
 const have = (p: string) => fs.existsSync(path.join(dist(p), 'plan.json'));
@@ -23,6 +23,33 @@ const inspectJobs = (server: Record<string, string> = {}, db: Record<string, str
 let sim: Simulator;
 afterEach(async () => {
   await sim?.stop();
+});
+
+(have('install') ? describe : describe.skip)('dist/install', () => {
+  it('waits for Deployment uyuni through its startup probe (the first start sets the server up), then is done', async () => {
+    // 2000 virtual ms per real ms; the server's pod stays Running-but-not-started until released.
+    sim = await startSimulator({ clockSpeed: 2000, deployments: { uyuni: { startupMs: 'hold' }, db: {} } });
+    const runDir = tmpDir();
+    let finished = false;
+    const running = cli('run', dist('install'), { kubeconfig: sim.kubeconfigPath, runDir, progressInterval: '1' }).finally(() => { finished = true; });
+    const events = () => {
+      const f = path.join(runDir, 'events.jsonl');
+      return fs.existsSync(f) ? fs.readFileSync(f, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [];
+    };
+    await until('the server pod shown starting', () => events().some((e: any) => e.type === 'waiting' && e.step === 'server'
+      && (e.pods ?? []).some((p: any) => p.phase === 'Running' && p.containers.some((c: any) => c.name === 'uyuni' && !c.started))));
+    // Longer than a progress interval: the plain output shows the waiting pod too.
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(finished).toBe(false);
+    // The database runs before the server starts, and the server step allows the probe's 10 hours.
+    expect(sim.get('apps/v1', 'Deployment', 'db', 'uyuni')?.status?.readyReplicas).toBe(1);
+    expect(readPlan(dist('install')).steps.find((s) => s.name === 'server')?.timeoutSeconds).toBeGreaterThanOrEqual(36000);
+    sim.passStartupProbe('uyuni');
+    const r = await running;
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/server: waiting [^\n]*Deployment\/uyuni \(uyuni\)[^\n]*uyuni starting \(startup probe\)/);
+  });
 });
 
 (have('install') && have('upgrade') ? describe : describe.skip)('dist/install then dist/upgrade', () => {

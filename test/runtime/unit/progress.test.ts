@@ -41,17 +41,66 @@ describe('progress output', () => {
     r.close();
   });
 
+  const columns = process.stdout.columns;
+  const terminalWidth = (n: number) => Object.defineProperty(process.stdout, 'columns', { value: n, configurable: true, writable: true });
+  afterEach(() => terminalWidth(columns));
+
   it('tty: keeps one live line per step with N/M, elapsed time and the blocker, cleared before other output', () => {
+    terminalWidth(200);
     const { r, out, tick } = reporter('tty');
     r.emit({ type: 'step-start', ...step, description: 'first-time setup' });
     tick(2500);
     r.emit(waiting(2.5));
-    expect(out[out.length - 1]).toBe('[6/8] setup 2.5s waiting for Job/uyuni-setup (uyuni) complete: Job running; pods uyuni-setup-x Pending/ContainerCreating'.slice(0, (process.stdout.columns || 120) - 1));
+    expect(out[out.length - 1]).toBe('[6/8] setup 2.5s waiting for Job/uyuni-setup (uyuni) complete: Job running; pods uyuni-setup-x Pending/ContainerCreating');
     r.emit({ type: 'log', step: 'setup', pod: 'uyuni-setup-x', container: 'main', line: 'hello' });
     const joined = out.join('');
     expect(joined).toContain('\r\x1b[2K  setup/uyuni-setup-x/main | hello\n[6/8] setup');
     r.emit({ type: 'step-done', ...step, elapsedSeconds: 3 });
     expect(out[out.length - 1]).toBe('[6/8] setup: done in 3.0s\n');
+    r.close();
+  });
+
+  const rollout = { step: 'server', index: 8, total: 8 };
+  const starting = 'Deployment/uyuni (uyuni) rollout: 0/1 ready; pod uyuni-7d9f8c5b4-x2k4p: Running, uyuni starting (startup probe), 0 restarts';
+  const pod = (started: boolean) => ({
+    owner: 'Deployment/uyuni (uyuni)', pod: 'uyuni-7d9f8c5b4-x2k4p', phase: 'Running',
+    containers: [{ name: 'uyuni', state: 'running' as const, started, ready: false, restartCount: 0, startupProbe: true, readinessProbe: true }],
+  });
+
+  it('tty: a blocker too long for the terminal loses its middle, not the pod state at its end', () => {
+    terminalWidth(110);
+    const { r, out, tick } = reporter('tty');
+    r.emit({ type: 'step-start', ...rollout, description: 'the server' });
+    tick(3 * 3600_000 + 62_000);
+    r.emit({ type: 'waiting', ...rollout, elapsedSeconds: 3 * 3600 + 62, blockers: [starting] });
+    const live = out[out.length - 1];
+    expect(live.length).toBe(109);
+    expect(live).toMatch(/^\[8\/8\] server 3h01m02s waiting for Deployment\/uyuni .*….*Running, uyuni starting \(startup probe\), 0 restarts$/);
+    r.close();
+  });
+
+  it('records a wait in events.jsonl (and -o json) when what blocks or a pod changes, and once an interval, not on every tick', () => {
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'ev-')), 'events.jsonl');
+    const j = reporter('json', 10);
+    j.r.recordTo(file);
+    j.r.emit({ type: 'step-start', ...rollout, description: 'the server' });
+    for (let i = 1; i <= 40; i++) { // 10 s of the waiter's quarter-second reports, then a change
+      j.tick(250);
+      j.r.emit({ type: 'waiting', ...rollout, elapsedSeconds: i / 4, blockers: [starting], pods: [pod(i > 30)] });
+    }
+    j.r.close();
+    const recorded = fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((e) => e.type === 'waiting');
+    expect(recorded.map((e) => [e.elapsedSeconds, e.pods[0].containers[0].started])).toEqual([[0.25, false], [7.75, true], [10, true]]);
+    expect(recorded[0]).toMatchObject({ blockers: [starting], pods: [{ owner: 'Deployment/uyuni (uyuni)', phase: 'Running', containers: [{ name: 'uyuni', started: false, ready: false, restartCount: 0 }] }] });
+    expect(j.out.join('')).toBe(fs.readFileSync(file, 'utf8'));
+  });
+
+  it('plain: counts a long wait in hours', () => {
+    const { r, out, tick } = reporter('plain', 10);
+    r.emit({ type: 'step-start', ...rollout, description: 'the server' });
+    tick(9 * 3600_000 + 59 * 60_000 + 59_500);
+    r.emit({ type: 'waiting', ...rollout, elapsedSeconds: 9 * 3600 + 59 * 60 + 59.5, blockers: [starting] });
+    expect(out.join('')).toContain(`[8/8] server: waiting 9h59m59s for ${starting}\n`);
     r.close();
   });
 
