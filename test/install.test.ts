@@ -80,7 +80,7 @@ const CHART_CLAIMS: Record<string, string> = {
   'var-pgsql18': '50Gi',
 };
 
-/** The Services of the default configuration (uyuni-server-2026.md §7.1: monitoring on, no debug, hub API or TFTP). */
+/** The Services of the default configuration (docs/upstream.md: monitoring on, no debug, hub API or TFTP). */
 const DEFAULT_SERVICES = {
   cobbler: { type: 'ClusterIP', component: 'server', ports: ['cobbler 25151/TCP->25151'] },
   db: { type: 'ClusterIP', component: 'db', ports: ['pgsql 5432/TCP->5432'] },

@@ -284,6 +284,7 @@ const ingressAnnotations = section({
   sslRedirect: optional(stringMap()),
   nossl: optional(stringMap()),
   exporters: optional(stringMap()),
+  hub: optional(stringMap()),
 });
 
 const ingress = section({

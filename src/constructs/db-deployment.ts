@@ -23,7 +23,7 @@ export interface DbDeploymentProps {
   readonly ports?: readonly ContainerPort[];
 }
 
-/** The image's own check: disk usage, no upgrade hook running, pg_isready (uyuni-server-2026.md §3.2). */
+/** The image's own check: disk usage, no upgrade hook running, pg_isready (docs/upstream.md). */
 const HEALTHCHECK = ['/usr/bin/healthcheck.sh'];
 
 /**

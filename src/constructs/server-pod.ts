@@ -12,7 +12,7 @@ import { readScript } from './script-job';
 import { configEnv, UYUNI_CONFIG } from './uyuni-config-map';
 
 /**
- * The server pod of the current images (uyuni-server-2026.md §2, server-helm 2026.08): the
+ * The server pod of the current images (server-helm 2026.08; docs/upstream.md): the
  * image's own entrypoint (setup at first start, then systemd), configured through `container=oci`
  * and `UYUNI_HOSTNAME`, CA files where the images read them, a cgroup emptyDir that the entrypoint
  * mounts cgroup2 on (hence SYS_ADMIN), and init containers init-volumes and db-waiter.

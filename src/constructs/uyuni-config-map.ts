@@ -3,7 +3,7 @@ import { Construct } from 'constructs';
 import { DATABASES, PG_PORT } from '../model/db';
 import { commonLabels } from '../model/labels';
 
-/** The ConfigMap's name and keys, as the chart's pods read them (uyuni-server-2026.md §2.4). */
+/** The ConfigMap's name and keys, as the chart's pods read them (docs/upstream.md). */
 export const UYUNI_CONFIG = {
   name: 'uyuni-config',
   keys: {

@@ -26,6 +26,7 @@ export interface UyuniIngressesProps {
     readonly sslRedirect?: Record<string, string>;
     readonly nossl?: Record<string, string>;
     readonly exporters?: Record<string, string>;
+    readonly hub?: Record<string, string>;
   };
   /** Labels of every Ingress. @default none */
   readonly labels?: Record<string, string>;
@@ -134,6 +135,21 @@ export class UyuniIngresses extends Construct {
         },
         user: props.annotations?.exporters,
         paths: EXPORTER_PATHS,
+        tls,
+      });
+    }
+
+    // The hub API over HTTPS (hubapi-ingress-ssl of the chart): without it /hub/rpc/api on
+    // websecure would reach the web UI's catch-all.
+    if (props.hubApi) {
+      ingress('HubApi', 'hubapi-ingress-ssl', {
+        traefik: {
+          [`${TRAEFIK}router.tls`]: 'true',
+          [`${TRAEFIK}router.entrypoints`]: 'websecure',
+          [`${TRAEFIK}router.priority`]: '100',
+        },
+        user: props.annotations?.hub,
+        paths: [HUB_API_PATH],
         tls,
       });
     }

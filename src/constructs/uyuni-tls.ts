@@ -63,7 +63,7 @@ export function tlsRequirements(mode: TlsMode, fqdn: string, namespace: string):
 }
 
 /**
- * The server's TLS (uyuni-server-2026.md §8), by mode:
+ * The server's TLS (docs/upstream.md), by mode:
  * - generated: Issuer uyuni-root-issuer (selfSigned) → Certificate uyuni-ca (isCA) → Issuer
  *   uyuni-issuer → Certificates uyuni-cert and db-cert, as the official chart's cert-manager
  *   setup, but namespaced (no ClusterIssuer, nothing in cert-manager's namespace);

@@ -1,5 +1,5 @@
 /**
- * The database endpoints (uyuni-server-2026.md §2.4, §3), defined once: the ConfigMap
+ * The database endpoints (docs/upstream.md), defined once: the ConfigMap
  * uyuni-config, the server's environment, the db-waiter, the Services and the certificate's
  * names all read them from here.
  */

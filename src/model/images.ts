@@ -1,5 +1,5 @@
 /**
- * Image naming (uyuni-server-2026.md §1.2): `<registry>/<name>:<tag>`; a component's `image`
+ * Image naming (docs/upstream.md): `<registry>/<name>:<tag>`; a component's `image`
  * replaces `<registry>/<name>`, its `tag` the global tag.
  */
 

@@ -1,5 +1,5 @@
 /**
- * The port tables, defined once (uyuni-server-2026.md §2.2, §7.1, §9). Container ports,
+ * The port tables, defined once (docs/upstream.md). Container ports,
  * Services and their exposure are all derived from them (src/constructs/services-per-port.ts).
  */
 import { PG_PORT } from './db';
@@ -106,7 +106,7 @@ export const SERVER_SERVICE_NAMES: readonly string[] = SERVER_TABLE.map((row) =>
 const port = (name: string, p: number, protocol: Protocol = 'TCP', targetPort?: number): PortSpec =>
   ({ name, port: p, protocol, ...(targetPort ? { targetPort } : {}) });
 
-/** The proxy's port table (uyuni-server.md §4, proxy): one Service per logical service, each served by one container. */
+/** The proxy's port table (docs/upstream.md, proxy): one Service per logical service, each served by one container. */
 export const PROXY_SERVICES: readonly ServiceSpec[] = [
   { name: 'web', component: 'proxy', container: 'proxy-httpd', ports: [port('http', 80), port('https', 443)] },
   { name: 'salt', component: 'proxy', container: 'proxy-salt-broker', ports: [port('publish', 4505), port('request', 4506)] },

@@ -1,5 +1,5 @@
 /**
- * TLS names and the paths where the current images read certificates (uyuni-server-2026.md §2.2,
+ * TLS names and the paths where the current images read certificates (docs/upstream.md,
  * §3.1, §8), defined once.
  */
 export const TLS_NAMES = {

@@ -1,5 +1,5 @@
 /**
- * The claim table (uyuni-server-2026.md §2.5, server-helm 2026.08), defined once: PVCs, the
+ * The claim table (server-helm 2026.08; docs/upstream.md), defined once: PVCs, the
  * server's mounts, `init-volumes`, the db Deployment and every step Job's mounts derive from it.
  * No `root` and no `var-pgsql` in the server pod any more: PostgreSQL 18 runs apart on
  * `var-pgsql18`, and the setup marker lives on var-spacewalk.

@@ -24,7 +24,7 @@ import type { PlanApp } from './plan-app';
 import { imageOf, serverPodProps } from './server-props';
 
 /**
- * The data steps shared by the migrate and upgrade plans (uyuni-server-2026.md §5, §6):
+ * The data steps shared by the migrate and upgrade plans (docs/upstream.md):
  * inspect the data and the new images → [PostgreSQL major upgrade with server-database-migration,
  * old claim var-pgsql → var-pgsql18] → … → [db-finalize: the server image's finalize script,
  * once]. The gates decide from the inspected facts whether the data may be touched at all.
@@ -199,7 +199,7 @@ export function addInspectDbStep(plan: PlanApp, config: UyuniConfig, claim: Volu
   });
 }
 
-/** Where the migration image's script expects the data (uyuni-server-2026.md §6). */
+/** Where the migration image's script expects the data (docs/upstream.md). */
 const MIGRATION_PATHS = { old: '/migration/old', source: '/migration/source', target: '/migration/target', certs: '/run/uyuni-cdk/db-cert' } as const;
 
 /**
@@ -249,7 +249,7 @@ export function addDbUpgradeStep(plan: PlanApp, config: UyuniConfig, pg: PgVersi
   });
 }
 
-/** Where db-migrate.sh puts the certificate: the paths of the db pod (uyuni-server-2026.md §3.1). */
+/** Where db-migrate.sh puts the certificate: the paths of the db pod (docs/upstream.md). */
 export const DB_CERT_PATHS = { cert: `/etc/pki/${DB_TLS_ITEMS.cert}`, key: `/etc/pki/${DB_TLS_ITEMS.key}` } as const;
 
 export interface DbFinalizeOptions {

@@ -167,7 +167,7 @@ export function migrationDatabaseRequirements(config: UyuniConfig): Requirement[
 }
 
 /**
- * The migrate plan (uyuni-server-2026.md §5): namespace → claims (with var-pgsql for the old
+ * The migrate plan (docs/upstream.md): namespace → claims (with var-pgsql for the old
  * database and migration-data) → TLS (the db certificate is needed by the PostgreSQL upgrade) →
  * data-sync → inspect the copied data and the new images → gates, PostgreSQL major upgrade into
  * var-pgsql18 → Services → database → db-finalize (REINDEX, the migration's rewrites) →

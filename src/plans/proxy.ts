@@ -12,7 +12,7 @@ import { claimOf } from './server-props';
 export const SQUID_CACHE: VolumeSpec = { name: 'squid-cache', mountPath: '/var/cache/squid', size: '10Gi', owner: 'flow' };
 
 /**
- * The proxy plan (uyuni-server.md §4, proxy): namespace → squid cache → Services from the proxy
+ * The proxy plan (docs/upstream.md, proxy): namespace → squid cache → Services from the proxy
  * port table → Deployment uyuni-proxy, which needs the user's config Secret.
  */
 export function proxyPlan(config: UyuniConfig): PlanApp {

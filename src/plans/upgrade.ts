@@ -35,7 +35,7 @@ export function addStopServerStep(plan: PlanApp, config: UyuniConfig, u: Upgrade
 }
 
 /**
- * The upgrade plan (uyuni-server-2026.md §6): inspect the data and the new images (while the old
+ * The upgrade plan (docs/upstream.md): inspect the data and the new images (while the old
  * server runs) → gates, stop everything → [claim var-pgsql18, PostgreSQL major upgrade from
  * var-pgsql, which is kept] → TLS, Services, database with the new image → [db-finalize once:
  * REINDEX after a major upgrade] → Ingresses → server with the new image.

@@ -32,7 +32,7 @@ const secretEnv = (name: string, secret: string, key: string) => ({ name, valueF
 const configEnv = (name: string, key: string) => ({ name, valueFrom: { configMapKeyRef: { name: 'uyuni-config', key } } });
 const mountsOf = (c: any): string[] => c.volumeMounts.map((m: any) => `${m.name}:${m.mountPath}`);
 
-/** The chart's environment without any option (uyuni-server-2026.md §2.2), in its order. */
+/** The chart's environment without any option (docs/upstream.md), in its order. */
 const DEFAULT_ENV = [
   'container', 'TZ',
   'ADMIN_USER', 'ADMIN_PASS', 'MANAGER_USER', 'MANAGER_PASS', 'REPORT_DB_USER', 'REPORT_DB_PASS',

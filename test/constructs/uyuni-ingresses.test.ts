@@ -93,6 +93,17 @@ describe('UyuniIngresses', () => {
     });
   });
 
+  it('serves the hub XML-RPC API over HTTPS from hubapi-ingress-ssl, for nginx too, and only with hubApi', () => {
+    for (const flavour of ['traefik', 'nginx'] as const) {
+      const hub = named(synth({ flavour, hubApi: true }), 'hubapi-ingress-ssl');
+      expect(routes(hub)).toEqual({ '/hub/rpc/api': 'hub-xmlrpc:2830' });
+      expect(hub.spec.tls).toEqual([{ hosts: [FQDN], secretName: 'uyuni-cert' }]);
+    }
+    expect(synth({ hubApi: true }).find((o) => o.metadata.name === 'hubapi-ingress-ssl')!.metadata.annotations)
+      .toMatchObject({ 'traefik.ingress.kubernetes.io/router.entrypoints': 'websecure', 'traefik.ingress.kubernetes.io/router.priority': '100' });
+    expect(synth().map((o) => o.metadata.name)).not.toContain('hubapi-ingress-ssl');
+  });
+
   it('serves the plain-HTTP paths and the exporters without TLS, above the redirect', () => {
     const nossl = named(synth(), 'uyuni-ingress-nossl');
     expect(nossl.spec.tls).toBeUndefined();
