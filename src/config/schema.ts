@@ -1,6 +1,7 @@
 import {
   array, define, defaulted, Infer, object, optional, record, refine, Struct, type,
 } from 'superstruct';
+import type { ObjectSchema } from 'superstruct/dist/utils';
 import { PG_MAJOR } from '../model/db';
 
 /**
@@ -52,8 +53,8 @@ function oneOf<const T extends readonly string[]>(values: T): Struct<T[number], 
 }
 
 /** A section: a mapping with known keys only; defaulted sections get a fresh object each time. */
-const section = <S extends Record<string, Struct<any, any>>>(schema: S) => object(schema);
-const defaultedSection = <T>(struct: Struct<T, any>) => defaulted(struct, () => ({}));
+const section = <S extends ObjectSchema>(schema: S) => object(schema);
+const defaultedSection = <T, S>(struct: Struct<T, S>) => defaulted(struct, () => ({}));
 
 /** A DNS-1123 label: namespaces, object names that become Service/host names. */
 const dnsLabel = text((v) => {

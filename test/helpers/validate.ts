@@ -21,7 +21,6 @@ export function validateObject(obj: K8sObject): void {
   const where = `${obj.apiVersion} ${obj.kind} ${obj.metadata?.namespace ?? ''}/${obj.metadata?.name}`;
   let Model: any;
   try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
     Model = require(modelPath(obj.apiVersion, obj.kind))[obj.kind];
   } catch {
     throw new Error(`${where}: no schema model for this kind`);

@@ -1,0 +1,30 @@
+// The code's shape, guarded: ESLint (eslint.config.js) with typescript-eslint's recommended rules,
+// import-x/no-cycle and the layer rules (constructs and model never import config, the runtime
+// never the synth side, systemd never the agent, ...). Zero errors and zero warnings.
+import { spawnSync } from 'child_process';
+import * as path from 'path';
+import { ROOT } from './helpers/synth';
+
+describe('lint', () => {
+  it('finds nothing: no import cycle, no layer crossed, no explicit any in src', () => {
+    const r = spawnSync(process.execPath, [path.join(ROOT, 'node_modules', 'eslint', 'bin', 'eslint.js'), '--max-warnings', '0', '.'], {
+      cwd: ROOT, encoding: 'utf8', timeout: 120_000,
+    });
+    expect(r.stdout + r.stderr).toBe('');
+    expect(r.status).toBe(0);
+  }, 120_000);
+
+  it('catches a layer crossing and an import cycle (the rules are live)', () => {
+    const lint = (file: string, text: string) => spawnSync(process.execPath, [
+      path.join(ROOT, 'node_modules', 'eslint', 'bin', 'eslint.js'), '--stdin', '--stdin-filename', file, '-f', 'json',
+    ], { cwd: ROOT, encoding: 'utf8', input: text, timeout: 60_000 });
+    const rules = (r: ReturnType<typeof lint>) => (JSON.parse(r.stdout)[0]?.messages ?? []).map((m: { ruleId: string }) => m.ruleId);
+    expect(rules(lint('src/constructs/x.ts', "import type { UyuniConfig } from '../config/schema';\nexport type X = UyuniConfig;\n")))
+      .toContain('no-restricted-imports');
+    expect(rules(lint('src/runtime/x.ts', "import { installPlan } from '../plans/install';\nexport const x = installPlan;\n")))
+      .toContain('no-restricted-imports');
+    // model/ports.ts imports model/db.ts: db.ts importing ports back closes a cycle.
+    expect(rules(lint('src/model/db.ts', "import { PROXY_SERVICES } from './ports';\nexport const PG_PORT = 5432;\nexport const x = PROXY_SERVICES;\n")))
+      .toContain('import-x/no-cycle');
+  }, 120_000);
+});
