@@ -9,6 +9,7 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
+import { DEFAULT_CONCURRENCY, DEFAULT_JOB_TIMEOUT_SECONDS } from '../systemd/defaults';
 import type { PodLike } from '../systemd/pod';
 import { renderNodeUnits } from '../systemd/render';
 import { unitFileSlice } from '../systemd/unit';
@@ -32,13 +33,13 @@ export interface CleanupOptions {
   readonly kubeconfig: string;
   /** D-Bus address overriding the environment's. */
   readonly busAddress?: string;
-  /** Per page of the pod list. @default 30000 */
+  /** Per page of the pod list. @default DEFAULT_API_TIMEOUT_SECONDS (30 s) */
   readonly apiTimeoutMs?: number;
   /** Per D-Bus call. @default 30000 */
   readonly callTimeoutMs?: number;
-  /** Wait for one stop job's JobRemoved. @default 120000 */
+  /** Wait for one stop job's JobRemoved. @default DEFAULT_JOB_TIMEOUT_SECONDS (120 s) */
   readonly jobTimeoutMs?: number;
-  /** D-Bus calls in flight at the same time (units looked at, units stopped). @default 64 */
+  /** D-Bus calls in flight at the same time (units looked at, units stopped). @default DEFAULT_CONCURRENCY (64) */
   readonly concurrency?: number;
   readonly log: Logger;
 }
@@ -77,7 +78,7 @@ export async function findSliceUnits(mgr: SystemdManager, options: Pick<CleanupO
   const slicePath = await mgr.LoadUnit(options.slice);
   const requiredBy = ((await mgr.getProperty(slicePath, UNIT_IFACE, 'RequiredBy')) as string[])
     .filter((n) => n.endsWith('.service') && !unitNameProblem(n));
-  await pool(requiredBy, options.concurrency ?? 64, async (name) => {
+  await pool(requiredBy, options.concurrency ?? DEFAULT_CONCURRENCY, async (name) => {
     const unitPath = unitObjectPath(name);
     const file = (await mgr.getProperty(unitPath, UNIT_IFACE, 'FragmentPath')) as string;
     const read = file ? readUnitFile(file) : {};
@@ -215,8 +216,8 @@ async function decideAndRemove(mgr: SystemdManager, pods: PodLike[], units: Obse
   // one Reload at the end.
   const problems = new Map(removals.map((d) => [d.unit, [] as string[]]));
   await Promise.all([
-    pool(removals, options.concurrency ?? 64, async (d) => {
-      problems.get(d.unit)!.push(...(await stopUnit(mgr, d.unit, options.jobTimeoutMs ?? 120_000)));
+    pool(removals, options.concurrency ?? DEFAULT_CONCURRENCY, async (d) => {
+      problems.get(d.unit)!.push(...(await stopUnit(mgr, d.unit, options.jobTimeoutMs ?? DEFAULT_JOB_TIMEOUT_SECONDS * 1000)));
     }),
     disableUnits(mgr, removals.map((d) => d.unit), problems),
   ]);

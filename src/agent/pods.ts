@@ -17,6 +17,7 @@ import * as https from 'https';
 import * as path from 'path';
 import { parse as parseYaml } from 'yaml';
 import { newClusters, newContexts, newUsers } from '@kubernetes/client-node/dist/config_types.js';
+import { DEFAULT_API_TIMEOUT_SECONDS } from '../systemd/defaults';
 import type { PodLike } from '../systemd/pod';
 
 export class PodListError extends Error {}
@@ -25,7 +26,7 @@ export interface PodListOptions {
   /** Path of the kubeconfig file. */
   readonly kubeconfig: string;
   readonly node: string;
-  /** Upper bound for each page's request, from connect to the last byte. @default 30000 */
+  /** Upper bound for each page's request, from connect to the last byte. @default DEFAULT_API_TIMEOUT_SECONDS (30 s) */
   readonly timeoutMs?: number;
   /** `limit` per page. @default 500 */
   readonly pageSize?: number;
@@ -130,7 +131,7 @@ function selectorValue(value: string): string {
 /** Every pod bound to `node`, from all pages; rejects with PodListError when that is not certain. */
 export async function listNodePods(options: PodListOptions): Promise<PodLike[]> {
   const conn = await apiConnection(options.kubeconfig);
-  const timeoutMs = options.timeoutMs ?? 30_000;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_API_TIMEOUT_SECONDS * 1000;
   const pageSize = options.pageSize ?? 500;
   const pods: PodLike[] = [];
   const seenTokens = new Set<string>();

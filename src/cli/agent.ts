@@ -2,7 +2,9 @@ import type { Command } from 'commander';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { EXIT } from './main';
+import { EXIT } from '../plan/exit-codes';
+import { DEFAULT_API_TIMEOUT_SECONDS, DEFAULT_CONCURRENCY, DEFAULT_JOB_TIMEOUT_SECONDS, DEFAULT_PACKAGE_DIR, DEFAULT_SLICE } from '../systemd/defaults';
+import { positiveNumber } from './options';
 
 /**
  * `uyuni-cdk agent render|cleanup`: the node agent's verbs. Options and output only; the work is
@@ -11,18 +13,17 @@ import { EXIT } from './main';
 
 interface RenderFlags { file: string; out: string; session?: boolean; packageDir: string; kubeconfig?: string; slice: string }
 interface CleanupFlags extends Omit<RenderFlags, 'file' | 'out'> {
-  node: string; dryRun?: boolean; unitDir?: string; apiTimeout: string; jobTimeout: string; concurrency: string;
+  node: string; dryRun?: boolean; unitDir?: string;
+  /** Seconds. */
+  apiTimeout: number;
+  /** Seconds. */
+  jobTimeout: number;
+  concurrency: number;
 }
 
 function fail(verb: string, message: string, code: number): void {
   process.stderr.write(`uyuni-cdk agent ${verb}: ${message}\n`);
   process.exitCode = code;
-}
-
-function positive(value: string, flag: string): number {
-  const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`${flag} must be a positive number, not ${JSON.stringify(value)}`);
-  return n;
 }
 
 async function render(flags: RenderFlags): Promise<void> {
@@ -69,16 +70,6 @@ async function cleanup(flags: CleanupFlags): Promise<void> {
   const { runCleanup } = await import('../agent/cleanup');
   const { PodListError } = await import('../agent/pods');
   const { streamLogger, CLEANUP_TARGET } = await import('../agent/log');
-  let timeouts: { api: number; job: number; concurrency: number };
-  try {
-    timeouts = {
-      api: positive(flags.apiTimeout, '--api-timeout') * 1000,
-      job: positive(flags.jobTimeout, '--job-timeout') * 1000,
-      concurrency: Math.floor(positive(flags.concurrency, '--concurrency')),
-    };
-  } catch (e) {
-    return fail('cleanup', (e as Error).message, EXIT.badInput);
-  }
   const session = flags.session ?? false;
   try {
     const result = await runCleanup({
@@ -89,9 +80,9 @@ async function cleanup(flags: CleanupFlags): Promise<void> {
       unitDir: flags.unitDir ?? defaultUnitDir(session, process.env, os.homedir()),
       slice: flags.slice,
       kubeconfig: defaultKubeconfig(flags.kubeconfig, process.env, os.homedir()),
-      apiTimeoutMs: timeouts.api,
-      jobTimeoutMs: timeouts.job,
-      concurrency: timeouts.concurrency,
+      apiTimeoutMs: flags.apiTimeout * 1000,
+      jobTimeoutMs: flags.jobTimeout * 1000,
+      concurrency: flags.concurrency,
       log: streamLogger(CLEANUP_TARGET, (text) => process.stderr.write(text)),
     });
     if (result.failures.length) {
@@ -109,9 +100,9 @@ export function register(program: Command): void {
   const agent = program.command('agent').description('The node agent: systemd units for pods on systemd-backed nodes');
   const common = (cmd: Command): Command => cmd
     .option('--session', 'use the user manager (systemd --user on the session bus) instead of the system manager')
-    .option('--package-dir <dir>', 'root of the packages a relative command[0] resolves under', '/opt/stackable/packages')
+    .option('--package-dir <dir>', 'root of the packages a relative command[0] resolves under', DEFAULT_PACKAGE_DIR)
     .option('--kubeconfig <file>', 'kubeconfig used and written into units as KUBECONFIG (default: $KUBECONFIG, ~/.kube/config)')
-    .option('--slice <slice>', 'the slice the units are put into', 'system-stackable.slice');
+    .option('--slice <slice>', 'the slice the units are put into', DEFAULT_SLICE);
 
   common(agent.command('render')
     .description('write the unit file(s) of a pod (one per container, init containers as oneshot units)')
@@ -124,8 +115,8 @@ export function register(program: Command): void {
     .requiredOption('--node <name>', 'the node whose pods (spec.nodeName) own units here')
     .option('--dry-run', 'print the decisions, touch nothing')
     .option('--unit-dir <dir>', 'where unit files live (default: /lib/systemd/system, or $XDG_CONFIG_HOME/systemd/user with --session)')
-    .option('--api-timeout <seconds>', 'limit for each page of the pod list', '30')
-    .option('--job-timeout <seconds>', 'limit for each stop job', '120')
-    .option('--concurrency <n>', 'D-Bus calls in flight at the same time', '64'))
+    .option('--api-timeout <seconds>', 'limit for each page of the pod list', positiveNumber, DEFAULT_API_TIMEOUT_SECONDS)
+    .option('--job-timeout <seconds>', 'limit for each stop job', positiveNumber, DEFAULT_JOB_TIMEOUT_SECONDS)
+    .option('--concurrency <n>', 'D-Bus calls in flight at the same time', (v: string) => Math.floor(positiveNumber(v)), DEFAULT_CONCURRENCY))
     .action((flags: CleanupFlags) => cleanup(flags));
 }

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { addClusterOptions, EXIT_CODES_HELP, exitWith, loadRuntime } from './options';
+import type { DestroyCommandOptions } from '../runtime/commands';
+import { addClusterOptions, EXIT_CODES_HELP, exitWith, loadRuntime, processIo } from './options';
 
 export function register(program: Command): void {
   addClusterOptions(program.command('destroy')
@@ -13,5 +14,5 @@ Examples:
   uyuni-cdk destroy dist/install                 # dry run: lists, deletes nothing
   uyuni-cdk destroy dist/install --yes           # keeps the volumes
   uyuni-cdk destroy dist/install --yes --purge-volumes`)
-    .action((planDir: string, opts: any) => exitWith(loadRuntime().then((m) => m.destroyCommand(planDir, opts))));
+    .action((planDir: string, opts: DestroyCommandOptions) => exitWith(loadRuntime().then((m) => m.destroyCommand(planDir, opts, processIo))));
 }

@@ -1,10 +1,11 @@
 import { Command, CommanderError } from 'commander';
+import { EXIT } from '../plan/exit-codes';
 
 /**
  * `uyuni-cdk`: argument parsing and output only. Each verb module registers itself and loads
  * its heavy dependencies (the Kubernetes client, D-Bus) inside its action, so `--help` stays fast.
+ * The exit codes are src/plan/exit-codes.ts.
  */
-export const EXIT = { ok: 0, stepFailed: 1, badInput: 2, unreachable: 3 } as const;
 
 /** Verb modules: each exports `register(program)`. */
 const VERBS: ReadonlyArray<() => { register(program: Command): void }> = [

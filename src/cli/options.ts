@@ -1,4 +1,6 @@
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { EXIT } from '../plan/exit-codes';
+import type { Io } from '../runtime/commands';
 
 /** Options every cluster verb takes, named as kubectl names them. */
 export function addClusterOptions(cmd: Command): Command {
@@ -10,8 +12,27 @@ export function addClusterOptions(cmd: Command): Command {
 }
 
 export const EXIT_CODES_HELP = `
-Exit codes: 0 done, 1 a step failed or was refused, 2 bad input (plan, kubeconfig, arguments),
-3 cluster unreachable (connection refused, DNS, TLS) before any step.`;
+Exit codes: ${EXIT.ok} done, ${EXIT.stepFailed} a step failed or was refused, ${EXIT.badInput} bad input (plan, kubeconfig, arguments),
+${EXIT.unreachable} cluster unreachable (connection refused, DNS, TLS) before any step.`;
+
+/** An option value that must be a positive number (seconds, a count): anything else is a usage error, exit 2. */
+export function positiveNumber(value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('must be a positive number');
+  return n;
+}
+
+/** A repeatable option whose values may also be comma-separated. */
+export function collectList(value: string, previous: readonly string[] = []): string[] {
+  return [...previous, ...value.split(',').filter(Boolean)];
+}
+
+/** The process as the runtime's verbs see it: its output streams and whether stdout is a terminal. */
+export const processIo: Io = {
+  out: (t) => process.stdout.write(t),
+  err: (t) => process.stderr.write(t),
+  isTTY: Boolean(process.stdout.isTTY),
+};
 
 /**
  * Loads the runtime, only when a verb runs (so `--help` never loads the Kubernetes client),

@@ -1,17 +1,28 @@
 import type { Command } from 'commander';
-import { addClusterOptions, EXIT_CODES_HELP, exitWith, loadRuntime } from './options';
+import { EXIT } from '../plan/exit-codes';
+import { RUN_DEFAULTS } from '../plan/run-defaults';
+import type { Io, RunCommandOptions } from '../runtime/commands';
+import { addClusterOptions, collectList, EXIT_CODES_HELP, exitWith, loadRuntime, positiveNumber, processIo } from './options';
 
-const collect = (v: string, prev: string[] = []) => [...prev, v];
+/** Ctrl-C: nothing to undo (each step is idempotent or resumable); say how to continue. */
+const runIo: Io = {
+  ...processIo,
+  onInterrupt: (cleanup) => process.once('SIGINT', () => {
+    cleanup();
+    process.stderr.write('\nuyuni-cdk: interrupted. Run the same command again to resume: finished steps are skipped, running Jobs attached to.\n');
+    process.exit(EXIT.interrupted);
+  }),
+};
 
 export function register(program: Command): void {
   addClusterOptions(program.command('run')
     .argument('<planDir>', 'a synthesized plan directory, e.g. dist/install')
     .description('Apply a plan\'s steps in order with server-side apply, wait for each (Jobs, rollouts, certificates, volumes), stream Job logs, resume where a previous run stopped')
-    .option('--rerun <step>', 're-create this step\'s Jobs (delete with propagationPolicy Background, then apply); repeatable or comma-separated', collect)
+    .option('--rerun <step>', 're-create this step\'s Jobs (delete with propagationPolicy Background, then apply); repeatable or comma-separated', collectList)
     .option('--run-dir <dir>', 'where logs and events.jsonl go (default: runs/<plan>-<timestamp>/)')
-    .option('--timeout <seconds>', 'overall deadline (default: the plan\'s deadlineSeconds)')
-    .option('--stuck-grace <seconds>', 'fail a step when a Job pod stays in ImagePullBackOff, ErrImagePull, CreateContainerConfigError or Unschedulable this long', '120')
-    .option('--progress-interval <seconds>', 'without a terminal: print what a step waits for at least this often', '10'))
+    .option('--timeout <seconds>', 'overall deadline (default: the plan\'s deadlineSeconds)', positiveNumber)
+    .option('--stuck-grace <seconds>', 'fail a step when a Job pod stays in ImagePullBackOff, ErrImagePull, CreateContainerConfigError or Unschedulable this long', positiveNumber, RUN_DEFAULTS.stuckGraceSeconds)
+    .option('--progress-interval <seconds>', 'without a terminal: print what a step waits for at least this often', positiveNumber, RUN_DEFAULTS.progressIntervalSeconds))
     .addHelpText('after', `
 Resume: a step whose Jobs are Complete with the same spec hash is skipped; a running one is
 attached to; a failed one stops the run with its logs; a changed one is refused unless --rerun.
@@ -22,5 +33,5 @@ Examples:
   uyuni-cdk run dist/install
   uyuni-cdk run dist/install --kubeconfig ~/.kube/uyuni --context prod --output json
   uyuni-cdk run dist/migrate --rerun setup --timeout 7200`)
-    .action((planDir: string, opts: any) => exitWith(loadRuntime().then((m) => m.runCommand(planDir, opts))));
+    .action((planDir: string, opts: RunCommandOptions) => exitWith(loadRuntime().then((m) => m.runCommand(planDir, opts, runIo))));
 }

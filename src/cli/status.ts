@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { addClusterOptions, EXIT_CODES_HELP, exitWith, loadRuntime } from './options';
+import type { CommonOptions } from '../runtime/commands';
+import { addClusterOptions, EXIT_CODES_HELP, exitWith, loadRuntime, processIo } from './options';
 
 export function register(program: Command): void {
   addClusterOptions(program.command('status')
@@ -10,5 +11,5 @@ export function register(program: Command): void {
 Examples:
   uyuni-cdk status dist/install
   uyuni-cdk status dist/install --namespace uyuni-test --output json`)
-    .action((planDir: string, opts: any) => exitWith(loadRuntime().then((m) => m.statusCommand(planDir, opts))));
+    .action((planDir: string, opts: CommonOptions) => exitWith(loadRuntime().then((m) => m.statusCommand(planDir, opts, processIo))));
 }

@@ -1,10 +1,10 @@
-import { createHash } from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
 import { ApiObjectMetadata } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
 import { commonLabels, PartOf } from '../model/labels';
+import { hashSpec } from '../plan/spec-hash';
 import { ANNOTATIONS } from '../plan/types';
 
 /** The directory of the step scripts: plain shell files, unit-tested for what they contain. */
@@ -45,6 +45,8 @@ export interface ScriptJobProps {
   readonly securityContext?: k8s.SecurityContext;
   /** @default none */
   readonly podSecurityContext?: k8s.PodSecurityContext;
+  /** The pod's service account (a Job that talks to the API). @default the namespace's default, without its token */
+  readonly serviceAccountName?: string;
 }
 
 /**
@@ -68,6 +70,8 @@ export class ScriptJob extends Construct {
         metadata: { labels },
         spec: {
           restartPolicy: 'Never',
+          // A step Job that does not talk to the API gets no token to talk with.
+          ...(props.serviceAccountName ? { serviceAccountName: props.serviceAccountName } : { automountServiceAccountToken: false }),
           imagePullSecrets: props.imagePullSecrets,
           securityContext: props.podSecurityContext,
           initContainers: props.initContainers ? [...props.initContainers] : undefined,
@@ -97,16 +101,5 @@ export class ScriptJob extends Construct {
   }
 }
 
-/** sha256 of a spec's canonical JSON (keys sorted, undefined dropped). */
-export function hashSpec(spec: unknown): string {
-  return `sha256:${createHash('sha256').update(canonicalJson(spec)).digest('hex')}`;
-}
-
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : 1));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
-}
+/** sha256 of a spec's canonical JSON (keys sorted, undefined dropped): the one format, src/plan/spec-hash.ts. */
+export { hashSpec };

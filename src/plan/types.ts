@@ -2,9 +2,10 @@
  * The plan contract: what `dist/<plan>/plan.json` holds.
  *
  * Synth writes it (src/plans/), the runtime reads it (src/runtime/). Neither side imports the
- * other: both depend on this file only. Documented for humans in docs/plan-format.md; any change
+ * other: both depend on src/plan/ only. Documented for humans in docs/plan-format.md; any change
  * here that an older runtime could misread must bump PLAN_FORMAT_VERSION.
  */
+import type { WaitCondition } from './waits';
 
 /** Bumped on every incompatible change of the format. */
 export const PLAN_FORMAT_VERSION = 1;
@@ -38,17 +39,8 @@ export interface ObjectRef {
   readonly namespace?: string;
 }
 
-/**
- * What "done" means for one object; the runtime owns the rule for each (src/runtime/readiness/).
- * - `complete`: a Job reached Complete (failed on Failed, or on a pod stuck pulling its image).
- * - `rollout`: a Deployment's rollout finished (observedGeneration, updated = ready = available).
- * - `ready`: condition Ready=True (cert-manager Certificate, Issuer, ClusterIssuer).
- * - `bound`: a PVC is Bound; a WaitForFirstConsumer claim never blocks its step.
- * - `exists`: the object can be read back (Namespaces, Services, ...).
- * - `deleted`: the object is gone (after a `delete` action).
- * - `scaled-down`: a Deployment reports no replicas (after a `scale` action to 0).
- */
-export type WaitCondition = 'complete' | 'rollout' | 'ready' | 'bound' | 'exists' | 'deleted' | 'scaled-down';
+/** What "done" means for one object; the list, and each condition's meaning, is src/plan/waits.ts. */
+export type { WaitCondition };
 
 export interface Wait {
   readonly object: ObjectRef;

@@ -3,9 +3,10 @@ import * as path from 'path';
 import { ApiObject, App, Chart, YamlOutputType } from 'cdk8s';
 import type { PartOf } from '../model/labels';
 import {
-  Action, Gate, LABELS, MANAGED_BY, ObjectRef, Plan, PLAN_FORMAT_VERSION, Requirement, Step, Wait, WaitCondition,
+  Action, Gate, LABELS, MANAGED_BY, ObjectRef, Plan, PLAN_FORMAT_VERSION, Requirement, Step, Wait,
 } from '../plan/types';
 import { PLAN_INDEX } from '../plan/reader';
+import { defaultWait } from '../plan/waits';
 
 /** What a step records for the runtime beside its objects. */
 export interface StepOptions {
@@ -22,7 +23,7 @@ export interface StepOptions {
   /** A Job of this step whose `key=value` output becomes facts. @default none */
   readonly factsFrom?: ObjectRef;
   /**
-   * What to wait for. @default derived per kind: Job → complete, Deployment → rollout,
+   * What to wait for. @default derived per kind (src/plan/waits.ts): Job → complete, Deployment → rollout,
    * cert-manager Certificate/Issuer → ready, PVC → bound, anything else → exists.
    */
   readonly waits?: readonly Wait[];
@@ -43,17 +44,6 @@ export class StepChart extends Chart {
   constructor(scope: App, readonly stepName: string, readonly options: StepOptions, labels: Record<string, string>) {
     super(scope, stepName, { labels, disableResourceNameHashes: true });
   }
-}
-
-const READY_KINDS = new Set(['Certificate', 'Issuer', 'ClusterIssuer']);
-
-/** The default readiness condition of an object, by kind. */
-export function defaultWait(ref: ObjectRef): WaitCondition {
-  if (ref.kind === 'Job') return 'complete';
-  if (ref.kind === 'Deployment') return 'rollout';
-  if (ref.kind === 'PersistentVolumeClaim') return 'bound';
-  if (READY_KINDS.has(ref.kind) && ref.apiVersion.startsWith('cert-manager.io/')) return 'ready';
-  return 'exists';
 }
 
 interface PendingStep { readonly name: string; readonly options: StepOptions; readonly build: (chart: StepChart) => void }

@@ -5,75 +5,76 @@
  */
 import { Writable } from 'stream';
 import {
-  ApiException, KubeConfig, KubernetesObject, KubernetesObjectApi, Log, PatchStrategy, V1APIResource, VersionApi, Watch,
+  ApiException, KubeConfig, KubernetesListObject, KubernetesObject, KubernetesObjectApi, Log, PatchStrategy, V1APIResource, VersionApi, Watch,
 } from '@kubernetes/client-node';
 import type { ObjectRef } from '../plan/types';
 import { BackoffOptions, parseRetryAfter, retryDelayMs, sleep } from './backoff';
-import { RuntimeError, Unreachable } from './errors';
+import { ApiError, MissingKind, Unreachable } from './errors';
+import { Listing, ListWatch, WatchHandle, WatchQuery, WatchSource } from './watch';
 
 export const FIELD_MANAGER = 'uyuni-cdk';
 
-/** An API answer that is not a success, with the Status body's reason and message. */
-export class ApiError extends Error {
-  constructor(readonly status: number, readonly reason: string, message: string, readonly causes: string[] = []) {
-    super(message);
-  }
-}
-
-/** A kind the cluster does not serve: its CRD is not installed. */
-export class MissingKind extends RuntimeError {
-  constructor(readonly apiVersion: string, readonly kind: string) {
-    const group = apiVersion.includes('/') ? apiVersion.split('/')[0] : '';
-    const crd = group ? `${kind.toLowerCase()}s.${group}` : kind;
-    super(`${apiVersion} ${kind} is not served by this cluster: the CustomResourceDefinition ${crd} is missing${group === 'cert-manager.io' ? ' (install cert-manager first)' : ''}`, 1);
-  }
-}
-
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'EPIPE', 'EPROTO', 'UND_ERR_SOCKET']);
 
+/** What a failed request may carry: a system error (code, errno, cause) or the client's answer (code, body, headers). */
+interface Thrown {
+  readonly code?: unknown;
+  readonly errno?: unknown;
+  readonly cause?: unknown;
+  readonly type?: unknown;
+  readonly name?: unknown;
+  readonly body?: unknown;
+  readonly headers?: Record<string, string | undefined>;
+}
+
+const asThrown = (e: unknown): Thrown | undefined => (typeof e === 'object' && e !== null ? e as Thrown : undefined);
+
 /** The system error code behind a failed request (`ECONNREFUSED`, a TLS code, ...), if any. */
-export function networkCode(e: any): string | undefined {
-  for (let x = e, depth = 0; x && depth < 4; x = x.cause, depth++) {
+export function networkCode(e: unknown): string | undefined {
+  for (let x = asThrown(e), depth = 0; x && depth < 4; x = asThrown(x.cause), depth++) {
     if (typeof x.code === 'string' && (NETWORK_CODES.has(x.code) || /CERT|TLS|SSL|SIGNATURE/.test(x.code))) return x.code;
     if (typeof x.errno === 'string') return x.errno;
   }
-  if (e?.type === 'system' || e?.name === 'FetchError') return 'FetchError';
+  const t = asThrown(e);
+  if (t?.type === 'system' || t?.name === 'FetchError') return 'FetchError';
   return undefined;
 }
 
-/** Turns what the client throws into an ApiError when the server answered. */
-export function toApiError(e: any): ApiError | undefined {
-  if (e instanceof ApiError) return e;
-  if (!(e instanceof ApiException) && typeof e?.code !== 'number') return undefined;
-  let body = e.body;
-  if (typeof body === 'string') {
-    try { body = JSON.parse(body); } catch { /* plain text */ }
+/** The part of a Status body we report. */
+interface StatusBody {
+  readonly message?: string;
+  readonly reason?: string;
+  readonly details?: { readonly causes?: ReadonlyArray<{ readonly field?: string; readonly message?: string; readonly reason?: string }> };
+}
+
+function statusBody(body: unknown): StatusBody | string | undefined {
+  if (typeof body !== 'string') return typeof body === 'object' && body !== null ? body as StatusBody : undefined;
+  try {
+    return JSON.parse(body) as StatusBody;
+  } catch {
+    return body; // plain text
   }
-  const causes = (body?.details?.causes ?? []).map((c: any) => `${c.field ? `${c.field}: ` : ''}${c.message ?? c.reason}`);
-  const message = body?.message ?? (typeof body === 'string' && body ? body : `HTTP ${e.code}`);
-  const err = new ApiError(e.code, body?.reason ?? '', message, causes);
-  (err as any).retryAfter = parseRetryAfter(e.headers?.['retry-after'] ?? e.headers?.['Retry-After']);
-  return err;
+}
+
+/** Turns what the client throws into an ApiError when the server answered. */
+export function toApiError(e: unknown): ApiError | undefined {
+  if (e instanceof ApiError) return e;
+  const t = asThrown(e);
+  if (!(e instanceof ApiException) && typeof t?.code !== 'number') return undefined;
+  const code = t!.code as number;
+  const body = statusBody(t!.body);
+  const status = typeof body === 'object' ? body : undefined;
+  const causes = (status?.details?.causes ?? []).map((c) => `${c.field ? `${c.field}: ` : ''}${c.message ?? c.reason}`);
+  const message = status?.message ?? (typeof body === 'string' && body ? body : `HTTP ${code}`);
+  return new ApiError(code, status?.reason ?? '', message, causes, parseRetryAfter(t!.headers?.['retry-after'] ?? t!.headers?.['Retry-After']));
 }
 
 /** Worth retrying: 429, 5xx, a reset connection; once the server answered, also a refused one (it restarts). */
-function transient(e: any, reachable: boolean): boolean {
+function transient(e: unknown, reachable: boolean): boolean {
   const api = toApiError(e);
   if (api) return api.status === 429 || api.status >= 500;
   const code = networkCode(e);
   return code === 'ECONNRESET' || code === 'EPIPE' || code === 'UND_ERR_SOCKET' || code === 'FetchError' || (reachable && code === 'ECONNREFUSED');
-}
-
-export interface WatchQuery {
-  readonly apiVersion: string;
-  readonly kind: string;
-  readonly namespace?: string;
-  readonly fieldSelector?: string;
-  readonly labelSelector?: string;
-}
-
-export interface WatchHandle {
-  stop(): void;
 }
 
 /** Exposes discovery, which the object API keeps protected. */
@@ -83,8 +84,8 @@ class ObjectApi extends KubernetesObjectApi {
   }
 }
 
-function refOf(obj: any): ObjectRef {
-  return { apiVersion: obj.apiVersion, kind: obj.kind, name: obj.metadata?.name, namespace: obj.metadata?.namespace };
+function refOf(obj: KubernetesObject): ObjectRef {
+  return { apiVersion: obj.apiVersion ?? '', kind: obj.kind ?? '', name: obj.metadata?.name ?? '', namespace: obj.metadata?.namespace };
 }
 
 export function refString(r: ObjectRef): string {
@@ -92,8 +93,14 @@ export function refString(r: ObjectRef): string {
 }
 
 /** Plain JSON (the client deserializes into model classes with Dates; we want what the API sent). */
-function plain<T>(x: T): any {
-  return x === undefined ? undefined : JSON.parse(JSON.stringify(x));
+function plain<T>(x: unknown): T {
+  return (x === undefined ? undefined : JSON.parse(JSON.stringify(x))) as T;
+}
+
+/** What a page of a list holds, as JSON. */
+interface ListPage {
+  readonly items?: KubernetesObject[];
+  readonly metadata?: { readonly resourceVersion?: string; readonly continue?: string; readonly _continue?: string };
 }
 
 export class Cluster {
@@ -122,7 +129,7 @@ export class Cluster {
         return await fn();
       } catch (e) {
         const api = toApiError(e);
-        const delay = transient(e, this.reachable) ? retryDelayMs(attempt, (api as any)?.retryAfter, this.backoff) : undefined;
+        const delay = transient(e, this.reachable) ? retryDelayMs(attempt, api?.retryAfter, this.backoff) : undefined;
         if (delay === undefined) {
           if (api) {
             api.message = `${what}: ${api.message}`;
@@ -165,29 +172,30 @@ export class Cluster {
     return r;
   }
 
-  async get(ref: ObjectRef): Promise<any | undefined> {
+  /** An object, or undefined when it does not exist; typed as the kind asked for. */
+  async get<T extends KubernetesObject = KubernetesObject>(ref: ObjectRef): Promise<T | undefined> {
     await this.resource(ref.apiVersion, ref.kind);
     try {
       const o = await this.call(`GET ${refString(ref)}`, () =>
         this.api.read({ apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name, namespace: ref.namespace } }));
-      return plain(o);
+      return plain<T>(o);
     } catch (e) {
       if (e instanceof ApiError && e.status === 404) return undefined;
       throw e;
     }
   }
 
-  /** Every object of a kind (all pages). */
-  async list(q: WatchQuery): Promise<{ items: any[]; resourceVersion: string }> {
+  /** Every object of a kind (all pages); typed as the kind asked for. */
+  async list<T extends KubernetesObject = KubernetesObject>(q: WatchQuery): Promise<Listing<T>> {
     await this.resource(q.apiVersion, q.kind);
-    const items: any[] = [];
+    const items: T[] = [];
     let cont: string | undefined;
     let rv = '';
     do {
-      const page: any = await this.call(`LIST ${q.kind}`, () =>
+      const page: KubernetesListObject<KubernetesObject> = await this.call(`LIST ${q.kind}`, () =>
         this.api.list(q.apiVersion, q.kind, q.namespace, undefined, undefined, undefined, q.fieldSelector, q.labelSelector, 500, cont));
-      const p = plain(page);
-      for (const it of p.items ?? []) items.push({ apiVersion: q.apiVersion, kind: q.kind, ...it });
+      const p = plain<ListPage>(page);
+      for (const it of p.items ?? []) items.push({ apiVersion: q.apiVersion, kind: q.kind, ...it } as T);
       rv = p.metadata?.resourceVersion ?? rv;
       cont = p.metadata?._continue ?? p.metadata?.continue;
     } while (cont);
@@ -195,22 +203,22 @@ export class Cluster {
   }
 
   /** Server-side apply, one field manager, force (we own what we synthesized). */
-  async apply(obj: KubernetesObject, dryRun = false): Promise<any> {
+  async apply(obj: KubernetesObject, dryRun = false): Promise<KubernetesObject> {
     await this.resource(obj.apiVersion!, obj.kind!);
     const o = await this.call(`apply ${refString(refOf(obj))}`, () =>
       this.api.patch(obj, undefined, dryRun ? 'All' : undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply));
-    return plain(o);
+    return plain<KubernetesObject>(o);
   }
 
-  async create(obj: KubernetesObject): Promise<any> {
+  async create(obj: KubernetesObject): Promise<KubernetesObject> {
     await this.resource(obj.apiVersion!, obj.kind!);
-    return plain(await this.call(`create ${refString(refOf(obj))}`, () => this.api.create(obj, undefined, undefined, FIELD_MANAGER)));
+    return plain<KubernetesObject>(await this.call(`create ${refString(refOf(obj))}`, () => this.api.create(obj, undefined, undefined, FIELD_MANAGER)));
   }
 
-  async mergePatch(ref: ObjectRef, patch: object): Promise<any> {
+  async mergePatch(ref: ObjectRef, patch: object): Promise<KubernetesObject> {
     await this.resource(ref.apiVersion, ref.kind);
     const body = { apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name, namespace: ref.namespace }, ...patch };
-    return plain(await this.call(`patch ${refString(ref)}`, () =>
+    return plain<KubernetesObject>(await this.call(`patch ${refString(ref)}`, () =>
       this.api.patch(body as KubernetesObject, undefined, undefined, FIELD_MANAGER, undefined, PatchStrategy.MergePatch)));
   }
 
@@ -234,89 +242,16 @@ export class Cluster {
     return r.namespaced && q.namespace ? `${base}/namespaces/${q.namespace}/${r.name}` : `${base}/${r.name}`;
   }
 
-  /**
-   * List, then watch from the list's resourceVersion; `onChange` gets the full current set after
-   * every change. A dropped or server-closed watch resumes from the last resourceVersion seen;
-   * 410 Gone (history compacted) relists. Errors are retried with backoff until `stop()`.
-   */
-  watch(q: WatchQuery, onChange: (items: Map<string, any>) => void, onError?: (e: Error) => void): WatchHandle {
-    let stopped = false;
-    let controller: AbortController | undefined;
-    let session = 0;
-    const items = new Map<string, any>();
-    let rv = '';
-    let failures = 0;
-    const keyOf = (o: any) => `${o.metadata?.namespace ?? ''}/${o.metadata?.name}`;
-
-    const relist = async (): Promise<void> => {
-      const l = await this.list(q);
-      items.clear();
-      for (const it of l.items) items.set(keyOf(it), it);
-      rv = l.resourceVersion;
-      onChange(items);
+  /** A list-watch (src/runtime/watch.ts); the items are typed as the kind asked for. */
+  watch<T extends KubernetesObject = KubernetesObject>(q: WatchQuery, onChange: (items: ReadonlyMap<string, T>) => void, onError?: (e: Error) => void): WatchHandle {
+    const source: WatchSource = {
+      list: (x) => this.list(x),
+      collectionPath: (x) => this.collectionPath(x),
+      watcher: this.watcher,
+      backoff: this.backoff,
+      retried: () => { this.retries++; },
     };
-
-    const restart = (needRelist: boolean) => {
-      if (stopped) return;
-      const mine = ++session;
-      controller?.abort();
-      controller = undefined;
-      const delay = failures === 0 ? 0 : retryDelayMs(Math.min(failures, 6), undefined, { ...this.backoff, attempts: 100 }) ?? 1000;
-      setTimeout(() => {
-        if (stopped || mine !== session) return;
-        (async () => {
-          if (needRelist || !rv) await relist();
-          if (stopped || mine !== session) return;
-          const path = await this.collectionPath(q);
-          const params = {
-            resourceVersion: rv, allowWatchBookmarks: true, timeoutSeconds: 300,
-            fieldSelector: q.fieldSelector, labelSelector: q.labelSelector,
-          };
-          const c = await this.watcher.watch(path, params, (type, obj) => {
-            if (mine !== session) return;
-            failures = 0;
-            if (type === 'ERROR') {
-              this.retries++;
-              restart(true); // 410 Expired or any other error event: start over from a fresh list
-              return;
-            }
-            if (obj?.metadata?.resourceVersion) rv = obj.metadata.resourceVersion;
-            if (type === 'BOOKMARK') return;
-            const full = { apiVersion: q.apiVersion, kind: q.kind, ...obj };
-            if (type === 'DELETED') items.delete(keyOf(full));
-            else items.set(keyOf(full), full);
-            onChange(items);
-          }, (err) => {
-            if (stopped || mine !== session) return;
-            if (err) {
-              failures++;
-              this.retries++;
-            }
-            restart(err?.statusCode === 410);
-          });
-          // stop() or a restart may have come while the watch was being opened.
-          if (mine === session && !stopped) controller = c;
-          else c.abort();
-        })().catch((e) => {
-          if (stopped || mine !== session) return;
-          failures++;
-          this.retries++;
-          if (e instanceof MissingKind) {
-            onError?.(e);
-            return;
-          }
-          if (failures > 20) onError?.(e);
-          restart(true);
-        });
-      }, delay);
-    };
-    restart(true);
-    return {
-      stop: () => {
-        stopped = true;
-        controller?.abort();
-      },
-    };
+    return new ListWatch(source, q, onChange as (items: ReadonlyMap<string, KubernetesObject>) => void, onError);
   }
 
   /** A container's log so far (for facts and for failure reports); `previous`: its run before the last restart. */

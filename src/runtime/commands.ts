@@ -1,39 +1,42 @@
 /**
  * The verbs' entry points (loaded lazily by src/cli/ so `--help` never loads the Kubernetes
- * client): connect, call the runtime, print, return the exit code.
+ * client): connect, call the runtime, print, return the exit code. The process itself (its
+ * streams, signals, exit, parsing the arguments) is the CLI's: it comes in as `Io` and options.
  */
+import { EXIT } from '../plan/exit-codes';
+import { RUN_DEFAULTS } from '../plan/run-defaults';
 import { Cluster } from './client';
 import { destroyPlan, renderDestroy } from './destroy';
-import { BadInput, RuntimeError } from './errors';
+import { RuntimeError } from './errors';
 import { loadKubeConfig } from './kubeconfig';
+import { openPlanDir, PlanDir } from './plan-dir';
 import { planSteps, renderPlan } from './planview';
 import { OutputMode, Reporter } from './progress';
-import { loadPlan, runPlan, stepObjects } from './run';
+import { runPlan } from './run';
 import { renderStatus, stepStatuses } from './status';
 
 export interface CommonOptions {
   readonly kubeconfig?: string;
   readonly context?: string;
   readonly namespace?: string;
-  readonly output?: string;
+  /** @default text */
+  readonly output?: 'text' | 'json';
 }
 
 export interface Io {
   readonly out: (text: string) => void;
   readonly err: (text: string) => void;
   readonly isTTY: boolean;
+  /**
+   * Called once a run has started, with what to do when the user interrupts it (Ctrl-C) before
+   * the process ends; absent: nobody interrupts (tests).
+   */
+  readonly onInterrupt?: (cleanup: () => void) => void;
 }
-
-const processIo: Io = {
-  out: (t) => process.stdout.write(t),
-  err: (t) => process.stderr.write(t),
-  isTTY: Boolean(process.stdout.isTTY),
-};
 
 function outputMode(o: CommonOptions, io: Io): OutputMode {
   if (o.output === 'json') return 'json';
-  if (o.output === undefined || o.output === 'text') return io.isTTY ? 'tty' : 'plain';
-  throw new BadInput(`--output ${o.output}: use text or json`);
+  return io.isTTY ? 'tty' : 'plain';
 }
 
 function connect(o: CommonOptions): Cluster {
@@ -49,77 +52,65 @@ async function guarded(io: Io, fn: () => Promise<number>): Promise<number> {
       return e.exitCode;
     }
     io.err(`uyuni-cdk: ${(e as Error)?.stack ?? e}\n`);
-    return 1;
+    return EXIT.stepFailed;
   }
 }
 
-function positiveNumber(name: string, v: string | undefined): number | undefined {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!Number.isFinite(n) || n <= 0) throw new BadInput(`${name} ${v}: must be a positive number of seconds`);
-  return n;
-}
-
 export interface RunCommandOptions extends CommonOptions {
-  readonly rerun?: string[];
+  readonly rerun?: readonly string[];
   readonly runDir?: string;
-  readonly timeout?: string;
-  readonly stuckGrace?: string;
-  readonly progressInterval?: string;
+  /** Seconds. */
+  readonly timeout?: number;
+  /** Seconds. @default RUN_DEFAULTS.stuckGraceSeconds */
+  readonly stuckGrace?: number;
+  /** Seconds. @default RUN_DEFAULTS.progressIntervalSeconds */
+  readonly progressInterval?: number;
 }
 
-export function runCommand(planDir: string, o: RunCommandOptions, io: Io = processIo): Promise<number> {
+export function runCommand(planDir: string, o: RunCommandOptions, io: Io): Promise<number> {
   return guarded(io, async () => {
-    const mode = outputMode(o, io);
-    const reporter = new Reporter({ mode, write: io.out, writeErr: io.err, intervalSeconds: positiveNumber('--progress-interval', o.progressInterval) });
-    // Ctrl-C: nothing to undo (each step is idempotent or resumable); say how to continue.
-    const interrupted = () => {
-      reporter.close();
-      io.err(`\nuyuni-cdk: interrupted. Run the same command again to resume: finished steps are skipped, running Jobs attached to.\n`);
-      process.exit(130);
-    };
-    if (io === processIo) process.once('SIGINT', interrupted);
-    const code = await runPlan({
+    const intervalSeconds = o.progressInterval ?? RUN_DEFAULTS.progressIntervalSeconds;
+    const reporter = new Reporter({ mode: outputMode(o, io), write: io.out, writeErr: io.err, intervalSeconds });
+    // Ctrl-C: nothing to undo (each step is idempotent or resumable); the CLI says how to continue.
+    io.onInterrupt?.(() => reporter.close());
+    return runPlan({
       planDir,
       cluster: connect(o),
       reporter,
       runDir: o.runDir,
-      rerun: (o.rerun ?? []).flatMap((s) => s.split(',')).filter(Boolean),
-      timeoutSeconds: positiveNumber('--timeout', o.timeout),
+      rerun: o.rerun,
+      timeoutSeconds: o.timeout,
       namespace: o.namespace,
-      stuckGraceSeconds: positiveNumber('--stuck-grace', o.stuckGrace),
+      stuckGraceSeconds: o.stuckGrace,
     });
-    return code;
   });
 }
 
 /** What plan, status and destroy share: the plan (relocated by --namespace), a reachable cluster, the step files. */
-async function openPlan(planDir: string, o: CommonOptions) {
-  const original = loadPlan(planDir);
-  const plan = loadPlan(planDir, o.namespace);
+async function openPlan(planDir: string, o: CommonOptions): Promise<PlanDir & { cluster: Cluster }> {
+  const dir = openPlanDir(planDir, o.namespace);
   const cluster = connect(o);
   await cluster.ping();
-  const objectsOf = (step: string) => stepObjects(planDir, plan, original, plan.steps.find((x) => x.name === step)!);
-  return { plan, cluster, objectsOf };
+  return { ...dir, cluster };
 }
 
-export function planCommand(planDir: string, o: CommonOptions, io: Io = processIo): Promise<number> {
+export function planCommand(planDir: string, o: CommonOptions, io: Io): Promise<number> {
   return guarded(io, async () => {
     const mode = outputMode(o, io);
     const { plan, cluster, objectsOf } = await openPlan(planDir, o);
     const steps = await planSteps(cluster, plan, objectsOf);
     io.out(mode === 'json' ? JSON.stringify({ plan: plan.name, namespace: plan.namespace, steps }) + '\n' : renderPlan(plan, steps) + '\n');
-    return 0;
+    return EXIT.ok;
   });
 }
 
-export function statusCommand(planDir: string, o: CommonOptions, io: Io = processIo): Promise<number> {
+export function statusCommand(planDir: string, o: CommonOptions, io: Io): Promise<number> {
   return guarded(io, async () => {
     const mode = outputMode(o, io);
     const { plan, cluster, objectsOf } = await openPlan(planDir, o);
     const steps = await stepStatuses(cluster, plan, objectsOf);
     io.out(mode === 'json' ? JSON.stringify({ plan: plan.name, namespace: plan.namespace, steps }) + '\n' : renderStatus(plan, steps) + '\n');
-    return 0;
+    return EXIT.ok;
   });
 }
 
@@ -128,13 +119,13 @@ export interface DestroyCommandOptions extends CommonOptions {
   readonly purgeVolumes?: boolean;
 }
 
-export function destroyCommand(planDir: string, o: DestroyCommandOptions, io: Io = processIo): Promise<number> {
+export function destroyCommand(planDir: string, o: DestroyCommandOptions, io: Io): Promise<number> {
   return guarded(io, async () => {
     const mode = outputMode(o, io);
     const { plan, cluster, objectsOf } = await openPlan(planDir, o);
     const opts = { yes: Boolean(o.yes), purgeVolumes: Boolean(o.purgeVolumes) };
     const items = await destroyPlan(cluster, plan, objectsOf, opts);
     io.out(mode === 'json' ? JSON.stringify({ plan: plan.name, namespace: plan.namespace, dryRun: !opts.yes, items }) + '\n' : renderDestroy(plan, items, opts) + '\n');
-    return 0;
+    return EXIT.ok;
   });
 }

@@ -3,9 +3,11 @@
  * with propagationPolicy Background. A dry run unless `yes`. PersistentVolumeClaims (and the
  * Namespace that holds them, whose deletion would take them along) are kept unless `purgeVolumes`.
  */
+import type { KubernetesObject } from '@kubernetes/client-node';
 import type { ObjectRef, Plan } from '../plan/types';
-import { Cluster, MissingKind, refString } from './client';
-import { refOf, sameRef, selectorString } from './manifests';
+import { Cluster, refString } from './client';
+import { MissingKind } from './errors';
+import { Manifest, refOf, sameRef, selectorString } from './manifests';
 
 export interface DestroyOptions {
   readonly yes: boolean;
@@ -18,15 +20,13 @@ export interface DestroyItem {
   readonly detail?: string;
 }
 
-function carries(obj: any, selector: Readonly<Record<string, string>>): boolean {
-  const l = obj?.metadata?.labels ?? {};
+function carries(obj: KubernetesObject, selector: Readonly<Record<string, string>>): boolean {
+  const l = obj.metadata?.labels ?? {};
   return Object.entries(selector).every(([k, v]) => l[k] === v);
 }
 
-export async function destroyPlan(cluster: Cluster, plan: Plan, objectsOf: (step: string) => any[], o: DestroyOptions): Promise<DestroyItem[]> {
-  // The plan's objects, last step first; then other objects with our labels (generated Secrets,
-  // leftovers of an older plan) before them; the plan's Namespace always last.
-  const planned: ObjectRef[] = [...plan.steps].reverse().flatMap((s) => objectsOf(s.name).map(refOf).reverse());
+/** Other objects with the plan's labels in its namespace (generated Secrets, leftovers of an older plan). */
+async function extrasOf(cluster: Cluster, plan: Plan, planned: readonly ObjectRef[]): Promise<ObjectRef[]> {
   const kinds = new Map<string, { apiVersion: string; kind: string }>();
   for (const r of [...planned, { apiVersion: 'v1', kind: 'Secret', name: '' }, { apiVersion: 'v1', kind: 'ConfigMap', name: '' }]) {
     if (r.kind !== 'Namespace') kinds.set(`${r.apiVersion}/${r.kind}`, r);
@@ -43,34 +43,50 @@ export async function destroyPlan(cluster: Cluster, plan: Plan, objectsOf: (step
       if (!(e instanceof MissingKind)) throw e;
     }
   }
+  return extras;
+}
+
+interface Destroying {
+  readonly cluster: Cluster;
+  readonly plan: Plan;
+  readonly o: DestroyOptions;
+  /** Namespaces holding claims that are kept: they are kept too. */
+  readonly keptPvcNamespaces: Set<string>;
+}
+
+/** What happens to one object (deleted only with `yes`). */
+async function destroyOne(d: Destroying, ref: ObjectRef): Promise<DestroyItem> {
+  const object = refString(ref);
+  let obj: KubernetesObject | undefined;
+  try {
+    obj = await d.cluster.get(ref);
+  } catch (e) {
+    if (e instanceof MissingKind) return { object, result: 'absent', detail: 'kind not served' };
+    throw e;
+  }
+  if (!obj) return { object, result: 'absent' };
+  if (!carries(obj, d.plan.selector)) return { object, result: 'not ours', detail: `lacks labels ${selectorString(d.plan.selector)}` };
+  if (ref.kind === 'PersistentVolumeClaim' && !d.o.purgeVolumes) {
+    d.keptPvcNamespaces.add(ref.namespace ?? '');
+    return { object, result: 'kept', detail: 'volumes are kept unless --purge-volumes' };
+  }
+  if (ref.kind === 'Namespace' && d.keptPvcNamespaces.has(ref.name)) {
+    return { object, result: 'kept', detail: 'holds kept volumes (deleting it would delete them): use --purge-volumes' };
+  }
+  if (!d.o.yes) return { object, result: 'would delete' };
+  return { object, result: (await d.cluster.delete(ref, 'Background')) ? 'deleted' : 'absent' };
+}
+
+export async function destroyPlan(cluster: Cluster, plan: Plan, objectsOf: (step: string) => Manifest[], o: DestroyOptions): Promise<DestroyItem[]> {
+  // The plan's objects, last step first; then other objects with our labels before them; the
+  // plan's Namespace always last.
+  const planned: ObjectRef[] = [...plan.steps].reverse().flatMap((s) => objectsOf(s.name).map(refOf).reverse());
+  const extras = await extrasOf(cluster, plan, planned);
   const namespaces = planned.filter((r) => r.kind === 'Namespace');
   const order = [...extras, ...planned.filter((r) => r.kind !== 'Namespace'), ...namespaces];
-
+  const d: Destroying = { cluster, plan, o, keptPvcNamespaces: new Set() };
   const items: DestroyItem[] = [];
-  const keptPvcNamespaces = new Set<string>();
-  for (const ref of order) {
-    let obj: any;
-    try {
-      obj = await cluster.get(ref);
-    } catch (e) {
-      if (e instanceof MissingKind) { items.push({ object: refString(ref), result: 'absent', detail: 'kind not served' }); continue; }
-      throw e;
-    }
-    if (!obj) { items.push({ object: refString(ref), result: 'absent' }); continue; }
-    if (!carries(obj, plan.selector)) { items.push({ object: refString(ref), result: 'not ours', detail: `lacks labels ${selectorString(plan.selector)}` }); continue; }
-    if (ref.kind === 'PersistentVolumeClaim' && !o.purgeVolumes) {
-      keptPvcNamespaces.add(ref.namespace ?? '');
-      items.push({ object: refString(ref), result: 'kept', detail: 'volumes are kept unless --purge-volumes' });
-      continue;
-    }
-    if (ref.kind === 'Namespace' && keptPvcNamespaces.has(ref.name)) {
-      items.push({ object: refString(ref), result: 'kept', detail: 'holds kept volumes (deleting it would delete them): use --purge-volumes' });
-      continue;
-    }
-    if (!o.yes) { items.push({ object: refString(ref), result: 'would delete' }); continue; }
-    const deleted = await cluster.delete(ref, 'Background');
-    items.push({ object: refString(ref), result: deleted ? 'deleted' : 'absent' });
-  }
+  for (const ref of order) items.push(await destroyOne(d, ref));
   return items;
 }
 

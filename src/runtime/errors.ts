@@ -1,9 +1,13 @@
 /**
- * Errors that end a run, each with the exit code the CLI returns for it
- * (0 done, 1 step failed, 2 bad input/config, 3 cluster unreachable).
+ * Errors that end a run, each with the exit code the CLI returns for it (src/plan/exit-codes.ts),
+ * and the API's own answers.
  */
+import { EXIT } from '../plan/exit-codes';
+
+export type FailureExitCode = typeof EXIT.stepFailed | typeof EXIT.badInput | typeof EXIT.unreachable;
+
 export class RuntimeError extends Error {
-  constructor(message: string, readonly exitCode: 1 | 2 | 3) {
+  constructor(message: string, readonly exitCode: FailureExitCode) {
     super(message);
   }
 }
@@ -11,20 +15,43 @@ export class RuntimeError extends Error {
 /** A step failed, was refused (gate, requirement, changed Job) or timed out: exit 1. */
 export class StepFailed extends RuntimeError {
   constructor(readonly step: string, message: string) {
-    super(message, 1);
+    super(message, EXIT.stepFailed);
   }
 }
 
 /** Bad plan directory, kubeconfig, context or arguments: exit 2. */
 export class BadInput extends RuntimeError {
   constructor(message: string) {
-    super(message, 2);
+    super(message, EXIT.badInput);
   }
 }
 
 /** Connection refused, DNS or TLS failure before any step ran: exit 3. */
 export class Unreachable extends RuntimeError {
   constructor(message: string) {
-    super(message, 3);
+    super(message, EXIT.unreachable);
+  }
+}
+
+/** An API answer that is not a success, with the Status body's reason and message. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly reason: string,
+    message: string,
+    readonly causes: string[] = [],
+    /** The answer's Retry-After, in seconds. */
+    readonly retryAfter?: number,
+  ) {
+    super(message);
+  }
+}
+
+/** A kind the cluster does not serve: its CRD is not installed. */
+export class MissingKind extends RuntimeError {
+  constructor(readonly apiVersion: string, readonly kind: string) {
+    const group = apiVersion.includes('/') ? apiVersion.split('/')[0] : '';
+    const crd = group ? `${kind.toLowerCase()}s.${group}` : kind;
+    super(`${apiVersion} ${kind} is not served by this cluster: the CustomResourceDefinition ${crd} is missing${group === 'cert-manager.io' ? ' (install cert-manager first)' : ''}`, EXIT.stepFailed);
   }
 }

@@ -7,6 +7,7 @@
  * re-creates it without asking. The runtime records the Jobs of every finished run in a
  * ConfigMap in the plan's namespace, keyed by plan, and tells the two apart by Job uid.
  */
+import type { V1ConfigMap } from '@kubernetes/client-node';
 import { LABELS, MANAGED_BY, Plan } from '../plan/types';
 import type { Cluster } from './client';
 
@@ -26,8 +27,8 @@ function parse(data: Record<string, string> | undefined): Record<string, Finishe
   const out: Record<string, FinishedRun> = {};
   for (const [plan, text] of Object.entries(data ?? {})) {
     try {
-      const v = JSON.parse(text);
-      if (v && typeof v.run === 'string' && v.jobs && typeof v.jobs === 'object') out[plan] = v;
+      const v = JSON.parse(text) as Partial<FinishedRun> | null;
+      if (v && typeof v.run === 'string' && v.jobs && typeof v.jobs === 'object') out[plan] = v as FinishedRun;
     } catch {
       // an entry we cannot read protects nothing: ignore it
     }
@@ -37,7 +38,7 @@ function parse(data: Record<string, string> | undefined): Record<string, Finishe
 
 /** The uids of the Jobs of every finished run recorded in the namespace (of any plan). */
 export async function finishedJobUids(cluster: Cluster, namespace: string): Promise<Set<string>> {
-  const cm = await cluster.get(ref(namespace));
+  const cm = await cluster.get<V1ConfigMap>(ref(namespace));
   return new Set(Object.values(parse(cm?.data)).flatMap((r) => Object.values(r.jobs)));
 }
 
@@ -50,9 +51,9 @@ export async function recordFinishedRun(cluster: Cluster, plan: Plan, runId: str
       if (job?.metadata?.uid) jobs[o.name] = job.metadata.uid;
     }
   }
-  const existing = await cluster.get(ref(plan.namespace));
+  const existing = await cluster.get<V1ConfigMap>(ref(plan.namespace));
   const runs = { ...parse(existing?.data), [plan.name]: { run: runId, finishedAt: new Date().toISOString(), jobs } };
-  await cluster.apply({
+  const cm: V1ConfigMap = {
     apiVersion: 'v1',
     kind: 'ConfigMap',
     metadata: {
@@ -61,5 +62,6 @@ export async function recordFinishedRun(cluster: Cluster, plan: Plan, runId: str
     },
     // Server-side apply owns the whole map: every plan's entry is written back, not just ours.
     data: Object.fromEntries(Object.entries(runs).map(([k, v]) => [k, JSON.stringify(v)])),
-  } as any);
+  };
+  await cluster.apply(cm);
 }

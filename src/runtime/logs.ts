@@ -4,9 +4,11 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { Cluster, WatchHandle } from './client';
+import type { V1Pod } from '@kubernetes/client-node';
+import type { Cluster } from './client';
 import type { Reporter } from './progress';
 import { startedContainers } from './readiness';
+import type { WatchHandle } from './watch';
 
 const TAIL = 30;
 
@@ -21,6 +23,12 @@ interface Stream {
   where?: { namespace: string; pod: string; container: string };
   ended: Promise<void>;
   markEnded: () => void;
+}
+
+function newStream(): Stream {
+  let markEnded!: () => void;
+  const ended = new Promise<void>((r) => { markEnded = r; });
+  return { state: 'starting', partial: '', lines: [], attempts: 0, ended, markEnded };
 }
 
 function closeFile(s: Stream): void {
@@ -39,9 +47,9 @@ export class StepLogs {
   ) {}
 
   /** Called with the current pods of the step's Jobs: starts streams for containers that started. */
-  observe(pods: Iterable<any>): void {
+  observe(pods: Iterable<V1Pod>): void {
     for (const pod of pods) {
-      for (const container of startedContainers(pod)) this.start(pod.metadata.namespace, pod.metadata.name, container);
+      for (const container of startedContainers(pod)) this.start(pod.metadata?.namespace ?? '', pod.metadata?.name ?? '', container);
     }
   }
 
@@ -49,15 +57,18 @@ export class StepLogs {
     const key = `${pod}.${container}`;
     const existing = this.streams.get(key);
     if (existing && existing.state !== 'retry') return;
-    let markEnded!: () => void;
-    const s: Stream = existing ?? { state: 'starting', partial: '', lines: [], attempts: 0, ended: new Promise((r) => { markEnded = r; }), markEnded: () => {} };
-    if (!existing) s.markEnded = markEnded;
+    const s = existing ?? newStream();
     s.state = 'starting';
     s.where = { namespace, pod, container };
     this.streams.set(key, s);
     const dir = path.join(this.runDir, this.step);
     fs.mkdirSync(dir, { recursive: true });
     s.fd ??= fs.openSync(path.join(dir, `${pod}.${container}.log`), 'a');
+    this.follow(s, s.where);
+  }
+
+  private follow(s: Stream, where: NonNullable<Stream['where']>): void {
+    const { namespace, pod, container } = where;
     const emitLine = (line: string) => {
       s.lines.push(line);
       if (s.lines.length > TAIL) s.lines.shift();
@@ -77,15 +88,18 @@ export class StepLogs {
     }).then((h) => {
       s.handle = h;
       if (s.state === 'starting') s.state = 'streaming';
-    }, (e) => {
-      s.state = 'retry';
-      // 400: the container is still waiting to start; the next pod update tries again. Anything
-      // else (a 5xx, a reset) is retried shortly: a terminated pod may never update again.
-      if (e?.code !== 400 && s.attempts < 6) {
-        s.attempts++;
-        setTimeout(() => { if (s.state === 'retry') this.start(namespace, pod, container); }, 100 * 2 ** s.attempts).unref();
-      }
-    });
+    }, (e: unknown) => this.retry(s, where, e));
+  }
+
+  /**
+   * 400: the container is still waiting to start; the next pod update tries again. Anything
+   * else (a 5xx, a reset) is retried shortly: a terminated pod may never update again.
+   */
+  private retry(s: Stream, where: NonNullable<Stream['where']>, e: unknown): void {
+    s.state = 'retry';
+    if ((e as { code?: unknown } | undefined)?.code === 400 || s.attempts >= 6) return;
+    s.attempts++;
+    setTimeout(() => { if (s.state === 'retry') this.start(where.namespace, where.pod, where.container); }, 100 * 2 ** s.attempts).unref();
   }
 
   /** Last lines seen of a container (for the failure report). */

@@ -1,12 +1,26 @@
-import { createHash } from 'crypto';
+/** The objects of a plan's step files: loading, references, hashing, `--namespace`, apply stamps. */
 import * as fs from 'fs';
 import * as path from 'path';
+import type { KubernetesObject, V1ObjectMeta } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
+import { hashSpec } from '../plan/spec-hash';
 import { ANNOTATIONS, LABELS, ObjectRef, Plan, Step } from '../plan/types';
 import { BadInput } from './errors';
 
+/** An object of a step file: every document names its apiVersion, kind and metadata.name. */
+export type Manifest = KubernetesObject & {
+  apiVersion: string;
+  kind: string;
+  metadata: V1ObjectMeta & { name: string };
+};
+
+function isManifest(o: unknown): o is Manifest {
+  const m = o as Partial<Manifest> | null;
+  return typeof o === 'object' && o !== null && Boolean(m?.apiVersion) && Boolean(m?.kind) && Boolean(m?.metadata?.name);
+}
+
 /** The objects of a step's manifest file, in file order. */
-export function loadStepObjects(planDir: string, step: Step): any[] {
+export function loadStepObjects(planDir: string, step: Step): Manifest[] {
   const file = path.join(planDir, step.file);
   let text: string;
   try {
@@ -14,14 +28,12 @@ export function loadStepObjects(planDir: string, step: Step): any[] {
   } catch (e) {
     throw new BadInput(`${file}: ${(e as Error).message}`);
   }
-  const objects: any[] = [];
+  const objects: Manifest[] = [];
   for (const doc of parseAllDocuments(text)) {
     if (doc.errors.length) throw new BadInput(`${file}: ${doc.errors[0].message}`);
-    const o = doc.toJS();
+    const o: unknown = doc.toJS();
     if (o == null) continue;
-    if (typeof o !== 'object' || !o.apiVersion || !o.kind || !o.metadata?.name) {
-      throw new BadInput(`${file}: every document needs apiVersion, kind and metadata.name`);
-    }
+    if (!isManifest(o)) throw new BadInput(`${file}: every document needs apiVersion, kind and metadata.name`);
     objects.push(o);
   }
   return objects;
@@ -31,22 +43,19 @@ export function sameRef(a: ObjectRef, b: ObjectRef): boolean {
   return a.apiVersion === b.apiVersion && a.kind === b.kind && a.name === b.name && (a.namespace ?? '') === (b.namespace ?? '');
 }
 
-export function refOf(obj: any): ObjectRef {
-  return { apiVersion: obj.apiVersion, kind: obj.kind, name: obj.metadata.name, namespace: obj.metadata.namespace };
+/** The reference of an object as the API or a step file gives it. */
+export function refOf(obj: KubernetesObject): ObjectRef {
+  return { apiVersion: obj.apiVersion ?? '', kind: obj.kind ?? '', name: obj.metadata?.name ?? '', namespace: obj.metadata?.namespace };
 }
 
-/** Stable JSON (sorted keys) for hashing. */
-function stable(x: unknown): string {
-  if (Array.isArray(x)) return `[${x.map(stable).join(',')}]`;
-  if (x && typeof x === 'object') {
-    return `{${Object.keys(x as object).sort().map((k) => `${JSON.stringify(k)}:${stable((x as any)[k])}`).join(',')}}`;
-  }
-  return JSON.stringify(x);
+/** Whether an object (as the API answered it) is the one `ref` names. */
+export function isObject(obj: KubernetesObject | undefined, ref: ObjectRef): boolean {
+  return obj?.kind === ref.kind && obj.metadata?.name === ref.name && (obj.metadata.namespace ?? '') === (ref.namespace ?? '');
 }
 
-/** A Job's spec hash: synth's annotation, or (for hand-written plans) sha256 of its spec. */
-export function specHash(job: any): string {
-  return job.metadata?.annotations?.[ANNOTATIONS.specHash] ?? createHash('sha256').update(stable(job.spec ?? {})).digest('hex');
+/** A Job's spec hash: synth's annotation, or (for hand-written plans) the hash of its spec (src/plan/spec-hash.ts). */
+export function specHash(job: Manifest): string {
+  return job.metadata.annotations?.[ANNOTATIONS.specHash] ?? hashSpec((job as { spec?: unknown }).spec ?? {});
 }
 
 /**
@@ -76,7 +85,7 @@ export function relocatePlan(plan: Plan, ns: string | undefined): Plan {
   };
 }
 
-export function relocateObject(obj: any, from: string, to: string | undefined): any {
+export function relocateObject(obj: Manifest, from: string, to: string | undefined): Manifest {
   if (!to || to === from) return obj;
   const o = structuredClone(obj);
   if (o.metadata.namespace === from) o.metadata.namespace = to;
@@ -85,7 +94,7 @@ export function relocateObject(obj: any, from: string, to: string | undefined): 
 }
 
 /** What the runtime adds at apply time: the run label, and a spec hash on Jobs that lack one. */
-export function stampForApply(obj: any, runId: string): any {
+export function stampForApply(obj: Manifest, runId: string): Manifest {
   const o = structuredClone(obj);
   o.metadata.labels = { ...(o.metadata.labels ?? {}), [LABELS.run]: runId };
   if (o.kind === 'Job' && !o.metadata.annotations?.[ANNOTATIONS.specHash]) {

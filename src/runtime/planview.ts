@@ -3,23 +3,31 @@
  * unchanged, update (server-side apply dry run differs), blocked-immutable (a Job with another
  * spec), skip-complete (a Job already Complete with the same spec), running, failed.
  */
-import type { Gate, Plan } from '../plan/types';
+import type { KubernetesObject, V1Job } from '@kubernetes/client-node';
+import { canonicalJson } from '../plan/spec-hash';
+import type { Gate, Plan, Step } from '../plan/types';
 import { LABELS } from '../plan/types';
-import { ApiError, Cluster, MissingKind, refString } from './client';
-import { refOf, specHash, stampForApply } from './manifests';
-import type { Facts } from './facts';
+import { Cluster, refString } from './client';
+import { ApiError, MissingKind } from './errors';
+import { Facts, readFacts } from './facts';
 import { evaluateGate } from './gates';
+import { Manifest, refOf, specHash, stampForApply } from './manifests';
 import { jobPhase } from './readiness/batch_v1_job';
-import { decideJob } from './resume';
-import { readFacts } from './run';
+import { decideJob, JobDecision } from './resume';
 
 export type ObjectAction = 'create' | 'unchanged' | 'update' | 'blocked-immutable' | 'skip-complete' | 'running' | 'failed' | 'missing-kind';
+
+export interface PlannedObject {
+  readonly object: string;
+  readonly action: ObjectAction;
+  readonly detail?: string;
+}
 
 export interface PlannedStep {
   readonly name: string;
   readonly description: string;
   readonly timeoutSeconds: number;
-  readonly objects: Array<{ object: string; action: ObjectAction; detail?: string }>;
+  readonly objects: PlannedObject[];
   readonly waits: string[];
   readonly gates: string[];
   readonly requires: string[];
@@ -27,18 +35,12 @@ export interface PlannedStep {
 }
 
 /** What matters for "would apply change it": everything but status and server-owned metadata. */
-function comparable(o: any): string {
-  const { status: _s, metadata, ...rest } = o ?? {};
+function comparable(o: KubernetesObject | undefined): string {
+  const { status: _s, metadata, ...rest } = (o ?? {}) as KubernetesObject & { status?: unknown };
   const labels = { ...(metadata?.labels ?? {}) };
   delete labels[LABELS.run];
   const m = { name: metadata?.name, namespace: metadata?.namespace, labels, annotations: metadata?.annotations ?? {} };
-  return JSON.stringify(sortDeep({ ...rest, metadata: m }));
-}
-
-function sortDeep(x: any): any {
-  if (Array.isArray(x)) return x.map(sortDeep);
-  if (x && typeof x === 'object') return Object.fromEntries(Object.keys(x).sort().map((k) => [k, sortDeep(x[k])]));
-  return x;
+  return canonicalJson({ ...rest, metadata: m });
 }
 
 /** A gate as `plan` shows it: decided now when the facts it needs are already in the cluster. */
@@ -49,57 +51,72 @@ function gateLine(g: Gate, facts: Facts): string {
   return r.ok ? `${g.message} (would pass: ${r.detail})` : `would REFUSE: ${r.detail}`;
 }
 
-export async function planSteps(cluster: Cluster, plan: Plan, objectsOf: (step: string) => any[]): Promise<PlannedStep[]> {
+function jobAction(d: JobDecision): ObjectAction {
+  switch (d.action) {
+    case 'skip': return 'skip-complete';
+    case 'attach': return 'running';
+    case 'refuse': return d.failed ? 'failed' : 'blocked-immutable';
+    case 'create': return 'create';
+    case 'recreate': return 'update';
+  }
+}
+
+/** A Job that exists: what the resume check would decide. */
+function plannedJob(obj: Manifest, existing: V1Job, step: string): PlannedObject {
+  const d = decideJob(existing, specHash(obj), false, step);
+  return { object: refString(refOf(obj)), action: jobAction(d), detail: 'why' in d ? d.why : undefined };
+}
+
+/** Any other object that exists: a server-side apply dry run, compared with what is there. */
+async function plannedUpdate(cluster: Cluster, obj: Manifest, existing: KubernetesObject): Promise<PlannedObject> {
+  const ref = refString(refOf(obj));
+  try {
+    const after = await cluster.apply(stampForApply(obj, existing.metadata?.labels?.[LABELS.run] ?? ''), true);
+    return { object: ref, action: comparable(after) === comparable(existing) ? 'unchanged' : 'update' };
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 422) return { object: ref, action: 'blocked-immutable', detail: [e.message, ...e.causes].join('; ') };
+    throw e;
+  }
+}
+
+async function plannedObject(cluster: Cluster, obj: Manifest, step: string): Promise<PlannedObject> {
+  const ref = refOf(obj);
+  let existing: KubernetesObject | undefined;
+  try {
+    existing = await cluster.get(ref);
+  } catch (e) {
+    if (e instanceof MissingKind) return { object: refString(ref), action: 'missing-kind', detail: e.message };
+    throw e;
+  }
+  if (!existing) return { object: refString(ref), action: 'create' };
+  if (obj.kind === 'Job') return plannedJob(obj, existing as V1Job, step);
+  return plannedUpdate(cluster, obj, existing);
+}
+
+function describeStep(step: Step, objects: PlannedObject[], facts: Facts): PlannedStep {
+  return {
+    name: step.name,
+    description: step.description,
+    timeoutSeconds: step.timeoutSeconds,
+    objects,
+    waits: step.waits.map((w) => `${refString(w.object)} ${w.for}`),
+    gates: step.gates.map((g) => gateLine(g, facts)),
+    requires: step.requires.map((r) => `${r.kind} ${r.namespace}/${r.name} (${r.ifMissing === 'generate' ? 'generated when missing' : 'must exist'})`),
+    actions: step.actions.map((a) => `${a.type === 'scale' ? `scale to ${a.replicas}` : 'delete'} ${refString(a.object)}`),
+  };
+}
+
+export async function planSteps(cluster: Cluster, plan: Plan, objectsOf: (step: string) => Manifest[]): Promise<PlannedStep[]> {
   const out: PlannedStep[] = [];
   const facts: Facts = {};
   for (const step of plan.steps) {
     if (step.factsFrom) {
-      const job = await cluster.get(step.factsFrom).catch(() => undefined);
+      const job = await cluster.get<V1Job>(step.factsFrom).catch(() => undefined);
       if (job && jobPhase(job) === 'complete') Object.assign(facts, await readFacts(cluster, job));
     }
-    const objects: PlannedStep['objects'] = [];
-    for (const obj of objectsOf(step.name)) {
-      const ref = refOf(obj);
-      let existing: any;
-      try {
-        existing = await cluster.get(ref);
-      } catch (e) {
-        if (e instanceof MissingKind) {
-          objects.push({ object: refString(ref), action: 'missing-kind', detail: e.message });
-          continue;
-        }
-        throw e;
-      }
-      if (!existing) {
-        objects.push({ object: refString(ref), action: 'create' });
-        continue;
-      }
-      if (obj.kind === 'Job') {
-        const d = decideJob(existing, specHash(obj), false, step.name);
-        const action: ObjectAction = d.action === 'skip' ? 'skip-complete' : d.action === 'attach' ? 'running'
-          : d.action === 'refuse' ? (d.failed ? 'failed' : 'blocked-immutable') : d.action === 'create' ? 'create' : 'update';
-        objects.push({ object: refString(ref), action, detail: 'why' in d ? d.why : undefined });
-        continue;
-      }
-      try {
-        const after = await cluster.apply(stampForApply(obj, existing.metadata?.labels?.[LABELS.run] ?? ''), true);
-        objects.push({ object: refString(ref), action: comparable(after) === comparable(existing) ? 'unchanged' : 'update' });
-      } catch (e) {
-        if (e instanceof ApiError && e.status === 422) {
-          objects.push({ object: refString(ref), action: 'blocked-immutable', detail: [e.message, ...e.causes].join('; ') });
-        } else throw e;
-      }
-    }
-    out.push({
-      name: step.name,
-      description: step.description,
-      timeoutSeconds: step.timeoutSeconds,
-      objects,
-      waits: step.waits.map((w) => `${refString(w.object)} ${w.for}`),
-      gates: step.gates.map((g) => gateLine(g, facts)),
-      requires: step.requires.map((r) => `${r.kind} ${r.namespace}/${r.name} (${r.ifMissing === 'generate' ? 'generated when missing' : 'must exist'})`),
-      actions: step.actions.map((a) => `${a.type === 'scale' ? `scale to ${a.replicas}` : 'delete'} ${refString(a.object)}`),
-    });
+    const objects: PlannedObject[] = [];
+    for (const obj of objectsOf(step.name)) objects.push(await plannedObject(cluster, obj, step.name));
+    out.push(describeStep(step, objects, facts));
   }
   return out;
 }

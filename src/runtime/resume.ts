@@ -2,7 +2,9 @@
  * Resume: what to do with a step Job that may already exist in the cluster, from its status and
  * its spec-hash annotation (a Job's pod template is immutable, so a changed one cannot be applied).
  */
-import { ANNOTATIONS } from '../plan/types';
+import type { V1Job } from '@kubernetes/client-node';
+import { sameSpecHash } from '../plan/spec-hash';
+import { ANNOTATIONS, LABELS } from '../plan/types';
 import { jobPhase } from './readiness/batch_v1_job';
 
 export type JobDecision =
@@ -22,17 +24,17 @@ export type JobDecision =
  * Job among them is history, re-created for this run; a changed Job of an unfinished run is refused.
  */
 export function decideJob(
-  existing: any | undefined, wantedHash: string, rerun: boolean, step: string, finished: ReadonlySet<string> = new Set(),
+  existing: V1Job | undefined, wantedHash: string, rerun: boolean, step: string, finished: ReadonlySet<string> = new Set(),
 ): JobDecision {
   if (!existing) return { action: 'create' };
   const name = existing.metadata?.name;
   const have = existing.metadata?.annotations?.[ANNOTATIONS.specHash];
   const phase = jobPhase(existing);
   if (existing.metadata?.deletionTimestamp) return { action: 'recreate', why: `Job ${name} is being deleted` };
-  if (have !== wantedHash) {
+  if (!sameSpecHash(have, wantedHash)) {
     if (rerun) return { action: 'recreate', why: `--rerun ${step}: Job ${name} changed (spec hash ${short(have)} → ${short(wantedHash)})` };
-    if (phase === 'complete' && finished.has(existing.metadata?.uid)) {
-      return { action: 'recreate', why: `Job ${name} is from a run that finished (${existing.metadata?.labels?.['uyuni-cdk.io/run'] ?? 'unknown run'}) and this plan changed it` };
+    if (phase === 'complete' && finished.has(existing.metadata?.uid ?? '')) {
+      return { action: 'recreate', why: `Job ${name} is from a run that finished (${existing.metadata?.labels?.[LABELS.run] ?? 'unknown run'}) and this plan changed it` };
     }
     return {
       action: 'refuse',

@@ -4,10 +4,11 @@
  * stop the run with the plan's message.
  */
 import { randomInt } from 'crypto';
+import type { V1ConfigMap, V1Secret } from '@kubernetes/client-node';
 import type { GeneratedValue, Plan, Requirement } from '../plan/types';
 import { LABELS, MANAGED_BY } from '../plan/types';
-import { ApiError, Cluster } from './client';
-import { StepFailed } from './errors';
+import type { Cluster } from './client';
+import { ApiError, StepFailed } from './errors';
 import type { Reporter } from './progress';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
@@ -24,12 +25,12 @@ function generated(g: GeneratedValue | undefined): string {
   return 'literal' in g ? g.literal : randomValue(g.random.length);
 }
 
-function keysOf(obj: any): string[] {
+function keysOf(obj: (V1Secret & V1ConfigMap) | undefined): string[] {
   return [...Object.keys(obj?.data ?? {}), ...Object.keys(obj?.stringData ?? {}), ...Object.keys(obj?.binaryData ?? {})];
 }
 
 /** Creates; a 409 after a retried create means the first attempt went through (never overwrite a Secret). */
-async function createOnce(cluster: Cluster, obj: any): Promise<void> {
+async function createOnce(cluster: Cluster, obj: V1Secret): Promise<void> {
   try {
     await cluster.create(obj);
   } catch (e) {
@@ -40,7 +41,7 @@ async function createOnce(cluster: Cluster, obj: any): Promise<void> {
 export async function satisfyRequirements(cluster: Cluster, plan: Plan, step: string, reqs: readonly Requirement[], reporter: Reporter): Promise<void> {
   for (const r of reqs) {
     const ref = { apiVersion: 'v1', kind: r.kind, name: r.name, namespace: r.namespace };
-    const existing = await cluster.get(ref);
+    const existing = await cluster.get<V1Secret & V1ConfigMap>(ref);
     const missingKeys = r.keys.filter((k) => !keysOf(existing).includes(k));
     if (existing && missingKeys.length === 0) {
       reporter.emit({ type: 'requirement', step, kind: r.kind, name: r.name, namespace: r.namespace, result: 'present', keys: [...r.keys] });

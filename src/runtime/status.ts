@@ -2,13 +2,15 @@
  * `status`: each step's state read from the cluster (one GET per wait, no watches; a rollout that
  * is not done also lists its ReplicaSets and pods).
  */
-import type { V1Deployment, V1Pod } from '@kubernetes/client-node';
-import type { Plan } from '../plan/types';
-import { Cluster, MissingKind, refString } from './client';
-import { refOf, specHash } from './manifests';
-import { describePod, podProgress, rolloutPods, selectorString, storageClassOf, verdictFor } from './readiness';
+import type { KubernetesObject, V1Deployment, V1Job, V1PersistentVolumeClaim, V1Pod, V1ReplicaSet, V1StorageClass } from '@kubernetes/client-node';
+import { sameSpecHash } from '../plan/spec-hash';
+import { ANNOTATIONS, Plan, Step, Wait } from '../plan/types';
+import { Cluster, refString } from './client';
+import { MissingKind } from './errors';
+import { Facts, readFacts } from './facts';
+import { Manifest, refOf, specHash } from './manifests';
+import { describePod, podProgress, rolloutPods, selectorString, storageClassOf, Verdict, verdictFor } from './readiness';
 import { jobPhase } from './readiness/batch_v1_job';
-import { readFacts } from './run';
 
 export type StepState = 'done' | 'not-applied' | 'partly-applied' | 'waiting' | 'running' | 'failed' | 'changed';
 
@@ -20,62 +22,87 @@ export interface StepStatus {
   readonly facts?: Record<string, string>;
 }
 
-export async function stepStatuses(cluster: Cluster, plan: Plan, objectsOf: (step: string) => any[]): Promise<StepStatus[]> {
+/** What one step's objects say: those present, a detail per Job, the state the Jobs decide. */
+interface Scan {
+  readonly present: KubernetesObject[];
+  readonly details: string[];
+  state?: StepState;
+}
+
+/** The StorageClasses, listed once, when a `bound` wait needs them. */
+interface Classes {
+  list?: V1StorageClass[];
+}
+
+async function readObject(cluster: Cluster, o: Manifest): Promise<KubernetesObject | undefined> {
+  try {
+    return await cluster.get(refOf(o));
+  } catch (e) {
+    if (!(e instanceof MissingKind)) throw e;
+    return undefined;
+  }
+}
+
+async function scanObjects(cluster: Cluster, objs: readonly Manifest[]): Promise<Scan> {
+  const scan: Scan = { present: [], details: [] };
+  for (const o of objs) {
+    const there = await readObject(cluster, o);
+    if (!there) continue;
+    scan.present.push(there);
+    if (o.kind !== 'Job') continue;
+    const phase = jobPhase(there as V1Job);
+    const changed = !sameSpecHash(there.metadata?.annotations?.[ANNOTATIONS.specHash], specHash(o));
+    scan.details.push(`Job ${o.metadata.name} ${phase}${changed ? ' (spec changed since)' : ''}`);
+    if (changed) scan.state ??= 'changed';
+    if (phase === 'failed') scan.state = 'failed';
+    else if (phase === 'running') scan.state ??= 'running';
+  }
+  return scan;
+}
+
+/** One wait, judged from one GET (and, for a rollout that is not done, its pods). */
+async function judgeWait(cluster: Cluster, w: Wait, classes: Classes): Promise<{ v: Verdict; extra: string }> {
+  const obj = await cluster.get(w.object).catch(() => undefined);
+  if (w.for === 'bound' && obj) classes.list ??= (await cluster.list<V1StorageClass>({ apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass' })).items;
+  const storageClass = obj && classes.list ? storageClassOf(obj as V1PersistentVolumeClaim, classes.list) : undefined;
+  const v = verdictFor(w.for, { object: obj, storageClass });
+  if (w.for !== 'rollout' || !obj || v.state === 'done') return { v, extra: '' };
+  // Its pods tell a slow first start (waiting) from a failed rollout, and where it is;
+  // when they cannot be read (RBAC), the Deployment decides alone.
+  const pods = await podsOfRollout(cluster, obj as V1Deployment).catch(() => undefined);
+  if (!pods) return { v, extra: '' };
+  return { v: verdictFor(w.for, { object: obj, pods }), extra: pods.slice(0, 3).map((p) => `; ${describePod(podProgress(p))}`).join('') };
+}
+
+async function judgeWaits(cluster: Cluster, step: Step, scan: Scan, classes: Classes): Promise<void> {
+  for (const w of step.waits) {
+    const { v, extra } = await judgeWait(cluster, w, classes);
+    if (v.state === 'done') continue;
+    scan.state = v.state === 'failed' ? 'failed' : 'waiting';
+    scan.details.push(`${refString(w.object)} ${w.for}: ${v.reason}${v.state === 'waiting' ? extra : ''}`);
+  }
+}
+
+async function stepFacts(cluster: Cluster, step: Step, present: readonly KubernetesObject[]): Promise<Facts | undefined> {
+  const factsJob = step.factsFrom && present.find((p) => p.kind === 'Job' && p.metadata?.name === step.factsFrom!.name);
+  return factsJob && jobPhase(factsJob as V1Job) === 'complete' ? readFacts(cluster, factsJob as V1Job) : undefined;
+}
+
+export async function stepStatuses(cluster: Cluster, plan: Plan, objectsOf: (step: string) => Manifest[]): Promise<StepStatus[]> {
   const out: StepStatus[] = [];
-  let classes: any[] | undefined;
+  const classes: Classes = {};
   for (const step of plan.steps) {
     const objs = objectsOf(step.name);
-    const present: any[] = [];
-    const details: string[] = [];
-    let state: StepState | undefined;
-    for (const o of objs) {
-      let there: any;
-      try {
-        there = await cluster.get(refOf(o));
-      } catch (e) {
-        if (!(e instanceof MissingKind)) throw e;
-      }
-      if (!there) continue;
-      present.push(there);
-      if (o.kind === 'Job') {
-        const phase = jobPhase(there);
-        const changed = there.metadata?.annotations?.['uyuni-cdk.io/spec-hash'] !== specHash(o);
-        details.push(`Job ${o.metadata.name} ${phase}${changed ? ' (spec changed since)' : ''}`);
-        if (changed) state ??= 'changed';
-        if (phase === 'failed') state = 'failed';
-        else if (phase === 'running') state ??= 'running';
-      }
-    }
-    if (present.length === 0) {
+    const scan = await scanObjects(cluster, objs);
+    if (scan.present.length === 0) {
       out.push({ name: step.name, state: 'not-applied', detail: `0/${objs.length} objects` });
       continue;
     }
-    if (!state && present.length < objs.length) state = 'partly-applied';
-    if (!state) {
-      for (const w of step.waits) {
-        const obj = await cluster.get(w.object).catch(() => undefined);
-        if (w.for === 'bound' && obj) classes ??= (await cluster.list({ apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass' })).items;
-        let v = verdictFor(w.for, { object: obj, storageClass: obj && classes ? storageClassOf(obj, classes) : undefined });
-        let extra = '';
-        if (w.for === 'rollout' && obj && v.state !== 'done') {
-          // Its pods tell a slow first start (waiting) from a failed rollout, and where it is;
-          // when they cannot be read (RBAC), the Deployment decides alone.
-          const pods = await podsOfRollout(cluster, obj).catch(() => undefined);
-          if (pods) {
-            v = verdictFor(w.for, { object: obj, pods });
-            extra = pods.slice(0, 3).map((p) => `; ${describePod(podProgress(p))}`).join('');
-          }
-        }
-        if (v.state !== 'done') {
-          state = v.state === 'failed' ? 'failed' : 'waiting';
-          details.push(`${refString(w.object)} ${w.for}: ${v.reason}${v.state === 'waiting' ? extra : ''}`);
-        }
-      }
-    }
-    let facts: Record<string, string> | undefined;
-    const factsJob = step.factsFrom && present.find((p) => p.kind === 'Job' && p.metadata?.name === step.factsFrom!.name);
-    if (factsJob && jobPhase(factsJob) === 'complete') facts = await readFacts(cluster, factsJob);
-    out.push({ name: step.name, state: state ?? 'done', detail: details.join('; ') || `${present.length}/${objs.length} objects`, ...(facts ? { facts } : {}) });
+    if (!scan.state && scan.present.length < objs.length) scan.state = 'partly-applied';
+    if (!scan.state) await judgeWaits(cluster, step, scan, classes);
+    const facts = await stepFacts(cluster, step, scan.present);
+    const detail = scan.details.join('; ') || `${scan.present.length}/${objs.length} objects`;
+    out.push({ name: step.name, state: scan.state ?? 'done', detail, ...(facts ? { facts } : {}) });
   }
   return out;
 }
@@ -84,8 +111,8 @@ export async function stepStatuses(cluster: Cluster, plan: Plan, objectsOf: (ste
 async function podsOfRollout(cluster: Cluster, d: V1Deployment): Promise<V1Pod[]> {
   const q = { namespace: d.metadata?.namespace, labelSelector: d.spec?.selector ? selectorString(d.spec.selector) || undefined : undefined };
   const [sets, pods] = await Promise.all([
-    cluster.list({ apiVersion: 'apps/v1', kind: 'ReplicaSet', ...q }),
-    cluster.list({ apiVersion: 'v1', kind: 'Pod', ...q }),
+    cluster.list<V1ReplicaSet>({ apiVersion: 'apps/v1', kind: 'ReplicaSet', ...q }),
+    cluster.list<V1Pod>({ apiVersion: 'v1', kind: 'Pod', ...q }),
   ]);
   return rolloutPods(d, sets.items, pods.items);
 }

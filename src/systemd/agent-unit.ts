@@ -9,7 +9,7 @@
  * Restart=on-failure retries the cleanup. The node name is the host name (`%H`), as nodes register.
  */
 import { environmentAssignment, execLine, execWord } from './escape';
-import { DEFAULT_PACKAGE_DIR, DEFAULT_SLICE } from './render';
+import { DEFAULT_PACKAGE_DIR, DEFAULT_SLICE } from './defaults';
 import { renderUnitFile } from './unit';
 
 export const AGENT_UNIT_NAME = 'uyuni-cdk-agent.service';

@@ -1,5 +1,5 @@
 import * as path from 'path';
-import { SYSTEM_UNIT_DIR } from './render';
+import { SYSTEM_UNIT_DIR } from './defaults';
 
 /**
  * Where unit files go (spec §1): `/lib/systemd/system` for the system manager; for the user

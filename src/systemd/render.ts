@@ -6,14 +6,11 @@
  * order, `Before=` every later init unit and every app unit, and are `Requires=`d by them.
  */
 import * as path from 'path';
+import { DEFAULT_PACKAGE_DIR, DEFAULT_SLICE } from './defaults';
 import { environmentAssignment, execLine, UnitValueError } from './escape';
 import { ContainerLike, PodLike, podIsTerminating, podKey } from './pod';
 import { renderUnitFile, Section, UnitFile } from './unit';
 import { assertUnitName, podUnitName } from './unit-name';
-
-export const DEFAULT_PACKAGE_DIR = '/opt/stackable/packages';
-export const DEFAULT_SLICE = 'system-stackable.slice';
-export const SYSTEM_UNIT_DIR = '/lib/systemd/system';
 
 export interface RenderOptions {
   /** Render for the user manager (`systemd --user`): no `User=`, `WantedBy=default.target`. @default false */

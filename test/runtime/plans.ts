@@ -2,11 +2,11 @@
  * Fixture plans for the runtime's tests, written the way synth writes them: one manifest per
  * step (`NNNN-<step>.k8s.yaml`) and a plan.json index.
  */
-import { createHash } from 'crypto';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { stringify } from 'yaml';
+import { hashSpec } from '../../src/plan/spec-hash';
 import { ANNOTATIONS, LABELS, MANAGED_BY, Plan, PLAN_FORMAT_VERSION, Step, Wait } from '../../src/plan/types';
 
 export const NS = 'uyuni-test';
@@ -37,7 +37,7 @@ export function writePlan(steps: StepSpec[], opts: { name?: string; dir?: string
       const c = structuredClone(o);
       c.metadata.labels = { ...labels(name, s.name), ...(c.metadata.labels ?? {}) };
       if (c.kind === 'Job') {
-        c.metadata.annotations = { ...(c.metadata.annotations ?? {}), [ANNOTATIONS.specHash]: createHash('sha256').update(JSON.stringify(c.spec)).digest('hex') };
+        c.metadata.annotations = { ...(c.metadata.annotations ?? {}), [ANNOTATIONS.specHash]: hashSpec(c.spec) };
       }
       return c;
     });

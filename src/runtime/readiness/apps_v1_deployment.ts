@@ -1,4 +1,5 @@
 import type { V1Deployment, V1Pod, V1ReplicaSet } from '@kubernetes/client-node';
+import { rule } from './rule';
 import { selectorMatches } from './selector';
 import { comingUp, describePod, podProgress, podReady } from './v1_pod';
 import { condition, done, failed, Verdict, waiting } from './verdict';
@@ -79,3 +80,6 @@ export function rolloutPods(d: V1Deployment, sets: readonly V1ReplicaSet[], pods
   if (rs) return pods.filter((p) => (p.metadata?.ownerReferences ?? []).some((r) => r.controller && r.uid === rs.metadata?.uid));
   return pods.filter((p) => !p.metadata?.deletionTimestamp && selectorMatches(d.spec?.selector, p.metadata?.labels));
 }
+
+export const rolloutRule = rule('rollout', (d: V1Deployment | undefined, o) => rolloutVerdict(d, o.pods));
+export const scaledDownRule = rule('scaled-down', (d: V1Deployment | undefined) => scaledDownVerdict(d));

@@ -1,3 +1,5 @@
+import type { V1Job } from '@kubernetes/client-node';
+import { rule } from './rule';
 import { condition, done, failed, Verdict, waiting } from './verdict';
 
 /**
@@ -7,7 +9,7 @@ import { condition, done, failed, Verdict, waiting } from './verdict';
  * codes and logs we report are final. Pods stuck before they start never fail a Job
  * (kubernetes#66756): see `pod.ts` and the grace window of the waiter.
  */
-export function jobVerdict(job: any): Verdict {
+export function jobVerdict(job: V1Job | undefined): Verdict {
   if (!job) return waiting('Job not found');
   const failedC = condition(job, 'Failed');
   if (failedC?.status === 'True') return failed(`Job failed: ${failedC.reason ?? 'Failed'}${failedC.message ? `: ${failedC.message}` : ''}`);
@@ -21,7 +23,9 @@ export function jobVerdict(job: any): Verdict {
 }
 
 /** `Complete` also under the interim condition: for `status`, where "finishing" is worth showing. */
-export function jobPhase(job: any): 'complete' | 'failed' | 'running' {
+export function jobPhase(job: V1Job | undefined): 'complete' | 'failed' | 'running' {
   const v = jobVerdict(job);
   return v.state === 'done' ? 'complete' : v.state === 'failed' ? 'failed' : 'running';
 }
+
+export const completeRule = rule('complete', (job: V1Job | undefined) => jobVerdict(job));

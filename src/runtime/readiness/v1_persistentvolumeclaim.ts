@@ -1,3 +1,5 @@
+import type { V1PersistentVolumeClaim } from '@kubernetes/client-node';
+import { rule, StorageClassLike } from './rule';
 import { done, failed, Verdict, waiting } from './verdict';
 
 /**
@@ -5,7 +7,7 @@ import { done, failed, Verdict, waiting } from './verdict';
  * pod that mounts it is scheduled, usually in a later step, so it counts as done here: waiting for
  * it would deadlock the run (argo-cd#12840).
  */
-export function boundVerdict(pvc: any, storageClass: any | undefined): Verdict {
+export function boundVerdict(pvc: V1PersistentVolumeClaim | undefined, storageClass: StorageClassLike | undefined): Verdict {
   if (!pvc) return waiting('PersistentVolumeClaim not found');
   const phase = pvc.status?.phase ?? 'Pending';
   if (phase === 'Bound') return done('Bound');
@@ -17,9 +19,11 @@ export function boundVerdict(pvc: any, storageClass: any | undefined): Verdict {
 }
 
 /** The StorageClass a claim uses: named, or the cluster default when it names none. */
-export function storageClassOf(pvc: any, classes: any[]): any | undefined {
+export function storageClassOf<C extends StorageClassLike>(pvc: V1PersistentVolumeClaim | undefined, classes: readonly C[]): C | undefined {
   const name = pvc?.spec?.storageClassName;
   if (name) return classes.find((c) => c.metadata?.name === name);
   if (name === '') return undefined;
   return classes.find((c) => c.metadata?.annotations?.['storageclass.kubernetes.io/is-default-class'] === 'true');
 }
+
+export const boundRule = rule('bound', (pvc: V1PersistentVolumeClaim | undefined, o) => boundVerdict(pvc, o.storageClass));

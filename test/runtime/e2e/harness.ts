@@ -28,11 +28,15 @@ export function tmpDir(prefix = 'uyuni-run-'): string {
 
 type Verb = 'run' | 'plan' | 'status' | 'destroy';
 
+/** Options the CLI parses into numbers (commander's argParser): given here as numbers or as the flag's text. */
+const NUMERIC = ['timeout', 'stuckGrace', 'progressInterval'];
+
 /** Runs a verb in-process with captured output (plain text unless `output: 'json'`). */
 export async function cli(verb: Verb, planDir: string, opts: Record<string, any>): Promise<Captured> {
   const i = io();
   const fn = { run: runCommand, plan: planCommand, status: statusCommand, destroy: destroyCommand }[verb] as (d: string, o: any, io: Io) => Promise<number>;
-  const code = await fn(planDir, { runDir: verb === 'run' ? tmpDir() : undefined, ...opts }, i);
+  const parsed = Object.fromEntries(Object.entries(opts).map(([k, v]) => [k, NUMERIC.includes(k) && typeof v === 'string' ? Number(v) : v]));
+  const code = await fn(planDir, { runDir: verb === 'run' ? tmpDir() : undefined, ...parsed }, i);
   return { code, ...i.text };
 }
 

@@ -59,7 +59,7 @@ describe('the server step waits through a long first start', () => {
     const dir = installPlan();
     const runDir = tmpDir();
     let finished = false;
-    const running = cli('run', dir, { kubeconfig: sim.kubeconfigPath, runDir, stuckGrace: '1', progressInterval: '1' }).finally(() => { finished = true; });
+    const running = cli('run', dir, { kubeconfig: sim.kubeconfigPath, runDir, stuckGrace: 1, progressInterval: 1 }).finally(() => { finished = true; });
 
     const startingPod = (e: RunEvent): e is Waiting => e.type === 'waiting' && e.step === 'server'
       && (e.pods ?? []).some((p: WaitingPod) => p.owner === `Deployment/uyuni (${NS})` && p.phase === 'Running'
@@ -90,7 +90,7 @@ describe('the server step waits through a long first start', () => {
   it('fails the step when the server container crash-loops, with the pod\'s reason, exit code and last lines', async () => {
     await start({ deployments: { uyuni: { outcome: 'crash-loop', exitCode: 1, logs: ['starting Uyuni setup', 'FATAL: could not connect to the database'] } } });
     const runDir = tmpDir();
-    const r = await cli('run', installPlan(), { kubeconfig: sim.kubeconfigPath, runDir, stuckGrace: '1' });
+    const r = await cli('run', installPlan(), { kubeconfig: sim.kubeconfigPath, runDir, stuckGrace: 1 });
     expect(r.code).toBe(1);
     expect(r.out).toMatch(/\[2\/2\] server: FAILED after [\d.]+s: pod uyuni-\w+-\w+ of Deployment\/uyuni \(uyuni-test\) is stuck: CrashLoopBackOff: back-off \d+s restarting failed container=uyuni .*\(container uyuni\), for 1s/);
     expect(r.out).toMatch(/pod uyuni-\w+-\w+ container uyuni: exit code 1, reason CrashLoopBackOff \(back-off \d+s restarting failed container=uyuni/);

@@ -144,6 +144,14 @@ describe('the CLI', () => {
     const help = spawnSync(process.execPath, [BIN, '--help'], { encoding: 'utf8' });
     for (const v of ['run', 'plan', 'status', 'destroy']) expect(help.stdout).toMatch(new RegExp(`\\n  ${v} `));
     expect(spawnSync(process.execPath, [BIN, 'run'], { encoding: 'utf8' }).status).toBe(2);
+    // Numbers are parsed by the CLI: a bad one is a usage error before anything is read.
+    for (const flag of ['--timeout', '--stuck-grace', '--progress-interval']) {
+      const bad = spawnSync(process.execPath, [BIN, 'run', '/nonexistent', flag, 'soon'], { encoding: 'utf8' });
+      expect(bad.status).toBe(2);
+      expect(bad.stderr).toContain(`option '${flag} <seconds>' argument 'soon' is invalid. must be a positive number`);
+    }
+    expect(spawnSync(process.execPath, [BIN, 'run', '/nonexistent', '-o', 'yaml'], { encoding: 'utf8' }).status).toBe(2);
+    expect(spawnSync(process.execPath, [BIN, 'run', '--help'], { encoding: 'utf8' }).stdout).toMatch(/--stuck-grace <seconds>[^]*\(default: 120\)/);
     const probe = spawnSync(process.execPath, ['-r', `${ROOT}/bin/register.js`, '-e', `
       require('${ROOT}/src/cli/main.ts').buildProgram().helpInformation();
       process.stdout.write(String(Object.keys(require.cache).some((k) => k.includes('@kubernetes/client-node') || k.includes('/src/runtime/'))));`], { encoding: 'utf8' });

@@ -29,4 +29,49 @@ describe('reading plan.json (bad input is exit 2)', () => {
     expect(() => readPlan(mutate(fn))).toThrow(PlanError);
     expect(() => readPlan(mutate(fn))).toThrow(message);
   });
+
+  // Malformed plan.json: refused with the field named, never a TypeError further on.
+  const whole = (value: unknown) => () => value;
+  it.each([
+    ['null', whole(null), /plan\.json: must hold a JSON object \(the plan index\), not null$/],
+    ['a list', whole([]), /must hold a JSON object \(the plan index\), not a list$/],
+    ['a step that is null', (p: any) => { p.steps = [null]; }, /plan\.json: steps\[0\] must be an object, not null$/],
+    ['no steps', (p: any) => { p.steps = []; }, /plan\.json: steps must be a non-empty list$/],
+    ['an unknown action type', (p: any) => { p.steps[1].actions = [{ type: 'restart', object: p.steps[1].objects[0] }]; },
+      /steps\[1\] \(setup\)\.actions\[0\]\.type must be one of "scale", "delete", not "restart"/],
+    ['a scale action without replicas', (p: any) => { p.steps[1].actions = [{ type: 'scale', object: p.steps[1].objects[0] }]; },
+      /steps\[1\] \(setup\)\.actions\[0\]\.replicas is required/],
+    ['an unknown gate type', (p: any) => { p.steps[1].gates = [{ type: 'greater', fact: 'x', message: 'm' }]; },
+      /steps\[1\] \(setup\)\.gates\[0\]\.type must be one of "compare-versions", "equals", "not-equals", "present", not "greater"/],
+    ['a gate with an unknown operator', (p: any) => { p.steps[1].gates = [{ type: 'compare-versions', left: { fact: 'a' }, op: '=>', right: { value: '1' }, message: 'm' }]; },
+      /steps\[1\] \(setup\)\.gates\[0\]\.op must be one of/],
+    ['a requirement without a name', (p: any) => { p.steps[0].requires = [{ kind: 'Secret', namespace: 'x', keys: ['a'], ifMissing: 'fail' }]; },
+      /steps\[0\] \(namespace\)\.requires\[0\]\.name is required/],
+    ['a requirement of another kind', (p: any) => { p.steps[0].requires = [{ kind: 'Pod', name: 'p', namespace: 'x', keys: [], ifMissing: 'fail' }]; },
+      /steps\[0\] \(namespace\)\.requires\[0\]\.kind must be one of "Secret", "ConfigMap", not "Pod"/],
+    ['a wait without an object name', (p: any) => { delete p.steps[1].waits[0].object.name; },
+      /steps\[1\] \(setup\)\.waits\[0\] needs an object and a "for" of .* \(object\.name is required\)/],
+    ['an object ref without a kind', (p: any) => { delete p.steps[0].objects[0].kind; }, /steps\[0\] \(namespace\)\.objects\[0\]\.kind is required/],
+  ])('refuses %s, naming the field', (_what, fn, message) => {
+    const dir = mutateWhole(fn);
+    expect(() => readPlan(dir)).toThrow(PlanError);
+    expect(() => readPlan(dir)).toThrow(message);
+  });
+
+  it('lists the first problems of a plan with many, and how many more', () => {
+    const dir = mutate((p) => { for (const s of p.steps) { delete s.timeoutSeconds; delete s.description; } });
+    expect(() => readPlan(dir)).toThrow(/steps\[0\] \(namespace\)\.description is required; steps\[0\] \(namespace\)\.timeoutSeconds must be a positive number; steps\[1\] \(setup\)\.description is required; and 1 more$/);
+  });
+
+  it('ignores fields it does not know (docs/plan-format.md, Compatibility)', () => {
+    expect(readPlan(mutate((p) => { p.future = { x: 1 }; p.steps[0].hint = 'y'; p.steps[0].waits[0].extra = true; })).steps).toHaveLength(2);
+  });
 });
+
+/** Like `mutate`, but `fn` may return a whole new document. */
+function mutateWhole(fn: (plan: any) => unknown): string {
+  let doc: unknown;
+  const dir = mutate((p) => { doc = fn(p); });
+  if (doc !== undefined) fs.writeFileSync(path.join(dir, 'plan.json'), JSON.stringify(doc));
+  return dir;
+}

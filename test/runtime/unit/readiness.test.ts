@@ -301,6 +301,6 @@ describe('the rule table', () => {
     expect(verdictFor('exists', { object: {} }).state).toBe('done');
     expect(verdictFor('exists', { object: undefined }).state).toBe('waiting');
     expect(verdictFor('deleted', { object: undefined }).state).toBe('done');
-    expect(verdictFor('deleted', { object: { metadata: { deletionTimestamp: 'x' } } }).reason).toBe('terminating');
+    expect(verdictFor('deleted', { object: { metadata: { deletionTimestamp: new Date() } } }).reason).toBe('terminating');
   });
 });

@@ -1,0 +1,63 @@
+/**
+ * Stage 4, apply: Jobs to re-create are deleted (propagationPolicy Background, so their pods go
+ * too) and waited for until gone; then every object is applied (server-side apply, in file
+ * order, with the run label), except Jobs the resume check attached to or skipped.
+ */
+import type { KubernetesObject } from '@kubernetes/client-node';
+import { refString } from '../client';
+import { ApiError, RuntimeError } from '../errors';
+import { Manifest, refOf, stampForApply } from '../manifests';
+import { StepWaiter } from '../waiter';
+import type { StepRun } from './context';
+import type { Decisions } from './resume';
+
+async function recreateJobs(s: StepRun, decisions: Decisions): Promise<void> {
+  const toRecreate = s.jobs.filter((j) => decisions.get(j.metadata.name)!.decision.action === 'recreate');
+  for (const j of toRecreate) {
+    const d = decisions.get(j.metadata.name)!.decision as { why: string };
+    await s.cluster.delete(refOf(j), 'Background');
+    s.emit({ type: 'action', step: s.step.name, action: 'delete (propagationPolicy Background)', object: refString(refOf(j)), result: d.why });
+  }
+  if (toRecreate.length === 0) return;
+  const gone = await new StepWaiter({
+    cluster: s.cluster, waits: toRecreate.map((j) => ({ object: refOf(j), for: 'deleted' as const })), jobs: [],
+    deadline: Math.min(s.c.deadline, s.stepDeadline), deadlineReason: 'timed out deleting the old Job',
+    stuckGraceMs: Infinity, onProgress: (b) => s.emit({ type: 'waiting', ...s.tag, elapsedSeconds: s.elapsed(), blockers: b }),
+  }).run();
+  if (!gone.ok) await s.fail(gone.reason!);
+}
+
+/** Server-side apply of one object; a refusal fails the step naming the object and the API's causes. */
+async function applyOne(s: StepRun, obj: Manifest, ref: string): Promise<KubernetesObject> {
+  try {
+    return await s.cluster.apply(stampForApply(obj, s.c.runId));
+  } catch (e) {
+    if (e instanceof ApiError) {
+      const causes = e.causes.length ? ` (${e.causes.join('; ')})` : '';
+      await s.fail(`apply ${ref} refused: ${e.message}${causes}`);
+    }
+    if (e instanceof RuntimeError) await s.fail(e.message);
+    throw e;
+  }
+}
+
+/** Returns the objects as the apply answered them. */
+export async function applyStage(s: StepRun, decisions: Decisions): Promise<KubernetesObject[]> {
+  await recreateJobs(s, decisions);
+  const applied: KubernetesObject[] = [];
+  for (const obj of s.c.objects) {
+    const d = obj.kind === 'Job' ? decisions.get(obj.metadata.name)!.decision : undefined;
+    const ref = refString(refOf(obj));
+    if (d?.action === 'attach') {
+      s.emit({ type: 'apply', step: s.step.name, object: ref, result: 'already running with the same spec: attached' });
+      continue;
+    }
+    if (d?.action === 'skip') {
+      s.emit({ type: 'apply', step: s.step.name, object: ref, result: 'already Complete with the same spec: skipped' });
+      continue;
+    }
+    applied.push(await applyOne(s, obj, ref));
+    s.emit({ type: 'apply', step: s.step.name, object: ref, result: d?.action === 'recreate' ? 're-created' : 'applied' });
+  }
+  return applied;
+}

@@ -1,0 +1,82 @@
+/**
+ * What the stages of a step share: the run (cluster, reporter, deadline, facts), the step and its
+ * objects, its start time, and `fail`, which reports the failure and ends the run.
+ */
+import type { V1Pod } from '@kubernetes/client-node';
+import type { Plan, Step } from '../../plan/types';
+import type { Cluster } from '../client';
+import { StepFailed } from '../errors';
+import type { Facts } from '../facts';
+import { jobsOf } from '../jobs';
+import type { StepLogs } from '../logs';
+import type { Manifest } from '../manifests';
+import type { FailedContainer, Reporter, RunEvent } from '../progress';
+import { failureReport } from './failure';
+
+/** What every step of a run shares. */
+export interface RunContext {
+  readonly cluster: Cluster;
+  readonly reporter: Reporter;
+  readonly plan: Plan;
+  readonly runId: string;
+  readonly runDir: string;
+  /** Absolute time (ms) of the run's deadline. */
+  readonly deadline: number;
+  /** Facts gathered so far; steps with `factsFrom` add theirs. */
+  readonly facts: Facts;
+  /** Uids of Jobs from finished runs: history, not a half-done run. */
+  readonly finished: ReadonlySet<string>;
+  /** Steps whose Jobs are deleted and re-created. */
+  readonly rerun: readonly string[];
+  readonly stuckGraceSeconds: number;
+}
+
+export interface StepContext extends RunContext {
+  readonly step: Step;
+  readonly index: number;
+  readonly total: number;
+  readonly objects: readonly Manifest[];
+}
+
+export class StepRun {
+  readonly started = Date.now();
+  /** The step's Jobs, in file order. */
+  readonly jobs: readonly Manifest[];
+
+  constructor(readonly c: StepContext) {
+    this.jobs = jobsOf(c.objects);
+  }
+
+  get cluster(): Cluster {
+    return this.c.cluster;
+  }
+
+  get step(): Step {
+    return this.c.step;
+  }
+
+  /** How step events name the step: `[index/total] name`. */
+  get tag(): { step: string; index: number; total: number } {
+    return { step: this.c.step.name, index: this.c.index, total: this.c.total };
+  }
+
+  elapsed(): number {
+    return (Date.now() - this.started) / 1000;
+  }
+
+  /** The step's own deadline (its timeout from its start). */
+  get stepDeadline(): number {
+    return this.started + this.c.step.timeoutSeconds * 1000;
+  }
+
+  emit(ev: RunEvent): void {
+    this.c.reporter.emit(ev);
+  }
+
+  /** Reports the failure (each container's exit code, reason and last lines) and ends the run. */
+  async fail(reason: string, pods: readonly V1Pod[] = [], logs?: StepLogs, saved: FailedContainer[] = []): Promise<never> {
+    const report = await failureReport(this.cluster, pods, logs, this.c.runDir, this.c.step.name);
+    this.emit({ type: 'step-failed', ...this.tag, elapsedSeconds: this.elapsed(), reason, pods: report.length ? report : saved });
+    throw new StepFailed(this.c.step.name, `step ${this.c.step.name}: ${reason}`);
+  }
+}

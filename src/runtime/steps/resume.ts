@@ -1,0 +1,49 @@
+/**
+ * Stage 1, resume: what to do with each of the step's Jobs that may already exist (resume.ts
+ * decides). A refused Job fails the step before anything else happens; when every Job is
+ * Complete with the same spec, the step is skipped (its facts are read again).
+ */
+import type { V1Job } from '@kubernetes/client-node';
+import { podsOfJob } from '../jobs';
+import { refOf, specHash } from '../manifests';
+import { decideJob, JobDecision } from '../resume';
+import type { StepRun } from './context';
+import { savedLogsOfJob } from './failure';
+import { gatherFacts } from './finish';
+
+export interface JobState {
+  readonly decision: JobDecision;
+  /** The Job as the cluster has it, when it has it. */
+  readonly existing: V1Job | undefined;
+}
+
+/** Per Job name. */
+export type Decisions = ReadonlyMap<string, JobState>;
+
+export interface Resumed {
+  readonly decisions: Decisions;
+  /** The whole step was done already: nothing more to do. */
+  readonly skipped: boolean;
+}
+
+export async function resumeStage(s: StepRun): Promise<Resumed> {
+  const rerun = s.c.rerun.includes(s.step.name);
+  const decisions = new Map<string, JobState>();
+  for (const job of s.jobs) {
+    const existing = await s.cluster.get<V1Job>(refOf(job));
+    decisions.set(job.metadata.name, { decision: decideJob(existing, specHash(job), rerun, s.step.name, s.c.finished), existing });
+  }
+  for (const [name, { decision, existing }] of decisions) {
+    if (decision.action !== 'refuse') continue;
+    s.emit({ type: 'step-start', ...s.tag, description: s.step.description });
+    await s.fail(decision.why, decision.failed && existing ? await podsOfJob(s.cluster, existing) : [], undefined,
+      decision.failed ? savedLogsOfJob(s.c.runDir, s.step.name, name) : []);
+  }
+  const skipped = s.jobs.length > 0 && [...decisions.values()].every((d) => d.decision.action === 'skip');
+  if (skipped) {
+    const names = s.jobs.map((j) => j.metadata.name);
+    s.emit({ type: 'step-skip', ...s.tag, reason: `Job${names.length > 1 ? 's' : ''} ${names.join(', ')} already Complete with the same spec` });
+    if (s.step.factsFrom) await gatherFacts(s, decisions.get(s.step.factsFrom.name)?.existing);
+  }
+  return { decisions, skipped };
+}
