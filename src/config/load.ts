@@ -80,8 +80,8 @@ function describeFailure(failure: Failure): string {
 /** The plans a configuration asks for (explicit `plans`, or derived from its sections). */
 export function plansOf(config: UyuniConfig): PlanName[] {
   if (config.plans) return [...new Set(config.plans)];
-  const server: PlanName = config.migration ? 'migrate' : config.upgrade ? 'upgrade' : 'install';
-  return [server, ...(config.proxy ? ['proxy' as const] : []), ...(config.nodeServices ? ['node-services' as const] : [])];
+  const server: PlanName[] = config.migration ? ['migrate', 'migrate-prepare'] : config.upgrade ? ['upgrade'] : ['install'];
+  return [...server, ...(config.proxy ? ['proxy' as const] : []), ...(config.nodeServices ? ['node-services' as const] : [])];
 }
 
 /** Exposure only of Services that exist, node ports only for their ports and NodePort type, no clashes. */
@@ -155,12 +155,35 @@ function checkServer(config: UyuniConfig): string[] {
   return problems;
 }
 
+/** The proxy section: its exposure (tftp has a fixed one) and what issuing its certificate from the server's Issuer needs. */
+function checkProxy(config: UyuniConfig, usedNodePorts: Map<number, string>): string[] {
+  const proxy = config.proxy!;
+  const problems: string[] = [];
+  const { tftp, ...exposure } = proxy.services;
+  if (tftp) {
+    problems.push('proxy.services.tftp: tftp is always a LoadBalancer Service with ClientIP affinity (use proxy.tftp.hostNetwork to do without it)');
+  }
+  problems.push(...checkExposure('proxy.services', exposure, PROXY_SERVICES, PROXY_SERVICES.map((s) => s.name), usedNodePorts));
+  if (proxy.tls.issuer) {
+    if (config.tls.mode === 'third-party') {
+      problems.push('proxy.tls.issuer: the server has no Issuer uyuni-issuer with tls.mode third-party; create Secret proxy-cert yourself');
+    }
+    if (proxy.namespace === config.namespace) {
+      problems.push(`proxy.namespace: must not be the server's namespace ${config.namespace} with proxy.tls.issuer `
+        + '(the proxy\'s Services web and salt would replace the server\'s)');
+    }
+  }
+  return problems;
+}
+
 function crossChecks(config: UyuniConfig): string[] {
   const problems: string[] = [];
   if (config.migration && config.upgrade) {
     problems.push('migration, upgrade: only one of them may be set (a server is either migrated or upgraded)');
   }
-  const needs: Partial<Record<PlanName, keyof UyuniConfig>> = { migrate: 'migration', upgrade: 'upgrade', proxy: 'proxy', 'node-services': 'nodeServices' };
+  const needs: Partial<Record<PlanName, keyof UyuniConfig>> = {
+    'migrate': 'migration', 'migrate-prepare': 'migration', 'upgrade': 'upgrade', 'proxy': 'proxy', 'node-services': 'nodeServices',
+  };
   for (const [i, plan] of (config.plans ?? []).entries()) {
     const section = needs[plan];
     if (section && config[section] === undefined) problems.push(`plans[${i}]: ${plan} needs a ${section} section`);
@@ -169,9 +192,7 @@ function crossChecks(config: UyuniConfig): string[] {
   // Node ports are cluster-wide: the server's and the proxy's must not clash either.
   const usedNodePorts = new Map<number, string>();
   problems.push(...checkExposure('services', config.services, serverServices(portFeatures(config)), SERVER_SERVICE_NAMES, usedNodePorts));
-  if (config.proxy) {
-    problems.push(...checkExposure('proxy.services', config.proxy.services, PROXY_SERVICES, PROXY_SERVICES.map((s) => s.name), usedNodePorts));
-  }
+  if (config.proxy) problems.push(...checkProxy(config, usedNodePorts));
   if (config.ingress.type !== 'traefik' && (config.services.salt?.type ?? 'ClusterIP') === 'ClusterIP') {
     problems.push(`services.salt.type: must be LoadBalancer or NodePort with ingress.type ${config.ingress.type} `
       + '(only Traefik routes salt 4505/4506 to a ClusterIP Service; clients cannot reach it otherwise)');

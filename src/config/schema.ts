@@ -3,6 +3,7 @@ import {
 } from 'superstruct';
 import type { ObjectSchema } from 'superstruct/dist/utils';
 import { PG_MAJOR } from '../model/db';
+import { DEFAULT_PACKAGE_DIR } from '../systemd/defaults';
 
 /**
  * The configuration schema: the single description of `uyuni.yaml`. Types, defaults and allowed
@@ -196,15 +197,37 @@ const upgrade = section({
   }),
 });
 
+/** A tuning file's content: configuration lines, written as they are. */
+const tuningText = text();
+
 const proxy = section({
   namespace: defaulted(dnsLabel, 'uyuni-proxy'),
   /** The proxy's FQDN (its certificate names it). */
   fqdn,
-  /** The Secret made from the proxy config tarball (config.yaml, httpd.yaml, ssh.yaml). */
-  configSecret: defaulted(dnsSubdomain, 'uyuni-proxy-config'),
-  /** The squid cache volume (PVC squid-cache). @default 10Gi, class volumes.storageClass */
-  cache: defaultedSection(section({ size: optional(quantity), storageClass: optional(dnsSubdomain) })),
-  /** Exposure per proxy Service name (web, salt, ssh, tftp); ClusterIP unless said otherwise. */
+  /**
+   * The squid cache claim squid-cache (proxy-helm `volumes.squid`). Upstream sizes it from
+   * `max_cache_size_mb` of config.yaml, which synth does not read: size it here. @default 10Gi, class volumes.storageClass
+   */
+  cache: defaultedSection(volumeSettings),
+  tls: defaultedSection(section({
+    /**
+     * Issue the proxy's certificate from the server's Issuer uyuni-issuer (the proxy runs in the
+     * server's cluster): Certificate <proxy.namespace>-proxy-cert in the server's namespace, whose
+     * Secret the user copies as proxy-cert. @default false: the user creates Secret proxy-cert
+     */
+    issuer: defaulted(boolean(), false),
+  })),
+  /** Lines added to the configuration of squid, sshd and Apache (proxy-helm `squid.tuning`, `ssh.tuning`, `httpd.tuning`). @default none */
+  tuning: defaultedSection(section({
+    squid: optional(tuningText),
+    ssh: optional(tuningText),
+    apache: optional(tuningText),
+  })),
+  tftp: defaultedSection(section({
+    /** Run Deployment uyuni-proxy-tftp in the node's network instead of behind the tftp LoadBalancer Service. @default false */
+    hostNetwork: defaulted(boolean(), false),
+  })),
+  /** Exposure per proxy Service name (web, salt, ssh); ClusterIP unless said otherwise. tftp is always a LoadBalancer. */
   services: defaulted(record(text(), exposure), () => ({})),
 });
 
@@ -231,7 +254,7 @@ const nodePod = section({
 
 const nodeServices = section({
   /** Where the agent unpacks packages; a relative command[0] resolves under it. */
-  packageDir: defaulted(absolutePath, '/opt/stackable/packages'),
+  packageDir: defaulted(absolutePath, DEFAULT_PACKAGE_DIR),
   /** The kubeconfig path written into units as KUBECONFIG. */
   kubeconfig: defaulted(absolutePath, '/root/.kube/config'),
   pods: defaulted(array(nodePod), () => []),
@@ -304,7 +327,7 @@ const tftp = section({
   hostNetwork: defaulted(boolean(), false),
 });
 
-export const PLAN_NAMES = ['install', 'migrate', 'upgrade', 'proxy', 'node-services'] as const;
+export const PLAN_NAMES = ['install', 'migrate', 'migrate-prepare', 'upgrade', 'proxy', 'node-services'] as const;
 export type PlanName = (typeof PLAN_NAMES)[number];
 
 /** Settings that existed in earlier versions, with what replaced them. */
@@ -316,6 +339,7 @@ export const REMOVED_SETTINGS: Readonly<Record<string, string>> = {
   'volumes.cache': 'removed: use volumes.overrides.var-cache',
   'volumes.mirror': 'removed: use server.mirror.claimName',
   'timeouts.setupSeconds': 'removed: the server sets itself up at its first start (timeouts.serverStartSeconds)',
+  'proxy.configSecret': 'removed: the proxy reads ConfigMap proxy-configmap and Secrets httpd and ssh, made from the config tarball (README: "Proxy")',
 };
 
 export const configSchema = section({

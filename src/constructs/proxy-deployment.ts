@@ -1,36 +1,83 @@
 import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
-import { IMAGES, imageRef, ImageSettings } from '../model/images';
-import { containerPorts, PROXY_SERVICES } from '../model/ports';
+import type { ImageRef } from '../model/images';
+import type { ContainerPort } from '../model/ports';
+import { CERT_MODE, KEY_MODE } from '../model/tls';
 import { componentDeployment } from './component-deployment';
+import { PROXY_CONFIG, PROXY_FILES, TUNING_KEYS } from './proxy-config';
+import { readScript } from './script-job';
+
+/**
+ * The containers of Deployment uyuni-proxy, named as the chart's (its cache clearing runs
+ * `kubectl exec -c squid`). Each runs image `proxy-<name>`.
+ */
+export const PROXY_CONTAINERS = ['httpd', 'salt-broker', 'squid', 'ssh'] as const;
+export type ProxyContainer = (typeof PROXY_CONTAINERS)[number];
 
 export interface ProxyDeploymentProps {
   readonly namespace: string;
-  /** Registry, tag and pull settings of the proxy images (`<registry>/proxy-<name>:<tag>`). */
-  readonly images: ImageSettings;
-  readonly timezone: string;
-  /** The Secret made from the proxy config tarball (config.yaml, httpd.yaml, ssh.yaml). */
-  readonly configSecret: string;
-  /** The squid cache claim. */
-  readonly cacheClaim: string;
+  /** Each container's image; init-httpd runs httpd's, init-sshd ssh's. */
+  readonly images: Readonly<Record<ProxyContainer, ImageRef>>;
+  /** The ports each container listens on. */
+  readonly ports: Readonly<Record<ProxyContainer, readonly ContainerPort[]>>;
+  /** The squid cache claim. @default 'squid-cache' */
+  readonly cacheClaim?: string;
 }
 
-/** The proxy's containers (`proxy-<name>`, image `proxy-<name>`) and the tarball files each one reads. */
-export const PROXY_CONTAINERS = [
-  { name: 'httpd', files: ['config.yaml', 'httpd.yaml'] },
-  { name: 'salt-broker', files: ['config.yaml'] },
-  { name: 'squid', files: ['config.yaml'] },
-  { name: 'ssh', files: ['config.yaml', 'ssh.yaml'] },
-  { name: 'tftpd', files: ['config.yaml'] },
-] as const;
-
-/** Where each container finds its configuration files. */
+/** Where every container reads its configuration files (mounted at `/etc/uyuni/`). */
 export const PROXY_CONFIG_DIR = '/etc/uyuni';
+const CONFIG_MOUNT = `${PROXY_CONFIG_DIR}/`;
+/** Where the init containers mount the emptyDirs they fill. */
+const APACHE_SEED = '/tmp/apache2';
+const SSHD_SEED = '/tmp/sshd';
+
+const item = (key: string, path: string, mode?: number) => ({ key, path, ...(mode !== undefined ? { mode } : {}) });
+const configYaml = { configMap: { name: PROXY_CONFIG.configMap, items: [item(PROXY_FILES.config, PROXY_FILES.config)] } };
 
 /**
- * Deployment `uyuni-proxy` (component proxy): the five proxy containers in one pod, their
- * ports derived from the proxy port table, their configuration from the user's Secret (the
- * proxy config tarball: certificates and keys included, never in dist/). Recreate: the squid
+ * The pod's volumes (proxy-helm templates/deployment.yaml @ 1ad19a5d): per container a projected
+ * volume of what it reads at /etc/uyuni/, the tuning from our ConfigMap proxy-tuning, the CA as
+ * the image's trust anchor, the emptyDirs the init containers fill, and the squid cache.
+ */
+function volumes(cacheClaim: string): k8s.Volume[] {
+  const tuning = (key: string, path: string) => ({ configMap: { name: PROXY_CONFIG.tuning, items: [item(key, path)] } });
+  return [
+    {
+      name: 'httpd-volume',
+      projected: {
+        sources: [
+          configYaml,
+          { secret: { name: PROXY_CONFIG.httpd, items: [item(PROXY_FILES.httpd, PROXY_FILES.httpd)] } },
+          tuning(TUNING_KEYS.apache, 'apache_tuning.conf'),
+          { configMap: { name: PROXY_CONFIG.ca, items: [item('ca.crt', 'ca.crt', CERT_MODE)] } },
+          { secret: { name: PROXY_CONFIG.cert, items: [item('tls.crt', 'server.crt', CERT_MODE), item('tls.key', 'server.key', KEY_MODE)] } },
+        ],
+      },
+    },
+    {
+      name: 'ssh-volume',
+      projected: {
+        sources: [
+          configYaml,
+          { secret: { name: PROXY_CONFIG.ssh, items: [item(PROXY_FILES.ssh, PROXY_FILES.ssh)] } },
+          tuning(TUNING_KEYS.ssh, 'ssh_tuning.conf'),
+        ],
+      },
+    },
+    { name: 'config-volume', ...configYaml },
+    { name: 'squid-volume', ...tuning(TUNING_KEYS.squid, 'squid_tuning.conf') },
+    { name: 'squid-cache', persistentVolumeClaim: { claimName: cacheClaim } },
+    { name: 'ca-cert', configMap: { name: PROXY_CONFIG.ca, defaultMode: CERT_MODE, items: [item('ca.crt', 'RHN-ORG-TRUSTED-SSL-CERT')] } },
+    { name: 'etc-apache2', emptyDir: {} },
+    { name: 'etc-sshd', emptyDir: {} },
+  ];
+}
+
+/**
+ * Deployment `uyuni-proxy` (component proxy), as proxy-helm templates/deployment.yaml @ 1ad19a5d:
+ * init containers seed /etc/apache2 and /etc/ssh/sshd_config.d (emptyDirs) from the images and
+ * link the certificate and tuning into them (src/scripts/proxy-init-*.sh); then httpd,
+ * salt-broker, squid and ssh, each with its configuration at /etc/uyuni/. Recreate: the squid
  * cache is ReadWriteOnce.
  */
 export class ProxyDeployment extends Construct {
@@ -39,8 +86,24 @@ export class ProxyDeployment extends Construct {
 
   constructor(scope: Construct, id: string, props: ProxyDeploymentProps) {
     super(scope, id);
-    const ref = (name: string) => imageRef(props.images, { name: IMAGES.proxy(name) });
-    const pullSecrets = ref('httpd').pullSecrets;
+    const { images } = props;
+    const pullSecrets = [...new Set(PROXY_CONTAINERS.flatMap((c) => (images[c].pullSecrets ?? []).map((s) => s.name)))];
+    const image = (c: ProxyContainer) => ({ image: images[c].image, imagePullPolicy: images[c].pullPolicy });
+    const mount = (name: string, mountPath: string, readOnly = false) => ({ name, mountPath, ...(readOnly ? { readOnly } : {}) });
+    const container = (name: ProxyContainer, volumeMounts: k8s.VolumeMount[]): k8s.Container => ({
+      name,
+      ...image(name),
+      volumeMounts,
+      ports: props.ports[name].map((p) => ({ ...p })),
+    });
+    const init = (name: string, from: ProxyContainer, script: string, volume: string, seed: string): k8s.Container => ({
+      name,
+      ...image(from),
+      command: ['sh', '-c', readScript(script)],
+      env: [{ name: 'TARGET', value: seed }, { name: 'CONFIG_DIR', value: PROXY_CONFIG_DIR }],
+      volumeMounts: [mount(volume, seed)],
+    });
+
     this.deployment = componentDeployment(this, 'Resource', {
       name: ProxyDeployment.NAME,
       namespace: props.namespace,
@@ -49,22 +112,29 @@ export class ProxyDeployment extends Construct {
       replicas: 1,
       recreate: true,
       pod: {
-        imagePullSecrets: pullSecrets ? [...pullSecrets] : undefined,
-        containers: PROXY_CONTAINERS.map((c) => ({
-          name: IMAGES.proxy(c.name),
-          image: ref(c.name).image,
-          imagePullPolicy: ref(c.name).pullPolicy,
-          ports: containerPorts(PROXY_SERVICES, 'proxy', IMAGES.proxy(c.name)),
-          env: [{ name: 'TZ', value: props.timezone }],
-          volumeMounts: [
-            ...c.files.map((f) => ({ name: 'proxy-config', mountPath: `${PROXY_CONFIG_DIR}/${f}`, subPath: f, readOnly: true })),
-            ...(c.name === 'squid' ? [{ name: 'squid-cache', mountPath: '/var/cache/squid' }] : []),
-          ],
-        })),
-        volumes: [
-          { name: 'proxy-config', secret: { secretName: props.configSecret, defaultMode: 0o400 } },
-          { name: 'squid-cache', persistentVolumeClaim: { claimName: props.cacheClaim } },
+        ...(pullSecrets.length > 0 ? { imagePullSecrets: pullSecrets.map((name) => ({ name })) } : {}),
+        initContainers: [
+          init('init-httpd', 'httpd', 'proxy-init-httpd.sh', 'etc-apache2', APACHE_SEED),
+          init('init-sshd', 'ssh', 'proxy-init-sshd.sh', 'etc-sshd', SSHD_SEED),
         ],
+        containers: [
+          container('httpd', [
+            mount('httpd-volume', CONFIG_MOUNT, true),
+            mount('etc-apache2', '/etc/apache2'),
+            mount('ca-cert', '/etc/pki/trust/anchors/', true),
+          ]),
+          container('salt-broker', [mount('config-volume', CONFIG_MOUNT, true)]),
+          container('squid', [
+            mount('config-volume', CONFIG_MOUNT, true),
+            mount('squid-cache', '/var/cache/squid'),
+            mount('squid-volume', '/etc/squid/conf.d/', true),
+          ]),
+          container('ssh', [
+            mount('ssh-volume', CONFIG_MOUNT, true),
+            mount('etc-sshd', '/etc/ssh/sshd_config.d/', true),
+          ]),
+        ],
+        volumes: volumes(props.cacheClaim ?? 'squid-cache'),
       },
     });
   }

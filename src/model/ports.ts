@@ -106,13 +106,49 @@ export const SERVER_SERVICE_NAMES: readonly string[] = SERVER_TABLE.map((row) =>
 const port = (name: string, p: number, protocol: Protocol = 'TCP', targetPort?: number): PortSpec =>
   ({ name, port: p, protocol, ...(targetPort ? { targetPort } : {}) });
 
-/** The proxy's port table (docs/upstream.md, proxy): one Service per logical service, each served by one container. */
-export const PROXY_SERVICES: readonly ServiceSpec[] = [
-  { name: 'web', component: 'proxy', container: 'proxy-httpd', ports: [port('http', 80), port('https', 443)] },
-  { name: 'salt', component: 'proxy', container: 'proxy-salt-broker', ports: [port('publish', 4505), port('request', 4506)] },
-  { name: 'ssh', component: 'proxy', container: 'proxy-ssh', ports: [port('ssh', 8022, 'TCP', 22)] },
-  { name: 'tftp', component: 'proxy', container: 'proxy-tftpd', ports: [port('tftp', 69, 'UDP')] },
+/** Switches that decide which of the proxy's Services exist. */
+export interface ProxyPortFeatures {
+  /** TFTP behind its LoadBalancer Service (not in the node's network: `proxy.tftp.hostNetwork`). */
+  readonly tftpService: boolean;
+}
+
+type ProxyRow = ServiceSpec & { readonly when?: (f: ProxyPortFeatures) => boolean };
+
+/**
+ * The proxy's port table (proxy-helm templates/services.yaml @ fea31ed6): one Service per logical
+ * service, each served by one container of Deployment uyuni-proxy (component proxy), tftp by
+ * Deployment uyuni-proxy-tftp (component proxy-tftp). Port names as the chart's.
+ */
+const PROXY_TABLE: readonly ProxyRow[] = [
+  { name: 'web', component: 'proxy', container: 'httpd', ports: [port('http', 80), port('https', 443)] },
+  { name: 'salt', component: 'proxy', container: 'salt-broker', ports: [port('salt-publish', 4505), port('salt-request', 4506)] },
+  { name: 'ssh', component: 'proxy', container: 'ssh', ports: [port('ssh', 8022, 'TCP', 22)] },
+  {
+    name: 'tftp',
+    component: 'proxy-tftp',
+    container: 'tftpd',
+    ports: [port('tftp', 69, 'UDP')],
+    when: (f) => f.tftpService,
+    // The chart's comment: ClusterIP or NodePort would not work for TFTP outside the host network.
+    fixed: { type: 'LoadBalancer', sessionAffinity: 'ClientIP', externalTrafficPolicy: 'Local' },
+  },
 ];
+
+const withoutWhen = ({ when: _when, ...svc }: ProxyRow): ServiceSpec => svc;
+
+/** Every Service the proxy's table has, whatever the features: the containers' ports derive from it. */
+export const PROXY_SERVICES: readonly ServiceSpec[] = PROXY_TABLE.map(withoutWhen);
+
+/** The proxy's Services for a feature set (no tftp Service when TFTP is in the node's network). */
+export function proxyServices(features: ProxyPortFeatures): ServiceSpec[] {
+  return PROXY_TABLE.filter((row) => !row.when || row.when(features)).map(withoutWhen);
+}
+
+/**
+ * squid's container port in the proxy pod, used from inside the pod only: no Service exposes it
+ * (proxy-helm templates/deployment.yaml @ 1ad19a5d).
+ */
+export const PROXY_SQUID_PORT = 8088;
 
 /** A container port: the chart writes the number only; UDP says so. */
 export interface ContainerPort {

@@ -1,19 +1,56 @@
-import type { UyuniConfig } from '../config/schema';
-import { UyuniNamespace } from '../constructs/namespace';
-import { ProxyDeployment } from '../constructs/proxy-deployment';
+import type { ProxyConfig, UyuniConfig } from '../config/schema';
 import { Claims } from '../constructs/claims';
+import { UyuniNamespace } from '../constructs/namespace';
+import { ProxyCertificate, proxyCertificateName, serverCaRequirement } from '../constructs/proxy-certificate';
+import { IssuedCertificate, PROXY_CONFIG, proxyConfigRequirements, ProxyTuning } from '../constructs/proxy-config';
+import { PROXY_CONTAINERS, ProxyContainer, ProxyDeployment, ProxyDeploymentProps } from '../constructs/proxy-deployment';
+import { ProxyTftpDeployment, ProxyTftpDeploymentProps } from '../constructs/proxy-tftp-deployment';
 import { ServicesPerPort } from '../constructs/services-per-port';
-import { PROXY_SERVICES } from '../model/ports';
+import { IMAGES, imageRef } from '../model/images';
+import { containerPorts, ContainerPort, PROXY_SERVICES, PROXY_SQUID_PORT, proxyServices } from '../model/ports';
+import { TLS_NAMES } from '../model/tls';
 import type { VolumeSpec } from '../model/volumes';
 import { PlanApp } from './plan-app';
 import { claimOf } from './server-props';
 
-/** The squid cache volume of the proxy. */
+/**
+ * The squid cache volume of the proxy. proxy-helm sizes it from `max_cache_size_mb` of
+ * config.yaml, which synth does not read: `proxy.cache.size` sizes it.
+ */
 export const SQUID_CACHE: VolumeSpec = { name: 'squid-cache', mountPath: '/var/cache/squid', size: '10Gi', owner: 'flow' };
 
+/** Where the proxy's certificate is issued with `proxy.tls.issuer`: the server's namespace. */
+export function issuedCertificate(config: UyuniConfig, proxy: ProxyConfig): IssuedCertificate | undefined {
+  return proxy.tls.issuer ? { namespace: config.namespace, secret: proxyCertificateName(proxy.namespace) } : undefined;
+}
+
+/** The props of Deployment uyuni-proxy: images `proxy-<container>`, ports from the proxy's port table. */
+export function proxyDeploymentProps(config: UyuniConfig, proxy: ProxyConfig): ProxyDeploymentProps {
+  const each = <T>(f: (c: ProxyContainer) => T) => Object.fromEntries(PROXY_CONTAINERS.map((c) => [c, f(c)])) as Record<ProxyContainer, T>;
+  const squid: ContainerPort[] = [{ containerPort: PROXY_SQUID_PORT }];
+  return {
+    namespace: proxy.namespace,
+    images: each((c) => imageRef(config.images, { name: IMAGES.proxy(c) })),
+    ports: each((c) => (c === 'squid' ? squid : containerPorts(PROXY_SERVICES, 'proxy', c))),
+    cacheClaim: SQUID_CACHE.name,
+  };
+}
+
+/** The props of Deployment uyuni-proxy-tftp. */
+export function proxyTftpProps(config: UyuniConfig, proxy: ProxyConfig): ProxyTftpDeploymentProps {
+  return {
+    namespace: proxy.namespace,
+    image: imageRef(config.images, { name: IMAGES.proxy('tftpd') }),
+    hostNetwork: proxy.tftp.hostNetwork,
+    ports: containerPorts(PROXY_SERVICES, 'proxy-tftp', 'tftpd'),
+  };
+}
+
 /**
- * The proxy plan (docs/upstream.md, proxy): namespace → squid cache → Services from the proxy
- * port table → Deployment uyuni-proxy, which needs the user's config Secret.
+ * The proxy plan, as proxy-helm renders the proxy (docs/upstream.md §13): namespace → (with
+ * proxy.tls.issuer: the proxy's Certificate in the server's namespace) → squid cache → Services
+ * from the proxy port table → ConfigMap proxy-tuning and Deployment uyuni-proxy, which need the
+ * user's configuration objects → Deployment uyuni-proxy-tftp.
  */
 export function proxyPlan(config: UyuniConfig): PlanApp {
   const proxy = config.proxy;
@@ -27,30 +64,42 @@ export function proxyPlan(config: UyuniConfig): PlanApp {
     defaultStepTimeoutSeconds: config.timeouts.defaultStepSeconds,
     deadlineSeconds: config.timeouts.deadlineSeconds,
   });
+  const issued = issuedCertificate(config, proxy);
+  const requirements = proxyConfigRequirements({ namespace: ns, fqdn: proxy.fqdn, issued });
+
   plan.addStep('namespace', { description: `namespace ${ns}` }, (chart) => {
     new UyuniNamespace(chart, 'Namespace', { name: ns, partOf: 'uyuni-proxy', component: 'proxy' });
   });
-  plan.addStep('volumes', { description: 'squid cache claim' }, (chart) => {
+  if (issued) {
+    plan.addStep('tls', {
+      description: `Certificate ${issued.secret} for ${proxy.fqdn} in namespace ${issued.namespace}, from Issuer ${TLS_NAMES.caIssuer}`,
+      requires: [serverCaRequirement(issued.namespace)],
+    }, (chart) => {
+      new ProxyCertificate(chart, 'Certificate', {
+        namespace: issued.namespace, name: issued.secret, fqdn: proxy.fqdn, duration: config.tls.duration, renewBefore: config.tls.renewBefore,
+      });
+    });
+  }
+  plan.addStep('volumes', { description: `squid cache claim ${SQUID_CACHE.name}` }, (chart) => {
     // proxy.cache sizes and classes the claim like a per-claim override does a server claim.
     new Claims(chart, 'Claims', { namespace: ns, partOf: 'uyuni-proxy', claims: [claimOf(config, SQUID_CACHE, proxy.cache)] });
   });
-  plan.addStep('services', { description: `Services ${PROXY_SERVICES.map((s) => s.name).join(', ')}` }, (chart) => {
-    new ServicesPerPort(chart, 'Services', { namespace: ns, services: PROXY_SERVICES, exposure: proxy.services, partOf: 'uyuni-proxy' });
+  const services = proxyServices({ tftpService: !proxy.tftp.hostNetwork });
+  plan.addStep('services', { description: `Services ${services.map((s) => s.name).join(', ')}` }, (chart) => {
+    new ServicesPerPort(chart, 'Services', { namespace: ns, services, exposure: proxy.services, partOf: 'uyuni-proxy' });
   });
   plan.addStep('proxy', {
-    description: 'Deployment uyuni-proxy (httpd, salt-broker, squid, ssh, tftpd)',
-    requires: [{
-      kind: 'Secret',
-      name: proxy.configSecret,
-      namespace: ns,
-      keys: ['config.yaml', 'httpd.yaml', 'ssh.yaml'],
-      ifMissing: 'fail',
-      message: `the proxy configuration: generate it on the server (mgrpxy / "Proxy Configuration" in the web UI), then: tar xf config.tar.gz && kubectl -n ${ns} create secret generic ${proxy.configSecret} --from-file=config.yaml --from-file=httpd.yaml --from-file=ssh.yaml`,
-    }],
+    description: `ConfigMap ${PROXY_CONFIG.tuning}, Deployment ${ProxyDeployment.NAME} (httpd, salt-broker, squid, ssh)`,
+    requires: requirements,
   }, (chart) => {
-    new ProxyDeployment(chart, 'Proxy', {
-      namespace: ns, images: config.images, timezone: config.timezone, configSecret: proxy.configSecret, cacheClaim: SQUID_CACHE.name,
-    });
+    new ProxyTuning(chart, 'Tuning', { namespace: ns, squid: proxy.tuning.squid, ssh: proxy.tuning.ssh, apache: proxy.tuning.apache });
+    new ProxyDeployment(chart, 'Proxy', proxyDeploymentProps(config, proxy));
+  });
+  plan.addStep('tftp', {
+    description: `Deployment ${ProxyTftpDeployment.NAME}${proxy.tftp.hostNetwork ? ' (in the node\'s network)' : ''}`,
+    requires: requirements.filter((r) => r.name === PROXY_CONFIG.configMap || r.name === PROXY_CONFIG.ca),
+  }, (chart) => {
+    new ProxyTftpDeployment(chart, 'Tftp', proxyTftpProps(config, proxy));
   });
   return plan;
 }
