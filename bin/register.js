@@ -12,13 +12,15 @@ const cacheDir = path.join(__dirname, '..', 'node_modules', '.cache', 'uyuni-cdk
 const options = {
   jsc: { parser: { syntax: 'typescript' }, target: 'es2022' },
   module: { type: 'commonjs' },
-  sourceMaps: 'inline',
+  // No source maps: Node reads them only with --enable-source-maps, and every start would parse
+  // them for nothing. (Cache key below includes this, so a change re-transpiles.)
+  sourceMaps: false,
 };
 let swc;
 
 function transpile(filename) {
   const stat = fs.statSync(filename);
-  const key = crypto.createHash('sha1').update(`${filename}\0${stat.size}\0${stat.mtimeMs}`).digest('hex');
+  const key = crypto.createHash('sha1').update(`${filename}\0${stat.size}\0${stat.mtimeMs}\0${JSON.stringify(options)}`).digest('hex');
   const cached = path.join(cacheDir, `${key}.js`);
   try {
     return fs.readFileSync(cached, 'utf8');
@@ -26,9 +28,7 @@ function transpile(filename) {
     // not cached yet
   }
   swc = swc || require('@swc/core');
-  // Generated code (imports/) gets no source map: it is large, and never debugged by hand.
-  const generated = filename.includes(`${path.sep}imports${path.sep}`);
-  const { code } = swc.transformSync(fs.readFileSync(filename, 'utf8'), { ...options, sourceMaps: generated ? false : 'inline', filename });
+  const { code } = swc.transformSync(fs.readFileSync(filename, 'utf8'), { ...options, filename });
   try {
     fs.mkdirSync(cacheDir, { recursive: true });
     const tmp = `${cached}.${process.pid}`;

@@ -1,5 +1,4 @@
 import * as fs from 'fs';
-import * as os from 'os';
 import * as path from 'path';
 import { ConfigError, configPath, loadConfigFile, plansOf } from './config/load';
 import { planProblems } from './plans';
@@ -16,13 +15,14 @@ import { publish, synthesize } from './synth';
 export function main(env: NodeJS.ProcessEnv = process.env): void {
   const file = configPath(env);
   const dist = path.resolve(env.UYUNI_DIST || 'dist');
-  const staging = env.CDK8S_OUTDIR ? path.resolve(env.CDK8S_OUTDIR) : fs.mkdtempSync(path.join(os.tmpdir(), 'uyuni-cdk-synth-'));
+  // Our own staging directory sits beside dist/, so the finished plans are renamed in, not copied.
+  const staging = env.CDK8S_OUTDIR ? path.resolve(env.CDK8S_OUTDIR) : stagingBeside(dist);
   try {
     const config = loadConfigFile(file);
     const problems = planProblems(config, plansOf(config));
     if (problems.length > 0) throw new ConfigError(file, problems);
     const dirs = synthesize(config, staging);
-    publish(staging, dirs, dist);
+    publish(staging, dirs, dist, { move: !env.CDK8S_OUTDIR });
     for (const dir of dirs) {
       const files = fs.readdirSync(path.join(dist, dir));
       // stderr: the cdk8s CLI keeps the app's stdout to itself.
@@ -41,4 +41,10 @@ export function main(env: NodeJS.ProcessEnv = process.env): void {
   } finally {
     if (!env.CDK8S_OUTDIR) fs.rmSync(staging, { recursive: true, force: true });
   }
+}
+
+function stagingBeside(dist: string): string {
+  const parent = path.dirname(dist);
+  fs.mkdirSync(parent, { recursive: true });
+  return fs.mkdtempSync(path.join(parent, '.uyuni-cdk-synth-'));
 }

@@ -1,36 +1,23 @@
-import * as path from 'path';
 import type { PlanName, UyuniConfig } from '../config/schema';
-import { installPlan } from './install';
-import { migratePlan } from './migrate';
-import { nodeServicesProblems, nodeServicesSynthesizer } from './node-services';
-import { upgradePlan } from './upgrade';
+import { nodeServicesProblems } from './node-services';
 import type { PlanApp } from './plan-app';
-import { proxyPlan } from './proxy';
+import { planAppSynthesizer, Synthesizer } from './synthesizer';
 
-/** Something that writes one or more directories under dist/ and says which. */
-export interface Synthesizer {
-  /** Writes into `root` (a staging directory) and returns the top-level directories written. */
-  synth(root: string, generator: string): string[];
-}
+export type { Synthesizer };
 
-/** A plan that is one PlanApp, written to `<root>/<plan name>`. */
-export function planAppSynthesizer(make: (config: UyuniConfig) => PlanApp): (config: UyuniConfig) => Synthesizer {
-  return (config) => ({
-    synth(root, generator) {
-      const plan = make(config);
-      plan.synth(path.join(root, plan.props.name), generator);
-      return [plan.props.name];
-    },
-  });
+/** A plan whose module is loaded only when a configuration asks for it (a synth writes one or two). */
+function lazy<M>(load: () => M, make: (m: M) => (config: UyuniConfig) => PlanApp): (config: UyuniConfig) => Synthesizer {
+  return (config) => planAppSynthesizer(make(load()))(config);
 }
 
 /** Every plan by name (plansOf(config) decides which ones a configuration writes). */
 export const PLANS: Record<PlanName, (config: UyuniConfig) => Synthesizer> = {
-  'install': planAppSynthesizer(installPlan),
-  'migrate': planAppSynthesizer(migratePlan),
-  'upgrade': planAppSynthesizer(upgradePlan),
-  'proxy': planAppSynthesizer(proxyPlan),
-  'node-services': nodeServicesSynthesizer,
+  'install': lazy(() => require('./install') as typeof import('./install'), (m) => m.installPlan),
+  'migrate': lazy(() => require('./migrate') as typeof import('./migrate'), (m) => m.migratePlan),
+  'migrate-prepare': lazy(() => require('./migrate') as typeof import('./migrate'), (m) => m.migratePreparePlan),
+  'upgrade': lazy(() => require('./upgrade') as typeof import('./upgrade'), (m) => m.upgradePlan),
+  'proxy': lazy(() => require('./proxy') as typeof import('./proxy'), (m) => m.proxyPlan),
+  'node-services': (config) => (require('./node-services') as typeof import('./node-services')).nodeServicesSynthesizer(config),
 };
 
 /**

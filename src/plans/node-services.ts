@@ -6,7 +6,7 @@ import { UyuniNamespace } from '../constructs/namespace';
 import { SystemdPod } from '../constructs/systemd-pod';
 import { AGENT_UNIT_NAME, renderAgentUnit } from '../systemd';
 import { PlanApp } from './plan-app';
-import type { Synthesizer } from './index';
+import type { Synthesizer } from './synthesizer';
 
 export const NODE_SERVICES_PLAN = 'node-services';
 export const AGENT_DIR = 'agent';
@@ -36,6 +36,18 @@ function podProps(config: UyuniConfig, pod: NodePodConfig) {
  * renderer refuses, or two pods whose units would share a name. For config checks and synth.
  */
 export function nodeServicesProblems(config: UyuniConfig): string[] {
+  // main() checks before it synthesizes, the synthesizer checks again for direct callers:
+  // render the pods once per configuration.
+  const known = checked.get(config);
+  if (known) return known;
+  const problems = findProblems(config);
+  checked.set(config, problems);
+  return problems;
+}
+
+const checked = new WeakMap<UyuniConfig, string[]>();
+
+function findProblems(config: UyuniConfig): string[] {
   const problems: string[] = [];
   const owners = new Map<string, string>();
   const scratch = new Chart(new App(), 'check');
