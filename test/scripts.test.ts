@@ -4,6 +4,9 @@ import * as os from 'os';
 import * as path from 'path';
 import { readScript, SCRIPTS_DIR } from '../src/constructs/script-job';
 import { parseFacts } from '../src/runtime/facts';
+import {
+  IMAGE_TREE, localSshBin, OLD_RHN_CONF, OLD_SECRETS, oldServer, sourceHost, writeTree,
+} from './helpers/sshd';
 
 // Not the synth helper's tempDir: these tests must not load the synthesis code.
 const tempDir = (prefix: string) => fs.mkdtempSync(path.join(os.tmpdir(), prefix));
@@ -25,8 +28,8 @@ function envRead(text: string): string[] {
 
 describe('every step script', () => {
   it('is there: the foundation\'s and the migration\'s, and the replaced ones are gone', () => {
-    expect(ALL).toEqual(['data-sync.sh', 'db-finalize.sh', 'db-migrate.sh', 'db-waiter.sh', 'init-volumes.sh',
-      'inspect-db.sh', 'inspect.sh']);
+    expect(ALL).toEqual(['data-sync.sh', 'db-finalize.sh', 'db-migrate.sh', 'db-waiter.sh', 'import-secrets.sh',
+      'init-volumes.sh', 'inspect-db.sh', 'inspect.sh', 'proxy-init-httpd.sh', 'proxy-init-sshd.sh']);
   });
 
   it.each(ALL)('%s parses with sh -n', (file) => {
@@ -240,134 +243,129 @@ echo "$host:5432 - accepting connections"
   });
 });
 
-/** A sample of the server's volume paths, nested ones included, for the data sync. */
+/** A sample of the server's claim paths, a nested one included, for the data sync. */
 const SYNC_PATHS = [
   '/var/lib/pgsql', '/var/spacewalk', '/srv/www/', '/var/cache', '/var/lib/rhn/search', '/var/log',
   '/srv/tftpboot', '/etc/sysconfig', '/var/lib/cobbler', '/var/lib/salt', '/srv/salt', '/srv/pillar',
-  '/srv/susemanager', '/etc/rhn', '/etc/pki/tls', '/etc/apache2', '/etc/salt', '/etc/tomcat', '/etc/cobbler',
-  '/etc/postfix', '/etc/sssd', '/var/spacewalk/packages',
+  '/srv/susemanager', '/etc/rhn', '/etc/apache2', '/etc/salt', '/etc/tomcat', '/etc/cobbler',
+  '/etc/postfix', '/etc/sssd', '/etc/systemd/system/multi-user.target.wants', '/var/spacewalk/packages',
 ];
 
-/** Fake commands for running data-sync.sh for real, against a source tree in a temp dir. */
-function fakeBin(dir: string): string {
-  const bin = path.join(dir, 'bin');
-  fs.mkdirSync(bin);
-  const write = (name: string, text: string) => fs.writeFileSync(path.join(bin, name), text, { mode: 0o755 });
-  // ssh: runs the remote command against $FAKE_SRC (absolute paths are rebased there).
-  write('ssh', `#!/bin/sh
-echo "ssh $*" >>"$FAKE_LOG"
-while [ $# -gt 0 ]; do case $1 in --) shift; break ;; *) shift ;; esac; done
-shift # the host
-[ "$1" = sudo ] && shift
-cmd=$1; shift
-n=$#
-while [ "$n" -gt 0 ]; do a=$1; shift; case $a in /*) a=$FAKE_SRC$a ;; esac; set -- "$@" "$a"; n=$((n - 1)); done
-case $cmd in
-  true) exit 0 ;;
-  cat | test) exec "$cmd" "$@" ;;
-  timedatectl) echo Europe/Berlin ;;
-  rpm) exit 1 ;;
-  spacewalk-service | systemctl) echo "stopped: $cmd $*" >>"$FAKE_LOG" ;;
-  *) echo "fake ssh: unexpected $cmd" >&2; exit 99 ;;
-esac
-`);
-  // rsync: logs its arguments and exclude list, copies <src path> from $FAKE_SRC to the target.
-  write('rsync', `#!/bin/sh
-echo "rsync $*" >>"$FAKE_LOG"
-for a; do case $a in --exclude-from=*) echo "excludes: $(tr '\\n' ' ' <"\${a#--exclude-from=}")" >>"$FAKE_LOG" ;; esac; done
-for a; do src=\${dst:-}; dst=$a; done
-cp -a "$FAKE_SRC\${src#*:}." "$dst"
-`);
-  return bin;
-}
+interface SyncRun { status: number | null; stdout: string; stderr: string; log: string[]; stubs: string[]; target: string; mig: string }
 
-const SOURCE_RHN_CONF = [
-  'db_backend = postgresql', 'db_user = spacewalk', 'db_password = s3cret-pw', 'db_name = susemanager',
-  'db_host = old-server.example.com', 'db_port = 5432', 'report_db_host = old-server.example.com',
-  'java.hostname = old-server.example.com', '',
-].join('\n');
+/**
+ * Runs data-sync.sh for real against the fake old server of test/helpers/sshd.ts, reached
+ * through a local stand-in for ssh (the same remote side as the real-sshd test,
+ * test/data-sync.sshd.test.ts, without the daemon); the Job side's rsync is the real one.
+ */
+const syncDirs: string[] = [];
+afterAll(() => {
+  for (const d of syncDirs) fs.rmSync(d, { recursive: true, force: true });
+});
 
-function sourceTree(dir: string, pg = '14', rhnConf = SOURCE_RHN_CONF): string {
-  const src = path.join(dir, 'src');
-  const put = (p: string, text: string) => {
-    fs.mkdirSync(path.dirname(path.join(src, p)), { recursive: true });
-    fs.writeFileSync(path.join(src, p), text);
-  };
-  put('var/lib/pgsql/data/PG_VERSION', `${pg}\n`);
-  put('var/lib/pgsql/data/base/1/1259', 'table');
-  put('etc/rhn/rhn.conf', rhnConf);
-  put('etc/cobbler/settings.yaml', 'client_use_localhost: false\nserver: 127.0.0.1\n');
-  put('etc/uyuni-release', 'Uyuni release 2024.10\n');
-  put('var/spacewalk/packages/1/a.rpm', 'rpm');
-  return src;
-}
-
-interface SyncRun { status: number | null; stdout: string; stderr: string; log: string; target: string; mig: string }
-
-function runDataSync(env: Record<string, string>, pg = '14', rhnConf?: string): SyncRun {
+function runDataSync(env: Record<string, string | undefined>, change: (s: ReturnType<typeof oldServer>) => void = () => {}): SyncRun {
   const dir = tempDir('uyuni-cdk-sync-');
-  const bin = fakeBin(dir);
+  syncDirs.push(dir);
+  const server = oldServer(dir);
+  change(server);
+  const host = sourceHost(dir, server);
+  const log = path.join(dir, 'job.log');
+  const bin = localSshBin(dir, host, log);
+  const sshDir = path.join(dir, 'job-ssh');
+  fs.mkdirSync(sshDir);
   const target = path.join(dir, 'target');
   const mig = path.join(dir, 'migration-data');
   fs.mkdirSync(mig);
-  const log = path.join(dir, 'log');
-  fs.writeFileSync(log, '');
-  const r = spawnSync('sh', ['-c', readScript('data-sync.sh')], {
-    encoding: 'utf8',
-    env: {
-      PATH: `${bin}:${process.env.PATH}`,
-      FAKE_SRC: sourceTree(dir, pg, rhnConf),
-      FAKE_LOG: log,
-      SOURCE_FQDN: 'old-server.example.com',
-      SOURCE_USER: 'root',
-      SOURCE_PORT: '22',
-      VOLUME_PATHS: SYNC_PATHS.join(' '),
-      TARGET_ROOT: target,
-      OLD_PG_VERSION: '14',
-      NEW_PG_VERSION: '16',
-      MIGRATION_DIR: mig,
-      ...env,
-    },
-  });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr, log: fs.readFileSync(log, 'utf8'), target, mig };
+  writeTree(path.join(dir, 'image'), IMAGE_TREE);
+  const r = run('data-sync.sh', {
+    SOURCE_FQDN: 'uyuni-old.test',
+    SOURCE_USER: 'root',
+    SOURCE_PORT: '22',
+    VOLUME_PATHS: SYNC_PATHS.join(' '),
+    TARGET_ROOT: target,
+    OLD_PG_VERSION: '14',
+    NEW_PG_VERSION: '18',
+    MIGRATION_DIR: mig,
+    SSH_DIR: sshDir,
+    IMAGE_ROOT: path.join(dir, 'image'),
+    ...env,
+  }, bin);
+  const lines = (f: string) => fs.readFileSync(f, 'utf8').split('\n').filter((l) => l !== '');
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr, log: lines(log), stubs: host.stubLog(), target, mig };
 }
 
-describe('data-sync.sh, run against a fake source over fake ssh and rsync', () => {
-  const sync = runDataSync({});
-  const lines = sync.log.split('\n');
+const OLD_EXPORTER = 'uyuni-data-sync: warning: /etc/sysconfig/prometheus-postgres_exporter is of a too old monitoring setup: '
+  + 'not migrated, enable monitoring again after the migration\n';
+
+describe('data-sync.sh, run against a fake old server over a local stand-in for ssh, with the real rsync', () => {
+  let sync: SyncRun;
+  beforeAll(() => {
+    sync = runDataSync({});
+  }, 60_000);
+  const rsyncs = () => sync.log.filter((l) => l.startsWith('rsync '));
 
   it('succeeds', () => {
-    expect(sync.stderr).toBe('');
+    expect(sync.stderr).toBe(OLD_EXPORTER);
     expect(sync.status).toBe(0);
   });
 
-  it('stops the services on the source before copying anything', () => {
-    const firstRsync = lines.findIndex((l) => l.startsWith('rsync '));
-    expect(lines.findIndex((l) => l === 'stopped: spacewalk-service stop')).toBeGreaterThan(-1);
-    expect(lines.findIndex((l) => l === 'stopped: spacewalk-service stop')).toBeLessThan(firstRsync);
-    expect(lines.findIndex((l) => l === 'stopped: systemctl stop postgresql')).toBeLessThan(firstRsync);
+  it('stops the services on the source before copying anything, after the distributions\' export', () => {
+    const services = sync.stubs.filter((l) => /^(systemctl (start|stop)|spacewalk-service|psql) /.test(l)).map((l) => l.replace(/ -X.*/, ''));
+    expect(services).toEqual(['spacewalk-service stop', 'systemctl start postgresql', 'psql', 'systemctl stop postgresql']);
+    const firstRsync = sync.log.findIndex((l) => l.startsWith('rsync '));
+    const stopped = sync.log.findIndex((l) => l.includes('\'systemctl\' \'stop\' \'postgresql\''));
+    expect(stopped).toBeGreaterThan(-1);
+    expect(stopped).toBeLessThan(firstRsync);
   });
 
-  it('copies each volume path that exists on the source with rsync -avz over ssh through sudo', () => {
-    const rsyncs = lines.filter((l) => l.startsWith('rsync '));
-    expect(rsyncs.map((l) => l.split(' ').at(-2))).toEqual([
-      'root@old-server.example.com:/var/lib/pgsql/', 'root@old-server.example.com:/var/spacewalk/',
-      'root@old-server.example.com:/etc/rhn/', 'root@old-server.example.com:/etc/cobbler/',
-      'root@old-server.example.com:/var/spacewalk/packages/',
+  it('quotes every word of a remote command for the source\'s shell', () => {
+    expect(sync.log).toContainEqual(expect.stringMatching(/ -- uyuni-old\.test 'sh' '-c' 'cd \/ && exec sudo -u postgres psql -X -q -d "\$1" -c "\$2"' 'sh' 'susemanager' 'COPY \(SELECT MIN\(CONCAT\(org_id,'\\''-'\\'',label\)\)/));
+  });
+
+  it('copies each claim path that exists on the source with rsync -avz over one multiplexed ssh, through sudo', () => {
+    const claims = rsyncs().filter((l) => l.includes('--filter=merge '));
+    expect(claims.map((l) => l.split(' ').at(-2))).toEqual([
+      'root@uyuni-old.test:/var/lib/pgsql/', 'root@uyuni-old.test:/var/spacewalk/', 'root@uyuni-old.test:/srv/www/',
+      'root@uyuni-old.test:/var/cache/', 'root@uyuni-old.test:/var/log/', 'root@uyuni-old.test:/srv/tftpboot/',
+      'root@uyuni-old.test:/etc/sysconfig/', 'root@uyuni-old.test:/var/lib/cobbler/', 'root@uyuni-old.test:/srv/salt/',
+      'root@uyuni-old.test:/srv/pillar/', 'root@uyuni-old.test:/etc/rhn/', 'root@uyuni-old.test:/etc/apache2/',
+      'root@uyuni-old.test:/etc/salt/', 'root@uyuni-old.test:/etc/tomcat/', 'root@uyuni-old.test:/etc/cobbler/',
+      'root@uyuni-old.test:/var/spacewalk/packages/',
     ]);
-    for (const l of rsyncs) {
-      expect(l).toContain(' -avz ');
+    for (const l of rsyncs()) {
+      expect(l).toMatch(/^rsync -avz --itemize-changes /);
       expect(l).toContain(' --rsync-path=sudo rsync ');
-      expect(l).toContain('-e ssh -i /root/.ssh/key -p 22 -o BatchMode=yes -o StrictHostKeyChecking=yes');
+      expect(l).toContain(`-e ssh -i ${path.dirname(sync.mig)}/job-ssh/key -p 22 -o BatchMode=yes -o StrictHostKeyChecking=yes `
+        + `-o UserKnownHostsFile=${path.dirname(sync.mig)}/job-ssh/known_hosts -o ControlMaster=auto -o ControlPath=`);
     }
+    expect(claims.filter((l) => l.includes(' -L ')).map((l) => l.split(' ').at(-2))).toEqual([
+      'root@uyuni-old.test:/var/lib/pgsql/', 'root@uyuni-old.test:/var/spacewalk/', 'root@uyuni-old.test:/var/cache/',
+    ]);
     expect(fs.readFileSync(path.join(sync.target, 'var/spacewalk/packages/1/a.rpm'), 'utf8')).toBe('rpm');
   });
 
-  it('builds an exclude list per path: nested volumes, old-host state, the pre-upgrade database', () => {
-    const excludes = (p: string) => lines[lines.findIndex((l) => l.includes(`:${p}/ `)) + 1];
-    expect(excludes('/var/lib/pgsql')).toBe('excludes: /lost+found /data/postmaster.pid /data/postmaster.opts /data-pg* ');
-    expect(excludes('/var/spacewalk')).toBe('excludes: /lost+found /packages ');
-    expect(excludes('/etc/rhn')).toBe('excludes: /lost+found ');
+  it('builds the filter rules per path: nested claims, old-host state, package files, distributions, the pre-upgrade database', () => {
+    const rules = (p: string) => sync.log[sync.log.findIndex((l) => l.startsWith('rsync ') && l.includes(` root@uyuni-old.test:${p}/ `)) + 1];
+    expect(rules('/var/lib/pgsql')).toBe('rules: - /lost+found;- /data/postmaster.pid;- /data/postmaster.opts;- /data-pg*;');
+    expect(rules('/var/spacewalk')).toBe('rules: - /lost+found;- /packages;');
+    expect(rules('/var/cache')).toBe('rules: - /lost+found;- /zypp/**;- /rhn/reposync/**;');
+    expect(rules('/var/log')).toBe('rules: - /lost+found;- /journal;- /lastlog;');
+    expect(rules('/etc/sysconfig')).toBe('rules: - /lost+found;- /tomcat;- /rhn/reportdb-schema-upgrade;- /rhn/schema-upgrade;- /prometheus-postgres_exporter;');
+    expect(rules('/etc/rhn')).toBe('rules: - /lost+found;- /krb5.conf.d;- /packaged.conf;');
+    expect(rules('/etc/apache2')).toBe('rules: - /lost+found;- /vhosts.d/cobbler.conf;- /httpd.conf;');
+    expect(rules('/etc/tomcat')).toBe('rules: - /lost+found;- /tomcat.conf;- /conf.d/tomcat_java_opts.conf;');
+    expect(rules('/srv/www')).toBe('rules: - /lost+found;- /htdocs/pub/RHN-ORG-TRUSTED-SSL-CERT;- /htdocs/pub/sles15;'
+      + 'P /distributions;P /distributions/1-centos7;P /distributions/2-sles15;');
+  });
+
+  it('copies no systemd unit of the old host: the claim keeps the image\'s', () => {
+    // (Only the monitoring drop-in is read from there, into /etc/sysconfig.)
+    expect(rsyncs().filter((l) => l.includes(':/etc/systemd/')).map((l) => l.split(' ').slice(-2))).toEqual([
+      ['root@uyuni-old.test:/etc/systemd/system/prometheus-postgres_exporter.service.d/60-server.conf',
+        `${sync.target}/etc/sysconfig/prometheus-postgres_exporter/systemd/`],
+    ]);
+    expect(fs.readdirSync(path.join(sync.target, 'etc/systemd/system/multi-user.target.wants')).sort())
+      .toEqual(['prometheus-postgres_exporter.service', 'tomcat.service']);
   });
 
   it('moves the synced PostgreSQL 14 data aside at once, for pg_upgrade', () => {
@@ -377,53 +375,88 @@ describe('data-sync.sh, run against a fake source over fake ssh and rsync', () =
     expect(fs.existsSync(path.join(pgsql, 'data-pg14/base/1/1259'))).toBe(true);
   });
 
-  it('writes the facts to the migration data, without the database password', () => {
+  it('writes the facts to the migration data, without any password', () => {
     const data = fs.readFileSync(path.join(sync.mig, 'data'), 'utf8');
     expect(parseFacts(data)).toEqual({
-      source_fqdn: 'old-server.example.com', fqdn: 'old-server.example.com', timezone: 'Europe/Berlin',
-      current_pg_version: '14', db_user: 'spacewalk', db_name: 'susemanager', db_port: '5432',
-      has_hub: 'false', debug_java: 'false',
+      source_fqdn: 'uyuni-old.test', fqdn: 'uyuni-old.test', timezone: 'Europe/Berlin', current_pg_version: '14',
+      current_libc_version: '2.31', db_user: 'spacewalk', db_name: 'susemanager', db_port: '5432',
+      report_db_user: 'pythia_susemanager', has_hub: 'false', debug_java: 'true', tftp_enabled: 'true',
+      ca_fingerprint_match: 'true', third_party_certs: 'false',
     });
-    expect(data).not.toContain('s3cret');
-    expect(fs.readFileSync(path.join(sync.mig, 'source/uyuni-release'), 'utf8')).toBe('Uyuni release 2024.10\n');
+    expect(data).not.toMatch(/s3cret|password/);
+    expect(fs.readFileSync(path.join(sync.mig, 'source/susemanager-release'), 'utf8')).toBe('SUSE Manager release 4.3 (4.3.14)\n');
   });
 
-  it('rewrites rhn.conf for the db Deployment (db, reportdb) and the cobbler settings for the container', () => {
+  it('writes the credentials (0600) and the CA files, and prints no secret', () => {
+    expect(modeOf(path.join(sync.mig, 'secrets'))).toBe(0o600);
+    expect(fs.readFileSync(path.join(sync.mig, 'secrets'), 'utf8')).toContain(`db_password=${OLD_SECRETS.db}\n`);
+    expect(fs.readdirSync(path.join(sync.mig, 'ca')).sort()).toEqual(['RHN-ORG-PRIVATE-SSL-KEY', 'RHN-ORG-TRUSTED-SSL-CERT', 'deployed-ca.crt']);
+    for (const s of Object.values(OLD_SECRETS)) expect(sync.stdout + sync.stderr).not.toContain(s);
+  });
+
+  it('rewrites rhn.conf for the db Deployment (db, reportdb), the name, no SSL, the mirror', () => {
     const conf = fs.readFileSync(path.join(sync.target, 'etc/rhn/rhn.conf'), 'utf8');
-    expect(conf.split('\n')).toEqual([
-      'db_backend = postgresql', 'db_user = spacewalk', 'db_password = s3cret-pw', 'db_name = susemanager',
-      'db_host = db', 'db_port = 5432', 'report_db_host = reportdb', 'java.hostname = old-server.example.com', '',
-    ]);
+    expect(conf).toBe(OLD_RHN_CONF.replace('db_host = localhost', 'db_host = db').replace('report_db_host = localhost', 'report_db_host = reportdb')
+      .replace('server.jabber_server', 'java.hostname').replace('/srv/mirror', '/mirror').concat('server.no_ssl = 1\n'));
     expect(fs.readFileSync(path.join(sync.target, 'etc/cobbler/settings.yaml'), 'utf8')).toContain('client_use_localhost: true');
-  });
-
-  it('appends db_host and report_db_host when the old rhn.conf lacks them', () => {
-    const bare = runDataSync({}, '14', 'db_user = spacewalk\ndb_port = 5432\n  report_db_host=old\nserver.jabber_server = old-server.example.com');
-    expect(bare.status).toBe(0);
-    expect(fs.readFileSync(path.join(bare.target, 'etc/rhn/rhn.conf'), 'utf8').split('\n')).toEqual([
-      'db_user = spacewalk', 'db_port = 5432', '  report_db_host= reportdb', 'java.hostname = old-server.example.com',
-      'db_host = db', '',
-    ]);
   });
 
   it('marks the copied server as set up where current images look (var/spacewalk), after the copy', () => {
     expect(fs.statSync(path.join(sync.target, 'var/spacewalk/.MANAGER_SETUP_COMPLETE')).isFile()).toBe(true);
     expect(fs.existsSync(path.join(sync.target, 'root'))).toBe(false);
-    expect(sync.stdout).toContain('uyuni-data-sync: marking the copied server as set up');
+    expect(sync.stdout.trim().split('\n').slice(-2)).toEqual(['uyuni-data-sync: marking the copied server as set up', 'uyuni-data-sync: done']);
+  });
+});
+
+describe('data-sync.sh on other old servers', () => {
+  it('appends db_host, report_db_host and server.no_ssl to a bare rhn.conf, keeps the data in place when the PostgreSQL major stays', () => {
+    const bare = runDataSync({ NEW_PG_VERSION: '14' }, (s) => {
+      s.tree['/etc/rhn/rhn.conf'] = 'db_user = spacewalk\ndb_name = susemanager\n  report_db_host=old\nserver.jabber_server = uyuni-old.test';
+    });
+    expect(bare.status).toBe(0);
+    expect(fs.readFileSync(path.join(bare.target, 'etc/rhn/rhn.conf'), 'utf8').split('\n')).toEqual([
+      'db_user = spacewalk', 'db_name = susemanager', '  report_db_host= reportdb', 'java.hostname = uyuni-old.test',
+      'db_host = db', 'server.no_ssl = 1', '',
+    ]);
+    expect(bare.stderr).toContain('uyuni-data-sync: warning: the old rhn.conf has no db_password\n');
+    expect(fs.readFileSync(path.join(bare.target, 'var/lib/pgsql/data/PG_VERSION'), 'utf8')).toBe('14\n');
+    expect(fs.existsSync(path.join(bare.target, 'var/lib/pgsql/data-pg14'))).toBe(false);
   });
 
-  it('leaves the data in place when the PostgreSQL major stays', () => {
-    const same = runDataSync({ NEW_PG_VERSION: '14' });
-    expect(same.status).toBe(0);
-    expect(fs.readFileSync(path.join(same.target, 'var/lib/pgsql/data/PG_VERSION'), 'utf8')).toBe('14\n');
-    expect(fs.existsSync(path.join(same.target, 'var/lib/pgsql/data-pg14'))).toBe(false);
+  it('takes third-party certificates (no /root/ssl-build) with the server\'s key and certificate, and reads hub and tftp', () => {
+    const other = runDataSync({}, (s) => {
+      delete s.tree['/root/ssl-build/RHN-ORG-TRUSTED-SSL-CERT'];
+      delete s.tree['/root/ssl-build/RHN-ORG-PRIVATE-SSL-KEY'];
+      s.enabledUnits = [];
+      s.packages = ['hub-xmlrpc-api'];
+    });
+    expect(other.status).toBe(0);
+    const ca = path.join(other.mig, 'ca');
+    expect(fs.readdirSync(ca).sort()).toEqual(['deployed-ca.crt', 'spacewalk.crt', 'spacewalk.key']);
+    expect(modeOf(path.join(ca, 'spacewalk.key'))).toBe(0o600);
+    expect(fs.readFileSync(path.join(ca, 'spacewalk.key'), 'utf8')).toBe('server key\n');
+    expect(parseFacts(fs.readFileSync(path.join(other.mig, 'data'), 'utf8'))).toMatchObject({
+      ca_fingerprint_match: 'false', third_party_certs: 'true', has_hub: 'true', tftp_enabled: 'false',
+    });
+    expect(fs.readdirSync(path.join(other.target, 'etc/systemd/system/multi-user.target.wants'))).toEqual(['tomcat.service']);
   });
 
   it('refuses a source of another PostgreSQL version before it stops or copies anything', () => {
-    const other = runDataSync({}, '13');
+    const other = runDataSync({ OLD_PG_VERSION: '13' });
     expect(other.status).toBe(1);
-    expect(other.stderr).toContain('old-server.example.com runs PostgreSQL 13, the configuration says migration.postgresql.from: 14');
-    expect(other.log).not.toMatch(/^(stopped|rsync)/m);
+    expect(other.stderr).toBe('uyuni-data-sync: uyuni-old.test runs PostgreSQL 14, the configuration says migration.postgresql.from: 13\n');
+    expect(other.stubs.filter((l) => /^(systemctl|spacewalk-service) /.test(l))).toEqual([]);
+    expect(other.log.filter((l) => l.startsWith('rsync '))).toEqual([]);
+  });
+
+  it('refuses a source that is no Uyuni nor SUSE Manager server before it stops anything', () => {
+    const plain = runDataSync({}, (s) => {
+      delete s.tree['/etc/susemanager-release'];
+    });
+    expect(plain.status).toBe(1);
+    expect(plain.stderr).toBe('uyuni-data-sync: uyuni-old.test has neither /etc/susemanager-release nor /etc/uyuni-release: '
+      + 'not a non-container Uyuni or SUSE Manager server\n');
+    expect(plain.stubs.filter((l) => /^(systemctl|spacewalk-service) /.test(l))).toEqual([]);
   });
 
   it.each([
@@ -431,14 +464,20 @@ describe('data-sync.sh, run against a fake source over fake ssh and rsync', () =
     ['SOURCE_FQDN', '-oProxyCommand=sh'],
     ['SOURCE_USER', 'root -o ProxyCommand=sh'],
     ['SOURCE_PORT', '22 -o ProxyCommand=sh'],
-  ])('refuses a hostile %s (%s) before any ssh', (name, value) => {
+    ['SSH_DIR', '/root/.ssh -o ProxyCommand=sh'],
+    ['PREPARE', 'yes'],
+  ])('refuses a hostile or wrong %s (%s) before any ssh', (name, value) => {
     const bad = runDataSync({ [name]: value });
     expect(bad.status).toBe(1);
-    expect(bad.stderr).toContain(`${name} is not`);
-    expect(bad.log).toBe('');
+    expect(bad.stderr).toMatch(new RegExp(`^uyuni-data-sync: ${name} (is not|must be)`));
+    expect(bad.log).toEqual([]);
+  });
+
+  it('uses /root/.ssh by default', () => {
+    const r = runDataSync({ SSH_DIR: undefined, OLD_PG_VERSION: '13' });
+    expect(r.log[0]).toMatch(/^ssh -i \/root\/\.ssh\/key -p 22 -o BatchMode=yes -o StrictHostKeyChecking=yes -o UserKnownHostsFile=\/root\/\.ssh\/known_hosts /);
   });
 });
-
 
 describe('inspect.sh on the volumes of an installed server', () => {
   function inspect(opts: { image?: [string, string]; recorded?: [string, string]; conf?: string } = {}) {

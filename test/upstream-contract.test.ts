@@ -1225,11 +1225,37 @@ describe('uyuni-tools @ c09ccfba mgradm/cmd/migrate/kubernetes and migrateScript
     expect(c.securityContext).toMatchObject({ runAsUser: 0 });
   });
 
-  it('mounts the server claims (without ca-certs), the old database claim var-pgsql and migration-data at /var/lib/uyuni-tools', () => {
+  it('mounts the server claims, the old database claim var-pgsql and migration-data at /var/lib/uyuni-tools; ca-certs only for the custom CAs', () => {
     const mounts = c.volumeMounts.map(mountLine);
-    const claims = SERVER_MOUNTS.slice(0, 25).filter((x) => !x.startsWith('ca-certs ')).map((x) => x.replace(' -> ', ' -> /mnt'));
+    const claims = SERVER_MOUNTS.slice(0, 25).map((x) => x.replace(' -> ', ' -> /mnt'));
     expect(mounts).toEqual(expect.arrayContaining([...claims, 'var-pgsql -> /mnt/var/lib/pgsql', 'migration-data -> /var/lib/uyuni-tools']));
-    expect(mounts.filter((x: string) => x.startsWith('ca-certs '))).toEqual([]);
+    // ca-certs is not copied (upstream empties /etc/pki/trust/anchors/ for Kubernetes): the script puts the custom CAs there
+    expect(mounts.filter((x: string) => x.startsWith('ca-certs '))).toEqual(['ca-certs -> /mnt/etc/pki/trust/anchors/']);
+    const env = envLines(c);
+    expect(env).toContain('ANCHORS_DIR=/mnt/etc/pki/trust/anchors/');
+    expect(env.find((e) => e.startsWith('VOLUME_PATHS='))!.split(/[= ]/)).not.toContain('/etc/pki/trust/anchors/');
+  });
+
+  it('copies the custom CA certificates of /usr/share/pki/trust/anchors and /etc/pki/trust/anchors, not the server\'s own CA', () => {
+    expect(script).toContain('for dir in /usr/share/pki/trust/anchors /etc/pki/trust/anchors; do');
+    expect(script).toContain("--exclude='/LOCAL-RHN-ORG-TRUSTED-SSL-CERT*'");
+    expect(script).toContain('cp "$file" "$ANCHORS_DIR/"');
+  });
+
+  it('excludes upstream\'s list from the copy, and the package-owned configuration files that are not config(noreplace)', () => {
+    for (const pattern of [
+      "'/var/cache/zypp/**'", "'/var/cache/rhn/reposync/**'", '/root/.mgr-sync', '/etc/sysconfig/tomcat', '/etc/tomcat/tomcat.conf',
+      '/etc/sysconfig/rhn/reportdb-schema-upgrade', '/etc/sysconfig/rhn/schema-upgrade', '/var/log/lastlog', "'/etc/systemd/**'",
+      "'/etc/salt/master.d/py2*-compat-salt.conf'", '/etc/apache2/vhosts.d/cobbler.conf',
+    ]) expect(script).toContain(`echo ${pattern}`);
+    expect(script).toContain('rpm -qa --qf "[%{FILEFLAGS:fflags}|%{FILENAMES}\\n]"');
+    expect(script).toContain('case $flags in *n*) continue ;; esac');
+  });
+
+  it('moves the auto-installable distributions of rhnKickstartableTree to /srv/www/distributions/<org>-<label>', () => {
+    expect(script).toContain("SELECT MIN(CONCAT(org_id,'-',label)) AS target, base_path FROM rhnKickstartableTree GROUP BY base_path");
+    expect(script).toContain('dist_root=/srv/www/distributions');
+    expect(script).toContain('$MIGRATION_DIR/distributions.csv');
   });
 
   it('takes the ssh key from Secret uyuni-migration-key (key, key.pub; key 0600) and config, known_hosts from ConfigMap uyuni-migration-ssh, under /root/.ssh', () => {
@@ -1246,19 +1272,64 @@ describe('uyuni-tools @ c09ccfba mgradm/cmd/migrate/kubernetes and migrateScript
   it('points rhn.conf at db and reportdb and marks the copy as set up in /var/spacewalk/.MANAGER_SETUP_COMPLETE', () => {
     expect(script).toContain('set_conf db_host db');
     expect(script).toContain('set_conf report_db_host reportdb');
-    expect(script).toContain('touch "$TARGET_ROOT/var/spacewalk/.MANAGER_SETUP_COMPLETE"');
+    expect(script).toContain('marker=$TARGET_ROOT/var/spacewalk/.MANAGER_SETUP_COMPLETE');
+    expect(script).toContain('touch "$marker"');
   });
 
-  it('requires db-credentials and reportdb-credentials from the user, never generated: the migrated database keeps its users (decision h)', () => {
-    const dataSync = m.step('data-sync');
+  it('copies ahead like migrate --prepare (Job uyuni-data-presync, PREPARE=true): nothing stopped, no database, no credentials', () => {
+    const presync = synth(MIGRATION)['migrate-prepare'];
+    expect(presync.plan.steps.map((s) => s.name)).toEqual(['namespace', 'volumes', 'data-presync']);
+    const pre = podSpec(presync.find('Job', 'uyuni-data-presync')).containers[0];
+    expect(envLines(pre)).toContain('PREPARE=true');
+    expect(envLines(c)).toContain('PREPARE=false');
+    expect(pre.command[pre.command.length - 1]).toBe(script);
+    expect(script).toContain('if [ "$prepare" = false ]; then\n  say "stopping spacewalk-service on $SOURCE_FQDN"');
+    expect(script).toContain('if [ "$path" = /var/lib/pgsql ] && [ "$prepare" = true ]; then');
+    expect(presync.step('data-presync').requires.map((r) => r.name)).toEqual(['uyuni-migration-key', 'uyuni-migration-ssh']);
+  });
+
+  it('records timezone, hub XML-RPC, Java debugging and TFTP of the old server, and checks the configuration against them', () => {
+    for (const fact of ['timezone', 'has_hub', 'debug_java', 'tftp_enabled']) expect(script).toContain(`echo "${fact}=$${fact}"`);
+    const gates = m.step('import-secrets').gates;
+    const equals = (fact: string) => gates.find((g) => g.type === 'equals' && 'fact' in g.left && g.left.fact === fact);
+    expect(equals('timezone')).toMatchObject({ right: { value: 'Etc/UTC' } });
+    expect(equals('has_hub')).toMatchObject({ right: { value: 'false' } });
+    expect(equals('debug_java')).toMatchObject({ right: { value: 'false' } });
+    expect(equals('tftp_enabled')).toMatchObject({ right: { value: 'false' } });
+  });
+
+  it('makes db-credentials and reportdb-credentials from the old rhn.conf in Job uyuni-import-secrets, never generated: the migrated database keeps its users (decision h)', () => {
+    // the data sync keeps the four values in a 0600 file of migration-data, never in the facts
+    expect(script).toContain('for key in db_user db_password report_db_user report_db_password; do');
+    expect(script).toContain('chmod 0600 "$MIGRATION_DIR/secrets.new"');
+    const importer = podSpec(m.find('Job', 'uyuni-import-secrets'));
+    expect(importer.serviceAccountName).toBe('uyuni-migration-importer');
+    expect(importer.containers[0].volumeMounts.map(mountLine)).toEqual(['migration-data -> /var/lib/uyuni-tools (ro)']);
+    const database = m.step('database');
     for (const name of ['db-credentials', 'reportdb-credentials']) {
-      expect(dataSync.requires.find((r) => r.name === name)).toMatchObject({ ifMissing: 'fail', keys: ['username', 'password'] });
+      const r = database.requires.find((x) => x.name === name);
+      expect(r).toMatchObject({ ifMissing: 'fail', keys: ['username', 'password'] });
+      expect(r?.generate).toBeUndefined();
+      expect(r?.message).toContain('Job uyuni-import-secrets');
     }
+    expect(m.step('data-sync').requires.map((r) => r.name)).toEqual(['uyuni-migration-key', 'uyuni-migration-ssh', 'uyuni-ca-password']);
+  });
+
+  it('takes the old CA only when /root/ssl-build signed the deployed one, its key decrypted with the CA password in the cluster', () => {
+    expect(script).toContain('ca_fingerprint_match=true');
+    expect(script).toContain('fetch /etc/pki/tls/certs/spacewalk.crt "$ca/spacewalk.crt" 0644');
+    expect(m.step('import-secrets').gates).toContainEqual(expect.objectContaining({ type: 'equals', left: { fact: 'ca_fingerprint_match' }, right: { value: 'true' } }));
+    const env = envLines(podSpec(m.find('Job', 'uyuni-import-secrets')).containers[0]);
+    expect(env).toEqual(expect.arrayContaining(['IMPORT_CA=true', 'CA_PASSWORD<-secret:uyuni-ca-password/password']));
+    expect(requirement(m, 'uyuni-ca').message).toContain('Job uyuni-import-secrets');
   });
 
   it('starts no server before its data is upgraded: Deployment uyuni comes last, after db-upgrade and db-finalize', () => {
     const order = m.plan.steps.map((s) => s.name);
-    expect(order).toEqual(['namespace', 'volumes', 'tls', 'data-sync', 'inspect', 'inspect-db', 'db-upgrade', 'services', 'database', 'db-finalize', 'ingress', 'server', 'cleanup']);
+    expect(order).toEqual([
+      'namespace', 'volumes', 'data-sync', 'inspect', 'inspect-db', 'import-secrets', 'tls', 'db-upgrade',
+      'services', 'database', 'db-finalize', 'ingress', 'server', 'cleanup',
+    ]);
   });
 });
 
@@ -1268,7 +1339,8 @@ describe('proxy-helm templates/deployment.yaml @ 1ad19a5d and services @ fea31ed
   const p = synth({ proxy: { fqdn: 'proxy.example.com' }, plans: ['proxy'] }).proxy;
 
   it('runs proxy-httpd, proxy-salt-broker, proxy-squid, proxy-ssh and proxy-tftpd from the configured registry and tag', () => {
-    const images = podSpec(p.find('Deployment', 'uyuni-proxy')).containers.map((c: any) => c.image);
+    // TFTP runs in its own Deployment uyuni-proxy-tftp (proxy-helm tftp.yaml @ 90890532).
+    const images = ['uyuni-proxy', 'uyuni-proxy-tftp'].flatMap((d) => podSpec(p.find('Deployment', d)).containers.map((c: any) => c.image));
     expect(images).toEqual(['httpd', 'salt-broker', 'squid', 'ssh', 'tftpd'].map((n) => `registry.opensuse.org/uyuni/proxy-${n}:2026.08`));
   });
 

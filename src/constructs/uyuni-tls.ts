@@ -39,7 +39,7 @@ export interface UyuniTlsProps {
 const SECRET_KEYS = ['tls.crt', 'tls.key', 'ca.crt'];
 
 /** What the user must provide before the TLS step, by mode (nothing for a generated CA). */
-export function tlsRequirements(mode: TlsMode, fqdn: string, namespace: string): Requirement[] {
+export function tlsRequirements(mode: TlsMode, fqdn: string, namespace: string, caMadeBy?: string): Requirement[] {
   const tlsSecret = (name: string, names: string) => ({
     kind: 'Secret' as const, name, namespace, keys: SECRET_KEYS, ifMissing: 'fail' as const,
     message: `third-party TLS: create it for ${names} with: kubectl -n ${namespace} create secret generic ${name} `
@@ -54,7 +54,8 @@ export function tlsRequirements(mode: TlsMode, fqdn: string, namespace: string):
   if (mode === 'migrated') {
     return [{
       kind: 'Secret', name: TLS_NAMES.ca, namespace, keys: ['tls.crt', 'tls.key'], ifMissing: 'fail',
-      message: 'migrated CA: the old server\'s CA key is encrypted with the CA password; decrypt it, then create the Secret: '
+      message: (caMadeBy ? `migrated CA: ${caMadeBy} makes it from the old server's ssl-build; see its log, or make it yourself. ` : 'migrated CA: ')
+        + 'The old server\'s CA key is encrypted with the CA password; decrypt it, then create the Secret: '
         + 'openssl pkey -in RHN-ORG-PRIVATE-SSL-KEY -out ca.key (asks for the CA password) && '
         + `kubectl -n ${namespace} create secret tls ${TLS_NAMES.ca} --cert=RHN-ORG-TRUSTED-SSL-CERT --key=ca.key && rm ca.key`,
     }];

@@ -39,6 +39,8 @@ export interface PgVersions {
 /** Job names: deterministic, so a re-run finds them. */
 export const JOB_NAMES = {
   dataSync: 'uyuni-data-sync',
+  dataPresync: 'uyuni-data-presync',
+  importSecrets: 'uyuni-import-secrets',
   inspect: 'uyuni-inspect',
   inspectDb: 'uyuni-inspect-db',
   dbMigrate: 'uyuni-db-migrate',
@@ -113,6 +115,36 @@ export function upgradeGates(config: UyuniConfig, pg: PgVersions, flow: 'migrati
       type: 'equals', left: fact('fqdn'), right: literal(config.fqdn),
       message: `the data belongs to another server name than fqdn ${config.fqdn} (java.hostname in rhn.conf): its clients would not find this one`,
     },
+    // The manifests are written before the old server is seen: what the data sync learnt about it
+    // checks the configuration instead of changing it behind the user's back.
+    ...(flow === 'migration' ? migrationFactGates(config) : []),
+  ];
+}
+
+function migrationFactGates(config: UyuniConfig): Gate[] {
+  return [
+    {
+      type: 'equals', left: fact('timezone'), right: literal(config.timezone),
+      message: `the old server runs in another timezone than timezone ${config.timezone}: set timezone to the old server's (fact timezone), so schedules keep their times`,
+    },
+    {
+      type: 'equals', left: fact('has_hub'), right: literal(String(config.hubApi.replicas > 0)),
+      message: `the old server ${config.hubApi.replicas > 0 ? 'has no' : 'runs the'} hub XML-RPC API (fact has_hub): set hubApi.replicas ${config.hubApi.replicas > 0 ? 'to 0' : 'to 1 or more'}`,
+    },
+    {
+      type: 'equals', left: fact('debug_java'), right: literal(String(config.debugJava)),
+      message: `the old server ${config.debugJava ? 'has no' : 'has'} Java debugging on (fact debug_java): set debugJava to ${!config.debugJava}`,
+    },
+    {
+      type: 'equals', left: fact('tftp_enabled'), right: literal(String(config.tftp.enabled)),
+      message: `the old server ${config.tftp.enabled ? 'serves no' : 'serves'} TFTP (fact tftp_enabled, its tftp.socket): set tftp.enabled to ${!config.tftp.enabled}`,
+    },
+    ...(config.tls.mode === 'migrated' ? [{
+      type: 'equals' as const, left: fact('ca_fingerprint_match'), right: literal('true'),
+      message: 'tls.mode migrated needs the old server\'s own CA, but its certificate was not issued by the CA in /root/ssl-build '
+        + '(third-party certificates, fact ca_fingerprint_match): set tls.mode third-party and create Secrets uyuni-cert and db-cert '
+        + `from the copied ${MIGRATION_VOLUME.mountPath}/ca/spacewalk.crt, spacewalk.key and deployed-ca.crt`,
+    }] : []),
   ];
 }
 

@@ -50,11 +50,12 @@ export function addVolumesStep(plan: PlanApp, config: UyuniConfig, volumes: read
   });
 }
 
-export function addTlsStep(plan: PlanApp, config: UyuniConfig): void {
+/** `caMadeBy`: the Job that makes a migrated CA's Secret, named in the message when it is missing. */
+export function addTlsStep(plan: PlanApp, config: UyuniConfig, caMadeBy?: string): void {
   const { tls } = config;
   plan.addStep('tls', {
     description: `TLS (${tls.mode})`,
-    requires: tlsRequirements(tls.mode, config.fqdn, config.namespace),
+    requires: tlsRequirements(tls.mode, config.fqdn, config.namespace, caMadeBy),
   }, (chart) => {
     new UyuniTls(chart, 'Tls', {
       namespace: config.namespace,

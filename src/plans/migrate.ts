@@ -2,10 +2,13 @@ import type { MigrationConfig, UyuniConfig } from '../config/schema';
 import { claimMounts, claimVolumes } from '../constructs/claims';
 import { ScriptJob } from '../constructs/script-job';
 import {
-  INSTALL_VOLUMES, LEGACY_DB_VOLUME, MIGRATION_VOLUME, SERVER_VOLUMES,
+  INSTALL_VOLUMES, LEGACY_DB_VOLUME, MIGRATION_VOLUME, SERVER_VOLUMES, volumeNamed,
 } from '../model/volumes';
+import { k8s } from 'cdk8s-plus-28';
 import { CREDENTIALS, credentialRequirement } from '../model/credentials';
-import type { ObjectRef, Requirement } from '../plan/types';
+import { commonLabels } from '../model/labels';
+import { TLS_NAMES } from '../model/tls';
+import { LABELS, MANAGED_BY, ObjectRef, Requirement } from '../plan/types';
 import {
   addDbFinalizeStep, addDbUpgradeStep, addInspectDbStep, addInspectStep, deploymentRefs, flowRecord, JOB_NAMES, upgradeGates,
 } from './db-steps';
@@ -49,31 +52,40 @@ export function migrationRequirements(config: UyuniConfig, m: MigrationConfig): 
   ];
 }
 
-/**
- * Step `data-sync`: Job uyuni-data-sync copies the old server's volumes over ssh (rsync through
- * sudo) into the new claims, mounted under /mnt, and the facts into migration-data. The ssh
- * key (mode 0600), config and known_hosts are mounted file by file into /root/.ssh/.
- */
+/** The trust anchors' claim: not copied, but the old server's custom CAs are put there. */
+const CA_CERTS = volumeNamed('ca-certs');
+
 /**
  * What the data sync fills: every server claim but ca-certs (the CA files come from the TLS
  * step; custom anchors are copied by the script), and the old database into var-pgsql.
  */
-export const SYNCED_VOLUMES = [...SERVER_VOLUMES.filter((v) => v.name !== 'ca-certs'), LEGACY_DB_VOLUME];
+export const SYNCED_VOLUMES = [...SERVER_VOLUMES.filter((v) => v.name !== CA_CERTS.name), LEGACY_DB_VOLUME];
 
-export function addDataSyncStep(plan: PlanApp, config: UyuniConfig, m: MigrationConfig): void {
+/**
+ * Step `data-sync` (or `data-presync`): Job uyuni-data-sync copies the old server's volumes over
+ * ssh (rsync through sudo) into the new claims, mounted under /mnt, and the facts, credentials
+ * and CA files into migration-data. The ssh key (mode 0600), config and known_hosts are mounted
+ * file by file into /root/.ssh/. The pre-sync (Job uyuni-data-presync, PREPARE=true) copies
+ * while the old server keeps running, without its database, so the final sync's downtime only
+ * covers the delta.
+ */
+export function addDataSyncStep(plan: PlanApp, config: UyuniConfig, m: MigrationConfig, opts: { prepare?: boolean } = {}): void {
   const volumes = SYNCED_VOLUMES;
   const stop = deploymentRefs(config.namespace);
-  plan.addStep('data-sync', {
-    description: `copy the data of ${m.source.fqdn} (Job ${JOB_NAMES.dataSync})`,
+  const name = opts.prepare ? JOB_NAMES.dataPresync : JOB_NAMES.dataSync;
+  plan.addStep(opts.prepare ? 'data-presync' : 'data-sync', {
+    description: opts.prepare
+      ? `copy the data of ${m.source.fqdn} while it keeps running, without its database (Job ${name})`
+      : `stop ${m.source.fqdn} and copy its data (Job ${name})`,
     timeoutSeconds: config.timeouts.dataSyncSeconds,
-    // Checked before hours of copying: the ssh material and the old database credentials.
-    requires: [...migrationRequirements(config, m), ...migrationDatabaseRequirements(config)],
+    // Checked before hours of copying: the ssh material and, for a migrated CA, its password.
+    requires: [...migrationRequirements(config, m), ...(config.tls.mode === 'migrated' && !opts.prepare ? [caPasswordRequirement(config)] : [])],
     // Nothing may run on the claims while they are filled (a server left from an earlier try).
     actions: stop.map((object) => ({ type: 'scale' as const, object, replicas: 0 })),
   }, (chart) => {
     const image = imageOf(config, 'server');
     new ScriptJob(chart, 'DataSync', {
-      name: JOB_NAMES.dataSync,
+      name,
       namespace: config.namespace,
       image: image.image,
       imagePullPolicy: image.pullPolicy,
@@ -88,9 +100,11 @@ export function addDataSyncStep(plan: PlanApp, config: UyuniConfig, m: Migration
         { name: 'OLD_PG_VERSION', value: String(m.postgresql.from) },
         { name: 'NEW_PG_VERSION', value: String(m.postgresql.to) },
         { name: 'MIGRATION_DIR', value: MIGRATION_VOLUME.mountPath },
+        { name: 'PREPARE', value: String(opts.prepare ?? false) },
+        { name: 'ANCHORS_DIR', value: `${SYNC_TARGET_ROOT}${CA_CERTS.mountPath}` },
       ],
       volumes: [
-        ...claimVolumes([...volumes, MIGRATION_VOLUME]),
+        ...claimVolumes([...volumes, CA_CERTS, MIGRATION_VOLUME]),
         {
           name: 'ssh-key',
           secret: {
@@ -109,7 +123,7 @@ export function addDataSyncStep(plan: PlanApp, config: UyuniConfig, m: Migration
         },
       ],
       volumeMounts: [
-        ...claimMounts(volumes, SYNC_TARGET_ROOT),
+        ...claimMounts([...volumes, CA_CERTS], SYNC_TARGET_ROOT),
         ...claimMounts([MIGRATION_VOLUME]),
         ...['key', 'key.pub'].map((f) => ({ name: 'ssh-key', mountPath: `${MIGRATION_SSH.dir}/${f}`, subPath: f, readOnly: true })),
         ...['config', 'known_hosts'].map((f) => ({ name: 'ssh-config', mountPath: `${MIGRATION_SSH.dir}/${f}`, subPath: f, readOnly: true })),
@@ -127,10 +141,12 @@ export function addDataSyncStep(plan: PlanApp, config: UyuniConfig, m: Migration
 export function addCleanupStep(plan: PlanApp, config: UyuniConfig, m: MigrationConfig): void {
   const claim: ObjectRef = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', name: MIGRATION_VOLUME.name, namespace: config.namespace };
   const record: ObjectRef = { apiVersion: 'v1', kind: 'ConfigMap', name: 'uyuni-migration', namespace: config.namespace };
+  // The importer's rights go with the data they were for.
+  const gone = [claim, ...importerRefs(config.namespace)];
   plan.addStep('cleanup', {
-    description: `delete the ${MIGRATION_VOLUME.name} claim, record the migration (ConfigMap ${record.name})`,
-    actions: [{ type: 'delete', object: claim }],
-    waits: [{ object: claim, for: 'deleted' }, { object: record, for: 'exists' }],
+    description: `delete the ${MIGRATION_VOLUME.name} claim and the importer's service account, record the migration (ConfigMap ${record.name})`,
+    actions: gone.map((object) => ({ type: 'delete' as const, object })),
+    waits: [...gone.map((object) => ({ object, for: 'deleted' as const })), { object: record, for: 'exists' }],
   }, (chart) => {
     flowRecord(chart, 'Record', config.namespace, record.name, migrationRecord(m));
   });
@@ -145,20 +161,19 @@ function migrationRecord(m: MigrationConfig): Record<string, string> {
 
 /**
  * The migrated databases keep the old server's users and passwords (rhn.conf points the server
- * at them): the Secrets must carry those, so they are the user's to create, never generated.
+ * at them): the Secrets must carry those. uyuni-import-secrets makes them from the old rhn.conf
+ * (or the user did before); they are never generated.
  */
 export function migrationDatabaseRequirements(config: UyuniConfig): Requirement[] {
   const ns = config.namespace;
-  const m = config.migration!;
   const fromOld = (c: { secret: string; role: string }, user: string, pass: string): Requirement => ({
     kind: 'Secret',
     name: c.secret,
     namespace: ns,
     keys: ['username', 'password'],
     ifMissing: 'fail',
-    message: `the migrated database keeps the old server's credentials for ${c.role}: read ${user} and ${pass} on the old server `
-      + `(ssh ${m.source.user}@${m.source.fqdn} sudo grep -E '^(${user}|${pass}) ' /etc/rhn/rhn.conf), then: kubectl -n ${ns} create secret generic `
-      + `${c.secret} --type=kubernetes.io/basic-auth --from-literal=username=<${user}> --from-literal=password=<${pass}>`,
+    message: `the migrated database keeps the old server's credentials for ${c.role}, which Job ${JOB_NAMES.importSecrets} `
+      + `makes from ${user} and ${pass} of the old rhn.conf: see its log (kubectl -n ${ns} logs job/${JOB_NAMES.importSecrets})`,
   });
   return [
     fromOld(CREDENTIALS.db, 'db_user', 'db_password'),
@@ -166,10 +181,106 @@ export function migrationDatabaseRequirements(config: UyuniConfig): Requirement[
   ];
 }
 
+/** The CA password of a migrated CA: the user's Secret, read by uyuni-import-secrets only. */
+export const CA_PASSWORD_SECRET = { name: 'uyuni-ca-password', key: 'password' } as const;
+
+export function caPasswordRequirement(config: UyuniConfig): Requirement {
+  const ns = config.namespace;
+  return {
+    kind: 'Secret', name: CA_PASSWORD_SECRET.name, namespace: ns, keys: [CA_PASSWORD_SECRET.key], ifMissing: 'fail',
+    message: `tls.mode migrated: the old CA's key is encrypted with the CA password (the one rhn-ssl-tool asked for): `
+      + `create the Secret with: kubectl -n ${ns} create secret generic ${CA_PASSWORD_SECRET.name} --from-file=${CA_PASSWORD_SECRET.key}=<file holding the CA password>`,
+  };
+}
+
+/** The service account of uyuni-import-secrets: it may read and create Secrets in the namespace, nothing else. */
+const IMPORTER = 'uyuni-migration-importer';
+
 /**
- * The migrate plan (docs/upstream.md): namespace → claims (with var-pgsql for the old
- * database and migration-data) → TLS (the db certificate is needed by the PostgreSQL upgrade) →
- * data-sync → inspect the copied data and the new images → gates, PostgreSQL major upgrade into
+ * Step `import-secrets`: Job uyuni-import-secrets makes, in the cluster, the Secrets the old
+ * server's data needs (db-credentials and reportdb-credentials from the old rhn.conf; with a
+ * migrated CA, uyuni-ca, its key decrypted with the user's CA password), so no password or key
+ * ever passes through dist/, the runtime or a log. It carries the gates: the first step that
+ * changes anything after the data is known.
+ */
+export function addImportSecretsStep(plan: PlanApp, config: UyuniConfig, m: MigrationConfig): void {
+  const ns = config.namespace;
+  const importCa = config.tls.mode === 'migrated';
+  const image = imageOf(config, 'server');
+  const metadata = (name: string) => ({ name, namespace: ns, labels: commonLabels('uyuni', 'step') });
+  plan.addStep('import-secrets', {
+    description: `create the database credentials${importCa ? ' and the old CA' : ''} from the copied data (Job ${JOB_NAMES.importSecrets})`,
+    gates: upgradeGates(config, m.postgresql, 'migration'),
+  }, (chart) => {
+    new k8s.KubeServiceAccount(chart, 'ServiceAccount', { metadata: metadata(IMPORTER), automountServiceAccountToken: true });
+    new k8s.KubeRole(chart, 'Role', {
+      metadata: metadata(IMPORTER),
+      // create cannot be limited to names; get can, to the Secrets it makes.
+      rules: [
+        { apiGroups: [''], resources: ['secrets'], verbs: ['get'], resourceNames: [CREDENTIALS.db.secret, CREDENTIALS.reportdb.secret, TLS_NAMES.ca] },
+        { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
+      ],
+    });
+    new k8s.KubeRoleBinding(chart, 'RoleBinding', {
+      metadata: metadata(IMPORTER),
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: IMPORTER },
+      subjects: [{ kind: 'ServiceAccount', name: IMPORTER, namespace: ns }],
+    });
+    new ScriptJob(chart, 'ImportSecrets', {
+      name: JOB_NAMES.importSecrets,
+      namespace: ns,
+      image: image.image,
+      imagePullPolicy: image.pullPolicy,
+      imagePullSecrets: image.pullSecrets ? [...image.pullSecrets] : undefined,
+      serviceAccountName: IMPORTER,
+      script: 'import-secrets.sh',
+      env: [
+        { name: 'MIGRATION_DIR', value: MIGRATION_VOLUME.mountPath },
+        { name: 'NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+        { name: 'IMPORT_CA', value: String(importCa) },
+        // The plan's selector labels: destroy finds them like the Secrets the runtime generates.
+        { name: 'SECRET_LABELS', value: JSON.stringify({ [LABELS.partOf]: 'uyuni', [LABELS.managedBy]: MANAGED_BY }) },
+        ...(importCa ? [{ name: 'CA_PASSWORD', valueFrom: { secretKeyRef: { name: CA_PASSWORD_SECRET.name, key: CA_PASSWORD_SECRET.key } } }] : []),
+      ],
+      volumes: claimVolumes([MIGRATION_VOLUME]),
+      volumeMounts: claimMounts([MIGRATION_VOLUME]).map((mt) => ({ ...mt, readOnly: true })),
+      securityContext: { runAsUser: 0, runAsGroup: 0, runAsNonRoot: false },
+    });
+  });
+}
+
+/** The RBAC objects of the import, removed with the migration data. */
+export function importerRefs(namespace: string): ObjectRef[] {
+  return [
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', name: IMPORTER, namespace },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', name: IMPORTER, namespace },
+    { apiVersion: 'v1', kind: 'ServiceAccount', name: IMPORTER, namespace },
+  ];
+}
+
+/**
+ * The pre-sync plan (`dist/migrate-prepare/`): the claims and one copy of the old server's data
+ * while it keeps running, as often as wanted before the migration; `dist/migrate` then stops it
+ * and copies only what changed since.
+ */
+export function migratePreparePlan(config: UyuniConfig): PlanApp {
+  const m = config.migration;
+  if (!m) throw new Error('the migrate-prepare plan needs a migration section');
+  const plan = serverPlan(config, 'migrate-prepare',
+    `Copy the data of ${m.source.fqdn} ahead of its migration, while it keeps running (namespace ${config.namespace})`);
+  addNamespaceStep(plan, config);
+  addVolumesStep(plan, config, MIGRATE_VOLUMES);
+  addDataSyncStep(plan, config, m, { prepare: true });
+  return plan;
+}
+
+/** The claims of a migration: the install's, the old database's and the migration data. */
+const MIGRATE_VOLUMES = [...INSTALL_VOLUMES, LEGACY_DB_VOLUME, MIGRATION_VOLUME];
+
+/**
+ * The migrate plan (docs/flows.md): namespace → claims (with var-pgsql for the old database and
+ * migration-data) → data-sync (the old server stopped) → inspect the copied data and the new
+ * images → gates, import-secrets (credentials, the old CA) → TLS → PostgreSQL major upgrade into
  * var-pgsql18 → Services → database → db-finalize (REINDEX, the migration's rewrites) →
  * Ingresses → server → cleanup. No server runs before its data is upgraded: its Deployment is
  * applied last.
@@ -180,12 +291,15 @@ export function migratePlan(config: UyuniConfig): PlanApp {
   const plan = serverPlan(config, 'migrate',
     `Migrate Uyuni from ${m.source.fqdn} to ${config.fqdn} in namespace ${config.namespace} (PostgreSQL ${m.postgresql.from} → ${m.postgresql.to})`);
   addNamespaceStep(plan, config);
-  addVolumesStep(plan, config, [...INSTALL_VOLUMES, LEGACY_DB_VOLUME, MIGRATION_VOLUME]);
-  addTlsStep(plan, config);
+  addVolumesStep(plan, config, MIGRATE_VOLUMES);
   addDataSyncStep(plan, config, m);
   addInspectStep(plan, config, { fromMigrationData: true });
   addInspectDbStep(plan, config, LEGACY_DB_VOLUME, { nearDb: false });
-  addDbUpgradeStep(plan, config, m.postgresql, upgradeGates(config, m.postgresql, 'migration'));
+  addImportSecretsStep(plan, config, m);
+  // The TLS after the import (a migrated CA is one of its Secrets), before the database upgrade
+  // (its Job reads db-cert).
+  addTlsStep(plan, config, `Job ${JOB_NAMES.importSecrets} (kubectl -n ${config.namespace} logs job/${JOB_NAMES.importSecrets})`);
+  addDbUpgradeStep(plan, config, m.postgresql);
   addServicesStep(plan, config);
   addDatabaseStep(plan, config, [credentialRequirement(CREDENTIALS.dbAdmin, config.namespace), ...migrationDatabaseRequirements(config)]);
   addDbFinalizeStep(plan, config, { reindex: true, migration: true });

@@ -86,23 +86,31 @@ afterEach(async () => {
 });
 
 (have('migrate') ? describe : describe.skip)('dist/migrate', () => {
-  it('stops at each missing user-made object in step order, naming it, then migrates once all exist', async () => {
-    sim = await startSimulator({ jobs: inspectJobs({ fqdn: 'old-server.example.com', current_release: '2024.10' }, { current_pg_version: '14' }) });
+  it('stops at each missing user-made object in step order, naming it, then resumes and migrates once all exist', async () => {
+    sim = await startSimulator({ jobs: inspectJobs({
+      fqdn: 'old-server.example.com', current_release: '2024.10', timezone: 'Europe/Berlin', has_hub: 'false', debug_java: 'false',
+      tftp_enabled: 'true', ca_fingerprint_match: 'true',
+    }, { current_pg_version: '14' }) });
     const b64 = (t: string) => Buffer.from(t).toString('base64');
     const stopsAt = async (text: string) => {
-      const r = await cli('run', dist('migrate'), { kubeconfig: sim.kubeconfigPath });
-      expect(r.code).toBe(1);
-      expect(r.out + r.err).toContain(text);
-      expect(sim.get('batch/v1', 'Job', 'uyuni-data-sync', 'uyuni')).toBeUndefined();
+      const stopped = await cli('run', dist('migrate'), { kubeconfig: sim.kubeconfigPath });
+      expect(stopped.code).toBe(1);
+      expect(stopped.out + stopped.err).toContain(text);
     };
-    // The old CA first (the TLS step precedes the copy: the database upgrade needs db-cert).
-    await stopsAt('kubectl -n uyuni create secret tls uyuni-ca');
-    sim.put({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'uyuni-ca', namespace: 'uyuni' }, type: 'kubernetes.io/tls', data: { 'tls.crt': b64('c'), 'tls.key': b64('k') } });
     await stopsAt('kubectl -n uyuni create secret generic uyuni-migration-key');
     sim.put({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'uyuni-migration-key', namespace: 'uyuni' }, data: { key: b64('k'), 'key.pub': b64('p') } });
     sim.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'uyuni-migration-ssh', namespace: 'uyuni' }, data: { config: 'Host *', known_hosts: 'old-server.example.com ssh-ed25519 AAAA' } });
-    // Before hours of copying: the credentials the migrated databases keep.
-    await stopsAt('the migrated database keeps the old server\'s credentials');
+    // Before hours of copying: the migrated CA's password.
+    await stopsAt('kubectl -n uyuni create secret generic uyuni-ca-password');
+    expect(sim.get('batch/v1', 'Job', 'uyuni-data-sync', 'uyuni')).toBeUndefined();
+    sim.put({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'uyuni-ca-password', namespace: 'uyuni' }, data: { password: b64('pw') } });
+    // The simulated uyuni-import-secrets makes nothing: the TLS step names the missing CA Secret.
+    await stopsAt('Secret uyuni/uyuni-ca is missing: migrated CA: Job uyuni-import-secrets');
+    const synced = sim.get('batch/v1', 'Job', 'uyuni-data-sync', 'uyuni');
+    expect(synced?.status?.succeeded).toBe(1);
+    expect(sim.get('batch/v1', 'Job', 'uyuni-import-secrets', 'uyuni')?.spec?.template?.spec?.serviceAccountName).toBe('uyuni-migration-importer');
+    // What the real Job makes from the copied data; the run resumes after the completed steps.
+    sim.put({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'uyuni-ca', namespace: 'uyuni' }, type: 'kubernetes.io/tls', data: { 'tls.crt': b64('c'), 'tls.key': b64('k') } });
     for (const name of ['db-credentials', 'reportdb-credentials']) {
       sim.put({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: 'uyuni' }, type: 'kubernetes.io/basic-auth', data: { username: b64('u'), password: b64('p') } });
     }
@@ -113,5 +121,10 @@ afterEach(async () => {
       for (const o of s.objects.filter((x) => x.kind === 'Job')) expect(sim.get(o.apiVersion, o.kind, o.name, o.namespace)?.status?.succeeded).toBe(1);
     }
     expect(sim.get('apps/v1', 'Deployment', 'uyuni', 'uyuni')).toBeDefined();
+    // Resumed, not redone: the data sync is the Job of the first run.
+    expect(sim.get('batch/v1', 'Job', 'uyuni-data-sync', 'uyuni')?.metadata?.uid).toBe(synced?.metadata?.uid);
+    // The cleanup took the migration data and the importer's rights away.
+    expect(sim.get('v1', 'PersistentVolumeClaim', 'migration-data', 'uyuni')).toBeUndefined();
+    expect(sim.get('rbac.authorization.k8s.io/v1', 'Role', 'uyuni-migration-importer', 'uyuni')).toBeUndefined();
   });
 });
