@@ -7,7 +7,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { readPlan } from '../../../src/plan/reader';
 import { startSimulator, Simulator } from '../../sim';
-import { cli, ROOT, tmpDir, until, writesTo } from './harness';
+import { cli, ROOT, spawnCli, tmpDir, until, writesTo } from './harness';
 
 const dist = (p: string) => path.join(ROOT, 'dist', p);
 const have = (p: string) => fs.existsSync(path.join(dist(p), 'plan.json'));
@@ -126,5 +126,39 @@ afterEach(async () => {
     // The cleanup took the migration data and the importer's rights away.
     expect(sim.get('v1', 'PersistentVolumeClaim', 'migration-data', 'uyuni')).toBeUndefined();
     expect(sim.get('rbac.authorization.k8s.io/v1', 'Role', 'uyuni-migration-importer', 'uyuni')).toBeUndefined();
+  });
+
+  it('resumes after the runtime was killed during the data sync: attaches to the running Job, copies nothing twice', async () => {
+    const facts = inspectJobs({
+      fqdn: 'old-server.example.com', current_release: '2024.10', timezone: 'Europe/Berlin', has_hub: 'false', debug_java: 'false',
+      tftp_enabled: 'true', ca_fingerprint_match: 'true',
+    }, { current_pg_version: '14' });
+    // The copy runs 3 s of real time (150 s virtual at the simulator's 50x).
+    sim = await startSimulator({ jobs: { ...facts, 'uyuni-data-sync': { durationMs: 150_000, logs: ['uyuni-data-sync: copying /var/spacewalk'] } } });
+    const b64 = (t: string) => Buffer.from(t).toString('base64');
+    const secret = (name: string, data: Record<string, string>, type = 'Opaque') =>
+      sim.put({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: 'uyuni' }, type, data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, b64(v)])) });
+    secret('uyuni-migration-key', { key: 'k', 'key.pub': 'p' });
+    sim.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'uyuni-migration-ssh', namespace: 'uyuni' }, data: { config: 'Host *', known_hosts: 'x' } });
+    secret('uyuni-ca-password', { password: 'pw' });
+    // What the real uyuni-import-secrets makes (the simulated Job runs no script).
+    secret('uyuni-ca', { 'tls.crt': 'c', 'tls.key': 'k' }, 'kubernetes.io/tls');
+    for (const name of ['db-credentials', 'reportdb-credentials']) secret(name, { username: 'u', password: 'p' }, 'kubernetes.io/basic-auth');
+
+    const first = spawnCli(['run', dist('migrate'), '--kubeconfig', sim.kubeconfigPath, '--run-dir', tmpDir()]);
+    await until('the data sync pod running', () => sim.list('v1', 'Pod', 'uyuni').some((p) => p.metadata.name.startsWith('uyuni-data-sync-') && p.status?.phase === 'Running'));
+    first.child.kill('SIGKILL');
+    await first.done;
+    const syncUid = sim.get('batch/v1', 'Job', 'uyuni-data-sync', 'uyuni').metadata.uid;
+    const mark = sim.requests.length;
+
+    const r = await cli('run', dist('migrate'), { kubeconfig: sim.kubeconfigPath });
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('Job/uyuni-data-sync (uyuni): already running with the same spec: attached');
+    expect(writesTo(sim.requests.slice(mark), '/jobs/uyuni-data-sync')).toEqual([]);
+    expect(sim.get('batch/v1', 'Job', 'uyuni-data-sync', 'uyuni').metadata.uid).toBe(syncUid);
+    expect(sim.get('batch/v1', 'Job', 'uyuni-data-sync', 'uyuni').status?.succeeded).toBe(1);
+    expect(sim.get('apps/v1', 'Deployment', 'uyuni', 'uyuni')).toBeDefined();
   });
 });
