@@ -1,11 +1,9 @@
 import { Construct } from 'constructs';
-import {
-  Certificate, CertificateSpecPrivateKeyAlgorithm, CertificateSpecPrivateKeyEncoding, CertificateSpecPrivateKeyRotationPolicy,
-  CertificateSpecUsages,
-} from '../../imports/cert-manager.io';
+import { Certificate } from '../../imports/cert-manager.io';
 import { commonLabels, selectorLabels } from '../model/labels';
 import { TLS_NAMES } from '../model/tls';
 import type { Requirement } from '../plan/types';
+import { SERVER_CERT_KEY } from './uyuni-tls';
 
 /**
  * The Certificate (and Secret) of a proxy in the server's namespace: one per proxy namespace,
@@ -65,13 +63,7 @@ export class ProxyCertificate extends Construct {
         dnsNames: [props.fqdn],
         duration: props.duration,
         renewBefore: props.renewBefore,
-        privateKey: {
-          algorithm: CertificateSpecPrivateKeyAlgorithm.RSA,
-          size: 2048,
-          encoding: CertificateSpecPrivateKeyEncoding.PKCS1,
-          rotationPolicy: CertificateSpecPrivateKeyRotationPolicy.ALWAYS,
-        },
-        usages: [CertificateSpecUsages.SERVER_AUTH],
+        ...SERVER_CERT_KEY,
         issuerRef: { name: props.issuer ?? TLS_NAMES.caIssuer, kind: 'Issuer', group: 'cert-manager.io' },
       },
     });

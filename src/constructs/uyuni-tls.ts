@@ -1,6 +1,6 @@
 import { Construct } from 'constructs';
 import {
-  Certificate, CertificateSpecPrivateKeyAlgorithm, CertificateSpecPrivateKeyEncoding, CertificateSpecPrivateKeyRotationPolicy,
+  Certificate, CertificateSpec, CertificateSpecPrivateKeyAlgorithm, CertificateSpecPrivateKeyEncoding, CertificateSpecPrivateKeyRotationPolicy,
   CertificateSpecUsages, Issuer,
 } from '../../imports/cert-manager.io';
 import { DATABASES } from '../model/db';
@@ -37,6 +37,17 @@ export interface UyuniTlsProps {
 }
 
 const SECRET_KEYS = ['tls.crt', 'tls.key', 'ca.crt'];
+
+/** The key and usages of every server certificate the chart issues (uyuni-cert, db-cert, proxies'): RSA 2048 PKCS1, rotated, server auth. */
+export const SERVER_CERT_KEY: Pick<CertificateSpec, 'privateKey' | 'usages'> = {
+  privateKey: {
+    algorithm: CertificateSpecPrivateKeyAlgorithm.RSA,
+    size: 2048,
+    encoding: CertificateSpecPrivateKeyEncoding.PKCS1,
+    rotationPolicy: CertificateSpecPrivateKeyRotationPolicy.ALWAYS,
+  },
+  usages: [CertificateSpecUsages.SERVER_AUTH],
+};
 
 /** What the user must provide before the TLS step, by mode (nothing for a generated CA). */
 export function tlsRequirements(mode: TlsMode, fqdn: string, namespace: string, caMadeBy?: string): Requirement[] {
@@ -117,13 +128,7 @@ export class UyuniTls extends Construct {
           ...spec,
           duration: props.duration,
           renewBefore: props.renewBefore,
-          privateKey: {
-            algorithm: CertificateSpecPrivateKeyAlgorithm.RSA,
-            size: 2048,
-            encoding: CertificateSpecPrivateKeyEncoding.PKCS1,
-            rotationPolicy: CertificateSpecPrivateKeyRotationPolicy.ALWAYS,
-          },
-          usages: [CertificateSpecUsages.SERVER_AUTH],
+          ...SERVER_CERT_KEY,
           issuerRef: { name: TLS_NAMES.caIssuer, kind: 'Issuer', group: 'cert-manager.io' },
         },
       });
