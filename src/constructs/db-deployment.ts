@@ -61,7 +61,7 @@ export class DbDeployment extends Construct {
           ],
           volumeMounts: [
             { name: DB_POD_VOLUME, mountPath: DB_VOLUME.mountPath },
-            { name: 'db-cert', mountPath: PKI_DIR },
+            { name: TLS_NAMES.dbCert, mountPath: PKI_DIR },
           ],
           // The chart has none; without one a Service would send clients to a database that
           // is still creating itself or running its upgrade hooks.
@@ -70,7 +70,7 @@ export class DbDeployment extends Construct {
         volumes: [
           { name: DB_POD_VOLUME, persistentVolumeClaim: { claimName: props.claim ?? DB_VOLUME.name } },
           {
-            name: 'db-cert',
+            name: TLS_NAMES.dbCert,
             secret: {
               secretName: props.certSecret ?? TLS_NAMES.dbCert,
               defaultMode: CERT_MODE,

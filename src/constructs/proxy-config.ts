@@ -1,6 +1,7 @@
 import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
 import { commonLabels } from '../model/labels';
+import { TLS_NAMES } from '../model/tls';
 import type { Requirement } from '../plan/types';
 
 /**
@@ -18,8 +19,8 @@ export const PROXY_CONFIG = {
   ssh: 'ssh',
   /** TLS Secret (`tls.crt`, `tls.key`): the proxy's certificate for its FQDN. */
   cert: 'proxy-cert',
-  /** ConfigMap with `ca.crt`: the CA that signed `proxy-cert` (the server's). */
-  ca: 'uyuni-ca',
+  /** ConfigMap with `ca.crt`: the CA that signed `proxy-cert` (the server's, named like its Secret). */
+  ca: TLS_NAMES.ca,
   /** Ours: ConfigMap with the tuning files (no secret in them). */
   tuning: 'proxy-tuning',
 } as const;

@@ -264,7 +264,7 @@ export function addDbUpgradeStep(plan: PlanApp, config: UyuniConfig, pg: PgVersi
         { name: source.name, persistentVolumeClaim: { claimName: source.name } },
         { name: DB_VOLUME.name, persistentVolumeClaim: { claimName: DB_VOLUME.name } },
         {
-          name: 'db-cert',
+          name: TLS_NAMES.dbCert,
           secret: {
             secretName: TLS_NAMES.dbCert,
             defaultMode: CERT_MODE,
@@ -275,7 +275,7 @@ export function addDbUpgradeStep(plan: PlanApp, config: UyuniConfig, pg: PgVersi
       volumeMounts: [
         { name: source.name, mountPath: MIGRATION_PATHS.old },
         { name: DB_VOLUME.name, mountPath: MIGRATION_PATHS.target },
-        { name: 'db-cert', mountPath: MIGRATION_PATHS.certs, readOnly: true },
+        { name: TLS_NAMES.dbCert, mountPath: MIGRATION_PATHS.certs, readOnly: true },
       ],
     });
   });
