@@ -3,7 +3,7 @@ import { Construct } from 'constructs';
 import type { ImageRef } from '../model/images';
 import type { ContainerPort } from '../model/ports';
 import { CERT_MODE } from '../model/tls';
-import { componentDeployment } from './component-deployment';
+import { tftpDeployment } from './tftp-deployment';
 import { PROXY_CONFIG, PROXY_FILES } from './proxy-config';
 
 export interface ProxyTftpDeploymentProps {
@@ -31,35 +31,26 @@ export class ProxyTftpDeployment extends Construct {
   constructor(scope: Construct, id: string, props: ProxyTftpDeploymentProps) {
     super(scope, id);
     const httpHost = props.httpHost ?? `web.${props.namespace}.svc`;
-    this.deployment = componentDeployment(this, 'Resource', {
+    this.deployment = tftpDeployment(this, 'Resource', {
       name: ProxyTftpDeployment.NAME,
       namespace: props.namespace,
       partOf: 'uyuni-proxy',
       component: 'proxy-tftp',
-      replicas: 1,
-      // On the node's network the new pod cannot bind 69/UDP while the old one holds it.
-      recreate: props.hostNetwork ?? false,
-      pod: {
-        imagePullSecrets: props.image.pullSecrets ? [...props.image.pullSecrets] : undefined,
-        ...(props.hostNetwork ? { hostNetwork: true, dnsPolicy: 'ClusterFirstWithHostNet' } : {}),
-        containers: [{
-          name: 'tftpd',
-          image: props.image.image,
-          imagePullPolicy: props.image.pullPolicy,
-          command: ['/usr/bin/tftp_wrapper.py', '--httpHost', httpHost],
-          volumeMounts: [{ name: 'tftpd-volume', mountPath: '/etc/uyuni/', readOnly: true }],
-          ports: (props.ports ?? [{ containerPort: 69, protocol: 'UDP' }]).map((p) => ({ ...p })),
-        }],
-        volumes: [{
-          name: 'tftpd-volume',
-          projected: {
-            sources: [
-              { configMap: { name: PROXY_CONFIG.configMap, items: [{ key: PROXY_FILES.config, path: PROXY_FILES.config }] } },
-              { configMap: { name: PROXY_CONFIG.ca, items: [{ key: 'ca.crt', path: 'ca.crt', mode: CERT_MODE }] } },
-            ],
-          },
-        }],
-      },
+      containerName: 'tftpd',
+      image: props.image,
+      args: ['--httpHost', httpHost],
+      hostNetwork: props.hostNetwork,
+      ports: props.ports,
+      volumeMounts: [{ name: 'tftpd-volume', mountPath: '/etc/uyuni/', readOnly: true }],
+      volumes: [{
+        name: 'tftpd-volume',
+        projected: {
+          sources: [
+            { configMap: { name: PROXY_CONFIG.configMap, items: [{ key: PROXY_FILES.config, path: PROXY_FILES.config }] } },
+            { configMap: { name: PROXY_CONFIG.ca, items: [{ key: 'ca.crt', path: 'ca.crt', mode: CERT_MODE }] } },
+          ],
+        },
+      }],
     });
   }
 }
