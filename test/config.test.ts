@@ -118,7 +118,11 @@ describe('configuration', () => {
   it('refuses YAML that does not parse, or is not a mapping, or repeats a key', () => {
     expect(problems('fqdn: [unclosed\n')[0]).toMatch(/^not valid YAML: /);
     expect(problems('- a\n- b\n')).toEqual(['the document must be a mapping of settings (see docs/configuration.md)']);
-    expect(problems('fqdn: a.example.com\nfqdn: b.example.com\n')[0]).toMatch(/^not valid YAML: .*(unique|Map keys)/i);
+    expect(problems('fqdn: a.example.com\nfqdn: b.example.com\n')).toEqual([
+      'not valid YAML: duplicate key fqdn at line 2, column 1 (map keys must be unique)']);
+    expect(problems('fqdn: a.example.com\ntls:\n  mode: generated\n  "mode": migrated\n')).toEqual([
+      'not valid YAML: duplicate key "mode" at line 4, column 3 (map keys must be unique)']);
+    expect(problems('fqdn: [unclosed\n')[0]).toMatch(/^not valid YAML: .* at line 2, column 1$/);
     expect(problems('namespace: uyuni\n')).toEqual(['fqdn: is required']);
   });
 
@@ -155,5 +159,51 @@ describe('configuration', () => {
   it('refuses a PostgreSQL version the images cannot upgrade from or to', () => {
     expect(withChanges({ upgrade: { postgresql: { from: 15 } } })).toEqual(['upgrade.postgresql.from: must be the PostgreSQL major version of the running database: 14, 16, 18']);
     expect(withChanges({ upgrade: { postgresql: { from: 16, to: 17 } } })).toEqual(['upgrade.postgresql.to: must be the PostgreSQL of the current server-postgresql image: 18']);
+  });
+
+  it('refuses an FQDN with upper-case letters', () => {
+    expect(withChanges({ fqdn: 'Uyuni.example.com' })).toEqual(['fqdn: must be lower-case (Kubernetes host names are): uyuni.example.com']);
+    expect(withChanges({ proxy: { fqdn: 'PROXY.example.com' } })).toEqual(['proxy.fqdn: must be lower-case (Kubernetes host names are): proxy.example.com']);
+    expect(withChanges({ migration: { source: { fqdn: 'Old.example.com' }, postgresql: { from: 16 } } })).toEqual([
+      'migration.source.fqdn: must be lower-case (Kubernetes host names are): old.example.com']);
+  });
+
+  it('refuses the proxy in the server\'s namespace when both plans are written', () => {
+    expect(withChanges({ proxy: { fqdn: 'proxy.example.com', namespace: 'uyuni' } })).toEqual([
+      'proxy.namespace: must not be the server\'s namespace uyuni when a server plan and the proxy plan are written (both define Services web, salt and tftp there)']);
+    // The proxy plan alone: its namespace is in another cluster than the server's.
+    expect(parseConfig(defaultConfigWith({ plans: ['proxy'], proxy: { fqdn: 'proxy.example.com', namespace: 'uyuni' } })).proxy!.namespace).toBe('uyuni');
+    expect(withChanges({ proxy: { fqdn: 'proxy.example.com', namespace: 'uyuni', tls: { issuer: true } } })).toEqual([
+      'proxy.namespace: must not be the server\'s namespace uyuni with proxy.tls.issuer (the proxy\'s Services web and salt would replace the server\'s)']);
+  });
+
+  it('refuses YAML aliases beyond the budget, naming the line', () => {
+    const laughs = ['fqdn: uyuni.example.com', 'a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]'];
+    for (let i = 1; i < 9; i++) laughs.push(`a${i}: &a${i} [${Array(10).fill(`*a${i - 1}`).join(', ')}]`);
+    const p = problems(laughs.join('\n'));
+    expect(p).toHaveLength(1);
+    expect(p[0]).toMatch(/^YAML aliases expand to more than 64 nodes at the alias \*a\d at line \d+, column \d+ \(the bound of a configuration\)$/);
+    expect(problems('fqdn: a.example.com\nx: &x [*x]\n')[0]).toMatch(/^YAML aliases expand to more than 64 nodes at the alias \*x at line 2/);
+    expect(problems('fqdn: a.example.com\nx: *nope\n')).toEqual(['not valid YAML: the alias *nope at line 2, column 4 has no anchor &nope before it']);
+    // A few aliases are fine: a shared container of node pods.
+    const pods = [
+      'fqdn: uyuni.example.com', 'nodeServices:', '  pods:',
+      '    - {name: a, namespace: x, nodeName: n1, containers: &c [{name: c, image: "c:1", command: [/bin/true]}]}',
+      '    - {name: b, namespace: x, nodeName: n1, containers: *c}',
+    ];
+    expect(parseConfig(pods.join('\n')).nodeServices!.pods[1].containers[0].image).toBe('c:1');
+  });
+
+  it('refuses nesting deeper than 64 levels, naming the line, and without running out of stack', () => {
+    expect(problems(`fqdn: a.example.com\nx: ${'['.repeat(100_000)}${']'.repeat(100_000)}\n`)[0]).toMatch(/^nested deeper than 64 levels at line 2, column \d+/);
+    const block = Array.from({ length: 80 }, (_, i) => `${'  '.repeat(i)}k${i}:`).join('\n');
+    expect(problems(`fqdn: a.example.com\n${block}\n`)[0]).toMatch(/^nested deeper than 64 levels at line 6\d, column \d+/);
+    expect(problems(`fqdn: a.example.com\nx:\n  ${'- '.repeat(400_000)}a\n`)[0]).toMatch(/^nested deeper than 64 levels at line 3/);
+    // 60 levels are only refused by the schema.
+    expect(problems(`fqdn: a.example.com\nx: ${'['.repeat(60)}${']'.repeat(60)}\n`)).toEqual(['x: unknown setting']);
+  });
+
+  it('refuses text over 1 MiB before parsing it', () => {
+    expect(problems(`fqdn: a.example.com\n#${'x'.repeat(1024 * 1024)}\n`)).toEqual(['is more than 1048576 bytes (1 MiB): a configuration may have at most that']);
   });
 });

@@ -72,6 +72,21 @@ describe('the synth app', () => {
     expect(r.stderr).toMatch(/missing.yaml: invalid configuration\n {2}- cannot be read: ENOENT/);
   });
 
+  it('exits 2, reading nothing, on a file over 1 MiB or one that is not a regular file', () => {
+    const cwd = projectWithDist();
+    fs.writeFileSync(path.join(cwd, 'big.yaml'), `fqdn: uyuni.example.com\n#${'x'.repeat(1024 * 1024)}\n`);
+    const before = tree(path.join(cwd, 'dist'));
+    const big = runSynth(cwd, { UYUNI_CONFIG: 'big.yaml' });
+    expect(big.status).toBe(2);
+    expect(big.stderr).toContain('big.yaml: invalid configuration\n  - is 1048602 bytes: a configuration may have at most 1048576 bytes (1 MiB)');
+    for (const special of ['/dev/zero', cwd]) {
+      const r = runSynth(cwd, { UYUNI_CONFIG: special });
+      expect(r.status).toBe(2);
+      expect(r.stderr).toContain(`${special}: invalid configuration\n  - cannot be read: not a regular file`);
+    }
+    expect(tree(path.join(cwd, 'dist'))).toEqual(before);
+  });
+
   it('replaces the plans it writes and keeps the other plans in dist/', () => {
     const cwd = projectWithDist();
     fs.writeFileSync(path.join(cwd, 'uyuni.yaml'), 'fqdn: uyuni.example.org\n');

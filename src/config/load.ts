@@ -33,23 +33,153 @@ export function configPath(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   return path.resolve(cwd, env.UYUNI_CONFIG || DEFAULT_CONFIG_FILE);
 }
 
+/**
+ * What a configuration may make synth do, checked before anything bigger is built from it
+ * (docs/configuration.md "Limits"): its size in bytes (checked before it is parsed), the depth of
+ * its nesting (while it is parsed) and the alias expansions of its YAML (before it is expanded).
+ */
+export const LIMITS = { bytes: 1024 * 1024, depth: 64, aliases: 64 } as const;
+
+const MIB = `${LIMITS.bytes} bytes (1 MiB)`;
+
 export function loadConfigFile(file: string): UyuniConfig {
-  let text: string;
+  return parseConfig(readBounded(file), file);
+}
+
+/** A regular file of at most LIMITS.bytes, read without ever holding more than one byte over that. */
+function readBounded(file: string): string {
+  let fd: number;
   try {
-    text = fs.readFileSync(file, 'utf8');
+    // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused below as not a regular file).
+    fd = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
   } catch (e) {
     throw new ConfigError(file, [`cannot be read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`]);
   }
-  return parseConfig(text, file);
+  try {
+    const stat = fs.fstatSync(fd);
+    if (!stat.isFile()) throw new ConfigError(file, ['cannot be read: not a regular file']);
+    if (stat.size > LIMITS.bytes) throw new ConfigError(file, [`is ${stat.size} bytes: a configuration may have at most ${MIB}`]);
+    // One byte over the limit tells a file that grew since fstat.
+    const buf = Buffer.alloc(stat.size + 1);
+    let n = 0;
+    for (let r = 1; r > 0 && n < buf.length; n += r) r = fs.readSync(fd, buf, n, buf.length - n, null);
+    if (n > LIMITS.bytes) throw new ConfigError(file, [`is more than ${MIB}: a configuration may have at most that`]);
+    return buf.toString('utf8', 0, n);
+  } catch (e) {
+    if (e instanceof ConfigError) throw e;
+    throw new ConfigError(file, [`cannot be read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`]);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** The key that starts at `offset`, as written (quoted or plain). */
+function keyAt(text: string, offset: number): string {
+  return /^("[^"\n]*"|'[^'\n]*'|[^:,}\n]*)/.exec(text.slice(offset, offset + 256))![1].trim();
+}
+
+type Yaml = typeof import('yaml');
+type YamlDocument = import('yaml').Document.Parsed;
+
+/**
+ * The one YAML document of `text`, its problems each with the line. The parser is fed by hand so
+ * that nesting deeper than LIMITS.depth stops it right there (the composer recurses per level).
+ */
+function parseYaml(Y: Yaml, text: string): { doc?: YamlDocument; problems: string[]; at: (offset: number) => string } {
+  const lines = new Y.LineCounter();
+  const at = (offset: number) => {
+    const { line, col } = lines.linePos(offset);
+    return `line ${line}, column ${col}`;
+  };
+  lines.addNewLine(0); // as Parser.parse() does
+  const parser = new Y.Parser(lines.addNewLine);
+  const tokens: import('yaml').CST.Token[] = [];
+  for (const lexeme of new Y.Lexer().lex(text)) {
+    for (const token of parser.next(lexeme)) tokens.push(token);
+    // The stack holds the document and the scalar being read besides the collections.
+    if (parser.stack.length - 2 > LIMITS.depth) {
+      return { problems: [`nested deeper than ${LIMITS.depth} levels at ${at(parser.offset)} (the bound of a configuration)`], at };
+    }
+  }
+  for (const token of parser.end()) tokens.push(token);
+  let doc: YamlDocument | undefined;
+  let second: string | undefined;
+  for (const d of new Y.Composer({ uniqueKeys: true }).compose(tokens, true, text.length)) {
+    if (!doc) {
+      doc = d;
+    } else {
+      second = `not valid YAML: a second document at ${at(d.range[0])} (a configuration is one document)`;
+      break;
+    }
+  }
+  const problems = (doc?.errors ?? []).map((e) => (e.code === 'DUPLICATE_KEY'
+    ? `not valid YAML: duplicate key ${keyAt(text, e.pos[0])} at ${at(e.pos[0])} (map keys must be unique)`
+    : `not valid YAML: ${e.message.split('\n')[0]} at ${at(e.pos[0])}`));
+  if (second) problems.push(second);
+  return { doc, problems, at };
+}
+
+/**
+ * An alias expands to its anchor's node, and aliases in that node expand in turn: a few lines can
+ * stand for billions of nodes. Counts the expansions in document order and names the alias that
+ * goes over LIMITS.aliases.
+ */
+function aliasProblem(Y: Yaml, doc: YamlDocument, at: (offset: number) => string): string | undefined {
+  const anchors = new Map<string, unknown>();
+  const aliases: Array<{ alias: import('yaml').Alias; source: unknown }> = [];
+  Y.visit(doc, {
+    Node(_key, node) {
+      if (Y.isAlias(node)) aliases.push({ alias: node, source: anchors.get(node.source) });
+      else if (node.anchor) anchors.set(node.anchor, node);
+    },
+  });
+  const over = (a: import('yaml').Alias) =>
+    `YAML aliases expand to more than ${LIMITS.aliases} nodes at the alias *${a.source} at ${at(a.range?.[0] ?? 0)} (the bound of a configuration)`;
+  const unresolved = aliases.find(({ source }) => source === undefined);
+  if (unresolved) {
+    const a = unresolved.alias;
+    return `not valid YAML: the alias *${a.source} at ${at(a.range?.[0] ?? 0)} has no anchor &${a.source} before it`;
+  }
+  if (aliases.length > LIMITS.aliases) return over(aliases[LIMITS.aliases].alias);
+  const sourceOf = new Map(aliases.map(({ alias, source }) => [alias, source]));
+  const memo = new Map<unknown, number>();
+  const expansions = (node: unknown): number => {
+    if (Y.isAlias(node)) return 1 + expansions(sourceOf.get(node));
+    if (Y.isPair(node)) return expansions(node.key) + expansions(node.value);
+    if (!Y.isCollection(node)) return 0;
+    const known = memo.get(node);
+    if (known !== undefined) return known;
+    memo.set(node, Infinity); // an alias inside the node it refers to
+    let n = 0;
+    for (const item of node.items) {
+      n += expansions(item);
+      if (n > LIMITS.aliases) break;
+    }
+    memo.set(node, n);
+    return n;
+  };
+  let total = 0;
+  for (const { alias } of aliases) {
+    total += expansions(alias);
+    if (total > LIMITS.aliases) return over(alias);
+  }
+  return undefined;
 }
 
 /** Parses and validates configuration text; throws ConfigError listing every problem found. */
 export function parseConfig(text: string, file = DEFAULT_CONFIG_FILE): UyuniConfig {
-  const doc = yamlLib().parseDocument(text, { uniqueKeys: true, prettyErrors: false });
-  if (doc.errors.length > 0) {
-    throw new ConfigError(file, doc.errors.map((e) => `not valid YAML: ${e.message.split('\n')[0]}`));
+  if (Buffer.byteLength(text) > LIMITS.bytes) throw new ConfigError(file, [`is more than ${MIB}: a configuration may have at most that`]);
+  const Y = yamlLib();
+  const { doc, problems, at } = parseYaml(Y, text);
+  if (problems.length > 0 || !doc) throw new ConfigError(file, problems);
+  const aliases = aliasProblem(Y, doc, at);
+  if (aliases) throw new ConfigError(file, [aliases]);
+  let raw: unknown;
+  try {
+    raw = doc.toJS({ maxAliasCount: LIMITS.aliases }) ?? {};
+  } catch (e) {
+    throw new ConfigError(file, [`not valid YAML: ${(e as Error).message}`]);
   }
-  const raw: unknown = doc.toJS() ?? {};
   if (typeof raw !== 'object' || Array.isArray(raw)) {
     throw new ConfigError(file, ['the document must be a mapping of settings (see docs/configuration.md)']);
   }
@@ -57,8 +187,8 @@ export function parseConfig(text: string, file = DEFAULT_CONFIG_FILE): UyuniConf
   if (error) {
     throw new ConfigError(file, [...new Set(error.failures().map(describeFailure))]);
   }
-  const problems = crossChecks(config);
-  if (problems.length > 0) throw new ConfigError(file, problems);
+  const crossProblems = crossChecks(config);
+  if (crossProblems.length > 0) throw new ConfigError(file, crossProblems);
   return config;
 }
 
@@ -76,6 +206,9 @@ function describeFailure(failure: Failure): string {
   if (failure.type === 'array') return `${field}: must be a list`;
   return `${field}: ${failure.message}`;
 }
+
+/** The plans that write the server's objects into `namespace`. */
+const SERVER_PLANS: readonly PlanName[] = ['install', 'migrate', 'migrate-prepare', 'upgrade'];
 
 /** The plans a configuration asks for (explicit `plans`, or derived from its sections). */
 export function plansOf(config: UyuniConfig): PlanName[] {
@@ -171,7 +304,13 @@ function checkProxy(config: UyuniConfig, usedNodePorts: Map<number, string>): st
     if (proxy.namespace === config.namespace) {
       problems.push(`proxy.namespace: must not be the server's namespace ${config.namespace} with proxy.tls.issuer `
         + '(the proxy\'s Services web and salt would replace the server\'s)');
+      return problems;
     }
+  }
+  const plans = plansOf(config);
+  if (proxy.namespace === config.namespace && plans.includes('proxy') && plans.some((p) => SERVER_PLANS.includes(p))) {
+    problems.push(`proxy.namespace: must not be the server's namespace ${config.namespace} when a server plan and the proxy plan `
+      + 'are written (both define Services web, salt and tftp there)');
   }
   return problems;
 }

@@ -64,7 +64,11 @@ const dnsLabel = text((v) => {
 });
 /** A DNS-1123 subdomain: names of Secrets, storage classes, ingress classes. */
 const dnsSubdomain = text((v) => (v.length <= 253 && DNS1123_SUBDOMAIN.test(v)) || 'must be a DNS-1123 subdomain: lower-case letters, digits, "-" and "."');
-const fqdn = text((v) => isFqdn(v) || 'must be a fully qualified domain name such as uyuni.example.com (letters, digits, "-", dot-separated labels)');
+/** Lower-case only: Kubernetes host names (Ingress hosts, certificate DNS names) must be. */
+const fqdn = text((v) => {
+  if (!isFqdn(v)) return 'must be a fully qualified domain name such as uyuni.example.com (letters, digits, "-", dot-separated labels)';
+  return v === v.toLowerCase() || `must be lower-case (Kubernetes host names are): ${v.toLowerCase()}`;
+});
 const quantity = matching(QUANTITY, 'must be a Kubernetes quantity such as 10Gi, 300Mi or 1Ti');
 /** Image tags and registries end up in image references, never in scripts. */
 const imageTag = matching(/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/, 'must be an image tag: letters, digits, "_", "." and "-"');
