@@ -37,31 +37,86 @@ async function render(flags: RenderFlags): Promise<void> {
       if (doc.errors.length) throw new Error(doc.errors[0].message);
       const value = doc.toJS() as { kind?: string; items?: unknown[] } | null;
       if (value === null) continue;
-      if (value.kind === 'List' && Array.isArray(value.items)) pods.push(...value.items);
+      if (typeof value === 'object' && value.kind === 'List' && Array.isArray(value.items)) pods.push(...value.items);
       else pods.push(value);
     }
-    const notPod = pods.find((p) => (p as { kind?: string }).kind !== undefined && (p as { kind?: string }).kind !== 'Pod');
+    const kindOf = (p: unknown) => (typeof p === 'object' && p !== null ? (p as { kind?: unknown }).kind : undefined);
+    const notPod = pods.find((p) => kindOf(p) !== undefined && kindOf(p) !== 'Pod');
     if (notPod) throw new Error(`holds a ${(notPod as { kind: string }).kind}, not a Pod`);
     if (pods.length === 0) throw new Error('holds no pod');
   } catch (e) {
     return fail('render', `${flags.file}: ${(e as Error).message}`, EXIT.badInput);
   }
-  const units = renderNodeUnits(pods as never[], {
-    session: flags.session ?? false,
-    packageDir: flags.packageDir,
-    kubeconfig: defaultKubeconfig(flags.kubeconfig, process.env, os.homedir()),
-    slice: flags.slice,
-  });
+  let units: ReturnType<typeof renderNodeUnits>;
+  try {
+    units = renderNodeUnits(pods as never[], {
+      session: flags.session ?? false,
+      packageDir: flags.packageDir,
+      kubeconfig: defaultKubeconfig(flags.kubeconfig, process.env, os.homedir()),
+      slice: flags.slice,
+    });
+  } catch (e) {
+    return fail('render', `${flags.file}: ${(e as Error).message}`, EXIT.badInput);
+  }
   const problems = [
     ...units.errors.map((e) => e.message),
     ...[...units.collisions].map(([unit, owners]) => `the pods ${owners.join(' and ')} map to the same unit ${unit}`),
   ];
   if (problems.length) return fail('render', problems.join('\n'), EXIT.badInput);
-  fs.mkdirSync(flags.out, { recursive: true });
-  for (const unit of units.units.values()) {
-    const file = path.join(flags.out, unit.name);
-    fs.writeFileSync(file, unit.content);
-    process.stdout.write(`${file}\n`);
+  try {
+    fs.mkdirSync(flags.out, { recursive: true });
+    if (!fs.lstatSync(flags.out).isDirectory()) throw new Error(`${flags.out} is not a directory`);
+    // Every target is checked before the first is written: a refusal leaves DIR as it was.
+    for (const unit of units.units.values()) checkTarget(path.join(flags.out, unit.name));
+    for (const unit of units.units.values()) {
+      const file = path.join(flags.out, unit.name);
+      writeUnitFile(file, unit.content);
+      process.stdout.write(`${file}\n`);
+    }
+  } catch (e) {
+    return fail('render', (e as Error).message, EXIT.badInput);
+  }
+}
+
+/** A unit file may replace only a regular file of its own (one link), never anything a link points to. */
+function checkTarget(file: string): void {
+  let st: fs.Stats;
+  try {
+    st = fs.lstatSync(file);
+  } catch {
+    return;
+  }
+  if (st.isSymbolicLink()) throw new Error(`${file} is a symbolic link: refused (its target is never written)`);
+  if (!st.isFile()) throw new Error(`${file} exists and is not a regular file: refused`);
+  if (st.nlink > 1) throw new Error(`${file} has other hard links: refused (they would change too)`);
+}
+
+/**
+ * Writes a unit file without following a link planted at its name: a new file is created
+ * exclusively (O_CREAT|O_EXCL), an existing one opened with O_NOFOLLOW and checked on the open
+ * descriptor (regular, one link) before it is truncated.
+ */
+function writeUnitFile(file: string, content: string): void {
+  const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = fs.constants;
+  let fd: number;
+  try {
+    fd = fs.openSync(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o644);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw new Error(`${file}: cannot be created (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    try {
+      fd = fs.openSync(file, O_WRONLY | O_NOFOLLOW | fs.constants.O_NONBLOCK);
+    } catch (e2) {
+      const code = (e2 as NodeJS.ErrnoException).code;
+      throw new Error(code === 'ELOOP' ? `${file} is a symbolic link: refused (its target is never written)` : `${file}: cannot be opened (${code ?? (e2 as Error).message})`);
+    }
+  }
+  try {
+    const st = fs.fstatSync(fd);
+    if (!st.isFile() || st.nlink > 1) throw new Error(`${file} is not a regular file of its own: refused`);
+    fs.ftruncateSync(fd, 0);
+    fs.writeSync(fd, content);
+  } finally {
+    fs.closeSync(fd);
   }
 }
 

@@ -31,6 +31,12 @@ function newStream(): Stream {
   return { state: 'starting', partial: '', lines: [], attempts: 0, ended, markEnded };
 }
 
+/** A name as a path component: `/`, `..` and anything outside `[A-Za-z0-9._-]` cannot leave the step's directory. */
+export function safeComponent(name: string): string {
+  const safe = name.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\./, '_');
+  return safe === '' ? '_' : safe;
+}
+
 function closeFile(s: Stream): void {
   if (s.fd !== undefined) fs.closeSync(s.fd);
   s.fd = undefined;
@@ -63,7 +69,10 @@ export class StepLogs {
     this.streams.set(key, s);
     const dir = path.join(this.runDir, this.step);
     fs.mkdirSync(dir, { recursive: true });
-    s.fd ??= fs.openSync(path.join(dir, `${pod}.${container}.log`), 'a');
+    // Pod and container names come from the API: only safe characters reach the file name, and a
+    // link planted at it is not followed.
+    const { O_WRONLY, O_APPEND, O_CREAT, O_NOFOLLOW } = fs.constants;
+    s.fd ??= fs.openSync(path.join(dir, `${safeComponent(pod)}.${safeComponent(container)}.log`), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW, 0o644);
     this.follow(s, s.where);
   }
 

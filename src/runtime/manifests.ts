@@ -1,8 +1,8 @@
 /** The objects of a plan's step files: loading, references, hashing, `--namespace`, apply stamps. */
-import * as fs from 'fs';
 import * as path from 'path';
 import type { KubernetesObject, V1ObjectMeta } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
+import { MAX_STEP_FILE_BYTES, PlanError, readInside } from '../plan/reader';
 import { hashSpec } from '../plan/spec-hash';
 import { ANNOTATIONS, LABELS, ObjectRef, Plan, Step } from '../plan/types';
 import { BadInput } from './errors';
@@ -16,27 +16,58 @@ export type Manifest = KubernetesObject & {
 
 function isManifest(o: unknown): o is Manifest {
   const m = o as Partial<Manifest> | null;
-  return typeof o === 'object' && o !== null && Boolean(m?.apiVersion) && Boolean(m?.kind) && Boolean(m?.metadata?.name);
+  const nonEmpty = (v: unknown) => typeof v === 'string' && v !== '';
+  return typeof o === 'object' && o !== null && !Array.isArray(o) && nonEmpty(m?.apiVersion) && nonEmpty(m?.kind)
+    && typeof m?.metadata === 'object' && m.metadata !== null && nonEmpty(m.metadata.name)
+    && (m.metadata.namespace === undefined || nonEmpty(m.metadata.namespace));
 }
 
-/** The objects of a step's manifest file, in file order. */
+/**
+ * The objects of a step's manifest file, in file order: read only from a regular file inside the
+ * plan directory, at most 16 MiB (src/plan/reader.ts `readInside`).
+ */
 export function loadStepObjects(planDir: string, step: Step): Manifest[] {
   const file = path.join(planDir, step.file);
   let text: string;
   try {
-    text = fs.readFileSync(file, 'utf8');
+    text = readInside(planDir, step.file, MAX_STEP_FILE_BYTES);
   } catch (e) {
-    throw new BadInput(`${file}: ${(e as Error).message}`);
+    if (e instanceof PlanError) throw new BadInput(e.message);
+    throw e;
   }
   const objects: Manifest[] = [];
   for (const doc of parseAllDocuments(text)) {
     if (doc.errors.length) throw new BadInput(`${file}: ${doc.errors[0].message}`);
-    const o: unknown = doc.toJS();
+    let o: unknown;
+    try {
+      o = doc.toJS();
+    } catch (e) {
+      throw new BadInput(`${file}: ${(e as Error).message}`);
+    }
     if (o == null) continue;
-    if (!isManifest(o)) throw new BadInput(`${file}: every document needs apiVersion, kind and metadata.name`);
+    if (!isManifest(o)) throw new BadInput(`${file}: every document needs apiVersion, kind and metadata.name (strings)`);
     objects.push(o);
   }
   return objects;
+}
+
+const showRef = (r: ObjectRef) => `${r.kind}/${r.name}${r.namespace ? ` (${r.namespace})` : ''}`;
+
+/**
+ * The step file holds exactly what plan.json lists for the step (kind, apiVersion, name,
+ * namespace): nothing is applied that a reviewer of plan.json did not see.
+ */
+export function checkStepObjects(planDir: string, step: Step, index: number, objects: readonly Manifest[]): void {
+  const at = `steps[${index}] (${step.name}).objects`;
+  const listed = step.objects.map((r, i) => ({ r, i, seen: false }));
+  for (const o of objects) {
+    const r = refOf(o);
+    const match = listed.find((l) => !l.seen && sameRef(l.r, r));
+    if (!match) throw new BadInput(`${path.join(planDir, step.file)} holds ${showRef(r)} (${r.apiVersion}), which ${at} does not list`);
+    match.seen = true;
+  }
+  const missing = listed.find((l) => !l.seen);
+  if (missing) throw new BadInput(`${path.join(planDir, 'plan.json')}: ${at}[${missing.i}] ${showRef(missing.r)} is not in ${step.file}`);
 }
 
 export function sameRef(a: ObjectRef, b: ObjectRef): boolean {

@@ -2,7 +2,7 @@
 import { PlanError, readPlan } from '../plan/reader';
 import type { Plan } from '../plan/types';
 import { BadInput } from './errors';
-import { loadStepObjects, Manifest, relocateObject, relocatePlan } from './manifests';
+import { checkStepObjects, loadStepObjects, Manifest, relocateObject, relocatePlan } from './manifests';
 
 export interface PlanDir {
   readonly dir: string;
@@ -12,25 +12,43 @@ export interface PlanDir {
   readonly objectsOf: (step: string) => Manifest[];
 }
 
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
 /** Reads a plan directory, with --namespace applied; bad input is exit 2. */
 export function loadPlan(planDir: string, namespace?: string): Plan {
+  return relocatePlan(readOriginal(planDir, namespace), namespace);
+}
+
+/** plan.json as written (not relocated), with `--namespace` checked too. */
+function readOriginal(planDir: string, namespace?: string): Plan {
+  if (namespace !== undefined && (namespace.length > 63 || !DNS_LABEL.test(namespace))) {
+    throw new BadInput(`--namespace ${JSON.stringify(namespace)} must be a DNS label (lower-case letters, digits and '-', at most 63)`);
+  }
   try {
-    return relocatePlan(readPlan(planDir), namespace);
+    return readPlan(planDir);
   } catch (e) {
     if (e instanceof PlanError) throw new BadInput(e.message);
     throw e;
   }
 }
 
+/**
+ * Opens a plan directory, validating all of it before anything is sent (every verb): plan.json
+ * (src/plan/reader.ts), then every step file, whose objects must be exactly those plan.json lists.
+ */
 export function openPlanDir(dir: string, namespace?: string): PlanDir {
-  const original = loadPlan(dir);
+  const original = readOriginal(dir, namespace);
   const plan = relocatePlan(original, namespace);
   const parsed = new Map<string, Manifest[]>();
+  for (const [i, step] of original.steps.entries()) {
+    const objects = loadStepObjects(dir, step);
+    checkStepObjects(dir, step, i, objects);
+    parsed.set(step.name, objects.map((o) => relocateObject(o, original.namespace, plan.namespace)));
+  }
   const objectsOf = (name: string): Manifest[] => {
-    const step = original.steps.find((s) => s.name === name);
-    if (!step) throw new BadInput(`no step ${name} in ${dir}`);
-    if (!parsed.has(name)) parsed.set(name, loadStepObjects(dir, step).map((o) => relocateObject(o, original.namespace, plan.namespace)));
-    return parsed.get(name)!;
+    const objects = parsed.get(name);
+    if (!objects) throw new BadInput(`no step ${name} in ${dir}`);
+    return objects;
   };
   return { dir, plan, objectsOf };
 }

@@ -8,7 +8,7 @@
 import * as path from 'path';
 import { DEFAULT_PACKAGE_DIR, DEFAULT_SLICE } from './defaults';
 import { environmentAssignment, execLine, UnitValueError } from './escape';
-import { ContainerLike, PodLike, podIsTerminating, podKey } from './pod';
+import { ContainerLike, PodLike, podIsTerminating, podKey, podShapeProblems } from './pod';
 import { renderUnitFile, Section, UnitFile } from './unit';
 import { assertUnitName, podUnitName } from './unit-name';
 
@@ -37,8 +37,15 @@ const USER_NAME = /^[a-zA-Z_][a-zA-Z0-9_-]{0,30}$/;
 
 const RESTART: Readonly<Record<string, string>> = { Always: 'always', OnFailure: 'on-failure', Never: 'on-abnormal' };
 
+/** Refuses a pod whose fields have the wrong types (src/systemd/pod.ts `podShapeProblems`), naming them. */
+function assertPodShape(pod: PodLike): void {
+  const problems = podShapeProblems(pod);
+  if (problems.length) throw new PodRenderError(problems.join('; '));
+}
+
 /** The unit names a pod owns (init containers first), without rendering their content. */
 export function podUnitNames(pod: PodLike): string[] {
+  assertPodShape(pod);
   const name = pod.metadata?.name;
   if (!name) throw new PodRenderError('a pod without metadata.name cannot be rendered');
   const containers = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])];
@@ -94,6 +101,7 @@ function userOf(pod: PodLike, container: ContainerLike, where: string): string |
 
 /** Renders the units of one pod, init container units first. */
 export function renderPodUnits(pod: PodLike, options: RenderOptions): RenderedUnit[] {
+  assertPodShape(pod);
   const key = podKey(pod);
   const session = options.session ?? false;
   const packageDir = options.packageDir ?? DEFAULT_PACKAGE_DIR;

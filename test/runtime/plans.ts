@@ -62,7 +62,7 @@ export function writePlan(steps: StepSpec[], opts: { name?: string; dir?: string
     description: `test plan ${name}`,
     generator: 'test/runtime/plans.ts',
     namespace: NS,
-    selector: { [LABELS.partOf]: 'uyuni', [LABELS.plan]: name },
+    selector: { [LABELS.partOf]: 'uyuni', [LABELS.managedBy]: MANAGED_BY, [LABELS.plan]: name },
     deadlineSeconds: opts.deadlineSeconds ?? 600,
     steps: planSteps,
   };

@@ -1,0 +1,15 @@
+import { safeComponent } from '../../../src/runtime/logs';
+
+describe('run log file names (src/runtime/logs.ts)', () => {
+  it.each([
+    ['setup-x7k2p', 'setup-x7k2p'],
+    ['../../etc', '_._.._etc'],
+    ['..', '_.'],
+    ['a/b', 'a_b'],
+    ['', '_'],
+    ['x\u0000y', 'x_y'],
+  ])('%j becomes %j: never a separator, never a leading dot', (name, safe) => {
+    expect(safeComponent(name)).toBe(safe);
+    expect(safeComponent(name)).not.toMatch(/\/|^\./);
+  });
+});
