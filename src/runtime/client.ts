@@ -5,11 +5,12 @@
  */
 import { Writable } from 'stream';
 import {
-  ApiException, KubeConfig, KubernetesListObject, KubernetesObject, KubernetesObjectApi, Log, PatchStrategy, V1APIResource, VersionApi, Watch,
+  ApiException, createConfiguration, KubeConfig, KubernetesListObject, KubernetesObject, KubernetesObjectApi, Log, PatchStrategy, ServerConfiguration, V1APIResource, VersionApi,
 } from '@kubernetes/client-node';
 import type { ObjectRef } from '../plan/types';
 import { BackoffOptions, parseRetryAfter, retryDelayMs, sleep } from './backoff';
-import { ApiError, MissingKind, Unreachable } from './errors';
+import { ApiError, ClusterMisbehaved, MissingKind, Unreachable } from './errors';
+import { defaultLimits, GuardedWatch, guardedHttpLibrary, HttpLimits, isHttpFailure, RequestTimeout, Watcher } from './http';
 import { Listing, ListWatch, WatchHandle, WatchQuery, WatchSource } from './watch';
 
 export const FIELD_MANAGER = 'uyuni-cdk';
@@ -70,7 +71,9 @@ export function toApiError(e: unknown): ApiError | undefined {
 }
 
 /** Worth retrying: 429, 5xx, a reset connection; once the server answered, also a refused one (it restarts). */
-function transient(e: unknown, reachable: boolean): boolean {
+function transient(e: unknown, reachable: boolean, attempt: number): boolean {
+  if (e instanceof RequestTimeout) return !e.deadlinePassed && attempt < 2; // a server silent twice is not coming back
+  if (isHttpFailure(e)) return e.code === 'EBADANSWER';
   const api = toApiError(e);
   if (api) return api.status === 429 || api.status >= 500;
   const code = networkCode(e);
@@ -105,17 +108,40 @@ interface ListPage {
 
 export class Cluster {
   readonly api: ObjectApi;
-  private readonly watcher: Watch;
+  private readonly version: VersionApi;
+  private readonly watcher: Watcher;
   private readonly logs: Log;
+  /** Timeouts, size cap and deadline of every request (src/runtime/http.ts). */
+  readonly limits: HttpLimits = defaultLimits();
+  /** Set once a step ran: a misbehaving API is then a failed step (1), not an unusable cluster (3). */
+  private inStep = false;
   /** Counts requests that were retried, for the run summary. */
   retries = 0;
   /** Set once the API server answered: later refused connections are an API server restart. */
   private reachable = false;
 
   constructor(readonly kc: KubeConfig, readonly backoff: BackoffOptions = {}) {
-    this.api = kc.makeApiClient(ObjectApi);
-    this.watcher = new Watch(kc);
+    const cluster = kc.getCurrentCluster();
+    if (!cluster) throw new Error('No active cluster!');
+    const config = createConfiguration({
+      baseServer: new ServerConfiguration(cluster.server, {}),
+      authMethods: { default: kc },
+      httpApi: guardedHttpLibrary(this.limits),
+    });
+    this.api = new ObjectApi(config);
+    this.version = new VersionApi(config);
+    this.watcher = new GuardedWatch(kc, this.limits);
     this.logs = new Log(kc);
+  }
+
+  /** Nothing (requests, retries, Retry-After waits) outlasts this absolute time (ms). */
+  setDeadline(at: number): void {
+    this.limits.deadline = this.limits.deadline === undefined ? at : Math.min(this.limits.deadline, at);
+  }
+
+  /** A step began: later misbehaviour of the API fails the step (exit 1). */
+  stepStarted(): void {
+    this.inStep = true;
   }
 
   get server(): string {
@@ -129,12 +155,18 @@ export class Cluster {
         return await fn();
       } catch (e) {
         const api = toApiError(e);
-        const delay = transient(e, this.reachable) ? retryDelayMs(attempt, api?.retryAfter, this.backoff) : undefined;
+        const deadline = this.limits.deadline;
+        if (api?.retryAfter !== undefined && deadline !== undefined && api.status === 429 && Date.now() + api.retryAfter * 1000 > deadline) {
+          throw this.misbehaved(`${what}: HTTP 429, Retry-After ${api.retryAfter} s is beyond the run's deadline (${Math.max(0, Math.round((deadline - Date.now()) / 1000))} s left); giving up`);
+        }
+        let delay = transient(e, this.reachable, attempt) ? retryDelayMs(attempt, api?.retryAfter, this.backoff) : undefined;
+        if (delay !== undefined && deadline !== undefined && Date.now() + delay >= deadline) delay = undefined;
         if (delay === undefined) {
           if (api) {
             api.message = `${what}: ${api.message}`;
             throw api;
           }
+          if (isHttpFailure(e)) throw this.misbehaved(`${what}: ${e.message}`);
           throw e;
         }
         this.retries++;
@@ -143,10 +175,14 @@ export class Cluster {
     }
   }
 
+  private misbehaved(message: string): ClusterMisbehaved {
+    return new ClusterMisbehaved(message, this.inStep);
+  }
+
   /** GET /version: proves the API server answers. Network and TLS failures become Unreachable (exit 3). */
   async ping(): Promise<string> {
     try {
-      const v = await this.call('GET /version', () => this.kc.makeApiClient(VersionApi).getCode());
+      const v = await this.call('GET /version', () => this.version.getCode());
       this.reachable = true;
       return v.gitVersion;
     } catch (e) {
@@ -154,6 +190,7 @@ export class Cluster {
         this.reachable = true;
         return `unknown (GET /version: ${e.status})`;
       }
+      if (e instanceof ClusterMisbehaved) throw new Unreachable(`the cluster at ${this.server} does not answer properly: ${e.message}`);
       const code = networkCode(e) ?? (e as Error).message;
       throw new Unreachable(`cannot reach the cluster at ${this.server}: ${code}`);
     }

@@ -44,6 +44,13 @@ function connect(o: CommonOptions): Cluster {
 }
 
 async function guarded(io: Io, fn: () => Promise<number>): Promise<number> {
+  // Last resort: should the command ever wait on something that can no longer happen (the event
+  // loop empties), the process must not exit 0 without a result.
+  const silent = () => {
+    io.err('uyuni-cdk: internal error: the command stopped before it finished (no pending request or timer); nothing was reported\n');
+    process.exitCode = EXIT.stepFailed;
+  };
+  process.once('beforeExit', silent);
   try {
     return await fn();
   } catch (e) {
@@ -53,6 +60,8 @@ async function guarded(io: Io, fn: () => Promise<number>): Promise<number> {
     }
     io.err(`uyuni-cdk: ${(e as Error)?.stack ?? e}\n`);
     return EXIT.stepFailed;
+  } finally {
+    process.removeListener('beforeExit', silent);
   }
 }
 
@@ -73,9 +82,12 @@ export function runCommand(planDir: string, o: RunCommandOptions, io: Io): Promi
     const reporter = new Reporter({ mode: outputMode(o, io), write: io.out, writeErr: io.err, intervalSeconds });
     // Ctrl-C: nothing to undo (each step is idempotent or resumable); the CLI says how to continue.
     io.onInterrupt?.(() => reporter.close());
+    const cluster = connect(o);
+    // --timeout bounds everything, the first request included (the plan's own deadline applies from the first step)
+    if (o.timeout) cluster.setDeadline(Date.now() + o.timeout * 1000);
     return runPlan({
       planDir,
-      cluster: connect(o),
+      cluster,
       reporter,
       runDir: o.runDir,
       rerun: o.rerun,

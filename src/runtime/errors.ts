@@ -55,3 +55,13 @@ export class MissingKind extends RuntimeError {
     super(`${apiVersion} ${kind} is not served by this cluster: the CustomResourceDefinition ${crd} is missing${group === 'cert-manager.io' ? ' (install cert-manager first)' : ''}`, EXIT.stepFailed);
   }
 }
+
+/**
+ * The API answered wrongly (cut short, not JSON, too large, too slow, a Retry-After beyond the
+ * deadline), after retries: exit 3 before any step ran, exit 1 in a step.
+ */
+export class ClusterMisbehaved extends RuntimeError {
+  constructor(message: string, inStep: boolean) {
+    super(message, inStep ? EXIT.stepFailed : EXIT.unreachable);
+  }
+}

@@ -1,12 +1,14 @@
 /**
  * A list-watch: list, then watch from the list's resourceVersion; `onChange` gets the full
  * current set after every change. A dropped or server-closed watch resumes from the last
- * resourceVersion seen; 410 Gone (history compacted) relists. Errors are retried with backoff
+ * resourceVersion seen; 410 Gone (history compacted) and a watch silent past its idle timeout
+ * (src/runtime/http.ts) relist. Errors are retried with backoff
  * until `stop()`.
  */
-import type { KubernetesObject, Watch } from '@kubernetes/client-node';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import { BackoffOptions, retryDelayMs } from './backoff';
 import { MissingKind } from './errors';
+import { WatchConnection, Watcher, WatchIdle } from './http';
 
 export interface WatchQuery {
   readonly apiVersion: string;
@@ -29,7 +31,7 @@ export interface Listing<T extends KubernetesObject = KubernetesObject> {
 export interface WatchSource {
   list(q: WatchQuery): Promise<Listing>;
   collectionPath(q: WatchQuery): Promise<string>;
-  readonly watcher: Watch;
+  readonly watcher: Watcher;
   readonly backoff: BackoffOptions;
   /** Counts one retried request (for the run summary). */
   retried(): void;
@@ -39,7 +41,7 @@ const keyOf = (o: KubernetesObject) => `${o.metadata?.namespace ?? ''}/${o.metad
 
 export class ListWatch implements WatchHandle {
   private stopped = false;
-  private controller?: AbortController;
+  private controller?: WatchConnection;
   /** Each (re)start is a session; callbacks of an older one are ignored. */
   private session = 0;
   private readonly items = new Map<string, KubernetesObject>();
@@ -120,7 +122,8 @@ export class ListWatch implements WatchHandle {
       this.failures++;
       this.src.retried();
     }
-    this.restart((err as { statusCode?: unknown } | null | undefined)?.statusCode === 410);
+    // 410 Gone: history compacted; a watch gone silent (idle timeout) may have missed events
+    this.restart((err as { statusCode?: unknown } | null | undefined)?.statusCode === 410 || err instanceof WatchIdle);
   }
 
   private openFailed(session: number, e: unknown): void {

@@ -15,6 +15,9 @@ import { waitStage } from './wait';
 export type { RunContext, StepContext } from './context';
 
 export async function runStep(c: StepContext): Promise<void> {
+  // from here a misbehaving API fails the step (exit 1), and nothing outlasts the run's deadline
+  c.cluster.stepStarted();
+  c.cluster.setDeadline(c.deadline);
   const s = new StepRun(c);
   const { decisions, skipped } = await resumeStage(s);
   if (skipped) return;

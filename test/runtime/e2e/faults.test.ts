@@ -1,0 +1,159 @@
+/**
+ * A misbehaving API (test/sim/faults.ts, a proxy in front of the simulator): truncated bodies, a
+ * server that never answers, one that drips, a huge Retry-After, an HTML page, a 1 GiB body.
+ * Through the real CLI process and client: each ends in bounded time with its exit code and one
+ * line naming the request, never silently, never with a stack trace.
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import { startSimulator, Simulator } from '../../sim';
+import { FaultProxy, FaultRule, startFaultProxy } from '../../sim/faults';
+import { job, namespace, writePlan } from '../plans';
+import { Captured, spawnCli, tmpDir } from './harness';
+
+let sim: Simulator | undefined;
+let proxy: FaultProxy | undefined;
+afterEach(async () => {
+  await proxy?.stop();
+  await sim?.stop();
+  proxy = undefined;
+  sim = undefined;
+});
+
+/** Small per-request timeouts keep these fast; the real defaults are documented in docs/runtime.md. */
+const ENV = { UYUNI_CDK_REQUEST_TIMEOUT_SECONDS: '3', UYUNI_CDK_WATCH_IDLE_SECONDS: '5' };
+/** A child that outlives this is killed, and the test fails on its elapsed time. */
+const KILL_AFTER_MS = 40_000;
+/** Discovery of the core group. */
+const DISCOVERY = /^GET \/api\/v1(\?|$)/;
+
+async function faulty(rules: FaultRule[]): Promise<FaultProxy> {
+  sim = await startSimulator();
+  proxy = await startFaultProxy(sim.url, rules);
+  return proxy;
+}
+
+function plan(): string {
+  return writePlan([{ name: 'namespace', objects: [namespace()] }, { name: 'setup', objects: [job('setup')] }]);
+}
+
+interface Timed extends Captured {
+  seconds: number;
+  runDir: string;
+}
+
+async function cli(verb: string, p: FaultProxy, extra: string[] = []): Promise<Timed> {
+  const runDir = tmpDir();
+  const args = [verb, plan(), '--kubeconfig', p.kubeconfigPath, ...(verb === 'run' ? ['--run-dir', runDir] : []), ...extra];
+  const t0 = Date.now();
+  const { child, done } = spawnCli(args, ENV);
+  const killer = setTimeout(() => child.kill('SIGKILL'), KILL_AFTER_MS);
+  const r = await done;
+  clearTimeout(killer);
+  // FAULTS_LOG=<file>: one line per case (exit code, seconds), for before/after measurements
+  if (process.env.FAULTS_LOG) fs.appendFileSync(process.env.FAULTS_LOG, `${expect.getState().currentTestName}\t${r.code}\t${((Date.now() - t0) / 1000).toFixed(1)}s\n`);
+  return { ...r, seconds: (Date.now() - t0) / 1000, runDir };
+}
+
+function events(runDir: string): Array<Record<string, unknown>> {
+  const f = path.join(runDir, 'events.jsonl');
+  return fs.existsSync(f) ? fs.readFileSync(f, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>) : [];
+}
+
+/** One `uyuni-cdk: ...` (or, for run, `run failed (exit N) ...`) line naming the request, no stack trace. */
+function expectOneLine(r: Timed, request: RegExp, also?: RegExp): void {
+  const lines = r.err.split('\n').filter((l) => l.startsWith('uyuni-cdk: ') || l.startsWith('run failed '));
+  expect(lines.length).toBeGreaterThanOrEqual(1);
+  expect(lines.some((l) => request.test(l))).toBe(true);
+  if (also) expect(lines.some((l) => also.test(l))).toBe(true);
+  expect(r.err + r.out).not.toMatch(/\n\s+at .+:\d+:\d+\)?\n/);
+  expect(r.err + r.out).not.toContain('Cannot read properties');
+}
+
+/** A run that ended after the cluster answered once leaves `run-done` (failed) as its last event. */
+function expectRunDoneFailed(runDir: string, exitCode: number): void {
+  const ev = events(runDir);
+  expect(ev[ev.length - 1]).toMatchObject({ type: 'run-done', status: 'failed', exitCode });
+}
+
+describe('a misbehaving API', () => {
+  jest.setTimeout(60_000);
+
+  it('a truncated answer (content-length longer than sent) to GET /version: status exits 3 naming the request', async () => {
+    const p = await faulty([{ fault: 'truncate', match: 'GET /version' }]);
+    const r = await cli('status', p);
+    expect(r.code).toBe(3);
+    expectOneLine(r, /GET \/version/, /truncated|ended early|incomplete/);
+    expect(r.seconds).toBeLessThan(20);
+  });
+
+  it.each(['run', 'plan', 'destroy'])('a truncated discovery answer: %s exits 3 naming the request', async (verb) => {
+    const p = await faulty([{ fault: 'truncate', match: DISCOVERY }]);
+    const r = await cli(verb, p);
+    expect(r.code).toBe(3);
+    expectOneLine(r, /GET \/api\/v1\b/, /truncated|ended early|incomplete/);
+    expect(r.seconds).toBeLessThan(20);
+    if (verb === 'run') expectRunDoneFailed(r.runDir, 3);
+  });
+
+  it('a truncated answer inside a step: run exits 1 naming the request, run-done failed recorded', async () => {
+    const p = await faulty([{ fault: 'truncate', match: 'PATCH /api/v1/namespaces/' }]);
+    const r = await cli('run', p);
+    expect(r.code).toBe(1);
+    expectOneLine(r, /PATCH \/api\/v1\/namespaces\//, /truncated|ended early|incomplete/);
+    expect(r.seconds).toBeLessThan(20);
+    expectRunDoneFailed(r.runDir, 1);
+  });
+
+  it('a server that accepts and never answers: run --timeout 5 ends in bounded time with exit 3', async () => {
+    const p = await faulty([{ fault: 'hang' }]);
+    const r = await cli('run', p, ['--timeout', '5']);
+    expect(r.code).toBe(3);
+    expectOneLine(r, /GET \/version/, /no answer|timed out|deadline/);
+    expect(r.seconds).toBeLessThan(15);
+  });
+
+  it('a slow drip (one byte a second): run --timeout 5 ends in bounded time with exit 3', async () => {
+    const p = await faulty([{ fault: 'drip' }]);
+    const r = await cli('run', p, ['--timeout', '5']);
+    expect(r.code).toBe(3);
+    expectOneLine(r, /GET \/version/, /timed out|deadline/);
+    expect(r.seconds).toBeLessThan(15);
+  });
+
+  it('429 with Retry-After: 100000 beyond the deadline: run --timeout 10 fails at once naming it', async () => {
+    const p = await faulty([{ fault: 'retry-after', match: 'GET /version' }]);
+    const r = await cli('run', p, ['--timeout', '10']);
+    expect(r.code).toBe(3);
+    expectOneLine(r, /GET \/version/, /Retry-After/);
+    expect(r.seconds).toBeLessThan(8);
+  });
+
+  it('429 with Retry-After beyond the deadline inside a step: exit 1, run-done failed', async () => {
+    const p = await faulty([{ fault: 'retry-after', match: 'PATCH /api/v1/namespaces/' }]);
+    const r = await cli('run', p, ['--timeout', '10']);
+    expect(r.code).toBe(1);
+    expectOneLine(r, /PATCH \/api\/v1\/namespaces\//, /Retry-After/);
+    expect(r.seconds).toBeLessThan(8);
+    expectRunDoneFailed(r.runDir, 1);
+  });
+
+  it('an HTML 200 answer to discovery: exit 3 naming the request, not a TypeError', async () => {
+    const p = await faulty([{ fault: 'html', match: DISCOVERY }]);
+    const r = await cli('run', p, ['--timeout', '10']);
+    expect(r.code).toBe(3);
+    expectOneLine(r, /GET \/api\/v1\b/, /not JSON|text\/html/);
+    expect(r.seconds).toBeLessThan(20);
+    expectRunDoneFailed(r.runDir, 3);
+  });
+
+  it('a 1 GiB answer: refused at the size cap, the client stops reading', async () => {
+    const p = await faulty([{ fault: 'huge', match: DISCOVERY }]);
+    const r = await cli('run', p, ['--timeout', '15']);
+    expect(r.code).toBe(3);
+    expectOneLine(r, /GET \/api\/v1\b/, /larger than|size cap|MiB/);
+    expect(r.seconds).toBeLessThan(20);
+    // the cap is 64 MiB; a retry or two may read up to it again, never the whole GiB
+    expect(p.hugeBytesSent()).toBeLessThan(400 * 1024 ** 2);
+  });
+});
