@@ -41,16 +41,22 @@ export interface PlanAppProps {
 
 /** One step: a chart (its manifest file) plus what the runtime needs to know about it. */
 export class StepChart extends Chart {
-  constructor(scope: App, readonly stepName: string, readonly options: StepOptions, labels: Record<string, string>) {
-    super(scope, stepName, { labels, disableResourceNameHashes: true });
+  /** The step's file, `NNNN-<step>.k8s.yaml`: the chart's id is `NNNN-<step>`. */
+  readonly file: string;
+
+  constructor(scope: App, index: number, readonly stepName: string, readonly options: StepOptions, labels: Record<string, string>) {
+    super(scope, `${String(index).padStart(4, '0')}-${stepName}`, { labels, disableResourceNameHashes: true });
+    this.file = `${this.node.id}.k8s.yaml`;
   }
 }
 
 interface PendingStep { readonly name: string; readonly options: StepOptions; readonly build: (chart: StepChart) => void }
 
 /**
- * An L3 plan: an App whose charts are its steps, each depending on the one before, so cdk8s
- * writes them as `0000-<step>.k8s.yaml`, `0001-…` in order. `synth` also writes `plan.json`.
+ * An L3 plan: an App whose charts are its steps, named `0000-<step>`, `0001-…` in order, so cdk8s
+ * writes them as `0000-<step>.k8s.yaml`, …. No chart dependencies: cdk8s would turn each into a
+ * dependency of every object on every object of the step before (quadratic, for an order the
+ * names give already). `synth` also writes `plan.json`.
  *
  * A step whose build adds no object writes no file (an empty file is not valid for
  * `kubectl apply -f`); its requirements, actions and gates move to the next step.
@@ -83,7 +89,7 @@ export class PlanApp {
         actions: [...(carried.actions ?? []), ...(step.options.actions ?? [])],
         gates: [...(carried.gates ?? []), ...(step.options.gates ?? [])],
       };
-      const chart = new StepChart(app, step.name, options, {
+      const chart = new StepChart(app, charts.length, step.name, options, {
         [LABELS.managedBy]: MANAGED_BY,
         [LABELS.partOf]: this.props.partOf,
         [LABELS.plan]: this.props.name,
@@ -96,7 +102,6 @@ export class PlanApp {
         continue;
       }
       carried = {};
-      if (charts.length > 0) chart.addDependency(charts[charts.length - 1]);
       charts.push(chart);
     }
     if (charts.length === 0) throw new Error(`plan ${this.props.name} has no objects`);
@@ -105,12 +110,7 @@ export class PlanApp {
     }
 
     app.synth();
-    // cdk8s numbers the files only when there are several charts; a one-step plan keeps the form.
-    if (charts.length === 1) {
-      const only = `${charts[0].stepName}.k8s.yaml`;
-      fs.renameSync(path.join(outdir, only), path.join(outdir, `0000-${only}`));
-    }
-    const steps = charts.map((chart, index) => this.stepIndex(outdir, chart, index));
+    const steps = charts.map((chart) => this.stepIndex(outdir, chart));
     const plan: Plan = {
       formatVersion: PLAN_FORMAT_VERSION,
       name: this.props.name,
@@ -125,8 +125,8 @@ export class PlanApp {
     return plan;
   }
 
-  private stepIndex(outdir: string, chart: StepChart, index: number): Step {
-    const file = `${String(index).padStart(4, '0')}-${chart.stepName}.k8s.yaml`;
+  private stepIndex(outdir: string, chart: StepChart): Step {
+    const { file } = chart;
     if (!fs.existsSync(path.join(outdir, file))) {
       throw new Error(`cdk8s did not write ${file} for step ${chart.stepName}`);
     }
