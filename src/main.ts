@@ -39,7 +39,7 @@ export function main(env: NodeJS.ProcessEnv = process.env): void {
   } catch (e) {
     if (e instanceof ConfigError) {
       console.error(e.message);
-      console.error(`uyuni-cdk: nothing written; ${path.relative(process.cwd(), dist) || 'dist'}/ is unchanged`);
+      console.error(`uyuni-cdk: nothing written; ${shown}/ is unchanged`);
       process.exitCode = 2;
       return;
     }

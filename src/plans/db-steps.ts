@@ -14,7 +14,7 @@ import { CREDENTIALS, credentialRequirement } from '../model/credentials';
 import { PG_MAJOR } from '../model/db';
 import { commonLabels, Component, selectorLabels } from '../model/labels';
 import {
-  CERT_MODE, DB_TLS_ITEMS, KEY_MODE, TLS_NAMES,
+  CERT_MODE, KEY_MODE, TLS_NAMES,
 } from '../model/tls';
 import {
   DB_VOLUME, LEGACY_DB_VOLUME, MIGRATION_VOLUME, RELEASE_DIR, volumeNamed, VolumeSpec,
@@ -280,9 +280,6 @@ export function addDbUpgradeStep(plan: PlanApp, config: UyuniConfig, pg: PgVersi
     });
   });
 }
-
-/** Where db-migrate.sh puts the certificate: the paths of the db pod (docs/upstream.md). */
-export const DB_CERT_PATHS = { cert: `/etc/pki/${DB_TLS_ITEMS.cert}`, key: `/etc/pki/${DB_TLS_ITEMS.key}` } as const;
 
 export interface DbFinalizeOptions {
   /** REINDEX and collation refresh (after a PostgreSQL major upgrade or a migration). */

@@ -163,11 +163,10 @@ export function addServerStep(plan: PlanApp, config: UyuniConfig): void {
 }
 
 /** The steps every flow ends with: TLS → Services → database → Ingresses → server. */
-export function addDeploySteps(plan: PlanApp, config: UyuniConfig, between: { afterDatabase?: () => void } = {}): void {
+export function addDeploySteps(plan: PlanApp, config: UyuniConfig): void {
   addTlsStep(plan, config);
   addServicesStep(plan, config);
   addDatabaseStep(plan, config);
-  between.afterDatabase?.();
   addIngressStep(plan, config);
   addServerStep(plan, config);
 }
