@@ -1,26 +1,12 @@
 import { spawnSync } from 'child_process';
-import { createHash } from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
 import { parseConfig } from '../src/config/load';
 import { synthesize } from '../src/synth';
-import { ROOT, tempDir } from './helpers/synth';
+import { ROOT, tempDir, tree } from './helpers/synth';
 
 const SYNTH = path.join(ROOT, 'bin', 'synth.js');
 
-/** Every file below `dir` with a hash of its content, by relative path. */
-function tree(dir: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  const walk = (d: string) => {
-    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
-      const p = path.join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else out[path.relative(dir, p)] = createHash('sha256').update(fs.readFileSync(p)).digest('hex');
-    }
-  };
-  if (fs.existsSync(dir)) walk(dir);
-  return out;
-}
 
 function runSynth(cwd: string, env: Record<string, string> = {}) {
   return spawnSync(process.execPath, [SYNTH], { cwd, env: { ...process.env, ...env, CDK8S_OUTDIR: '' }, encoding: 'utf8' });

@@ -1,9 +1,8 @@
 import { spawnSync } from 'child_process';
-import { createHash } from 'crypto';
 import * as fs from 'fs';
 import * as path from 'path';
 import { JOURNAL } from '../src/synth';
-import { defaultConfigWith, ROOT, tempDir } from './helpers/synth';
+import { defaultConfigWith, ROOT, tempDir, tree } from './helpers/synth';
 
 /**
  * Synth publishes the plans of a configuration as one unit: killed (SIGKILL, through the test hook
@@ -16,18 +15,6 @@ jest.setTimeout(60_000);
 const SYNTH = path.join(ROOT, 'bin', 'synth.js');
 const PLANS = ['agent', 'install', 'node-services'];
 
-function tree(dir: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  const walk = (d: string) => {
-    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
-      const p = path.join(d, e.name);
-      if (e.isDirectory()) walk(p);
-      else out[path.relative(dir, p)] = createHash('sha256').update(fs.readFileSync(p)).digest('hex');
-    }
-  };
-  walk(dir);
-  return out;
-}
 
 const trees = (dist: string) => Object.fromEntries(PLANS.map((p) => [p, tree(path.join(dist, p))]));
 

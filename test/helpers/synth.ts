@@ -1,3 +1,4 @@
+import { createHash } from 'crypto';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
@@ -8,6 +9,20 @@ import type { Plan } from '../../src/plan/types';
 import type { K8sObject } from './validate';
 
 export const ROOT = path.join(__dirname, '..', '..');
+
+/** Every file below `dir` with a hash of its content, by relative path. */
+export function tree(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (d: string) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else out[path.relative(dir, p)] = createHash('sha256').update(fs.readFileSync(p)).digest('hex');
+    }
+  };
+  walk(dir);
+  return out;
+}
 
 export function tempDir(prefix = 'uyuni-cdk-test-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
