@@ -35,7 +35,7 @@ const byKind = (p: SynthesizedPlan, kind: string) => p.objects.filter((o) => o.k
 const names = (objects: K8sObject[]) => objects.map((o) => o.metadata.name);
 const has = (p: SynthesizedPlan, kind: string, name: string) => p.objects.some((o) => o.kind === kind && o.metadata.name === name);
 const stepObjects = (p: SynthesizedPlan, step: string) => p.files[p.step(step).file].map((o) => `${o.kind}/${o.metadata.name}`);
-/** Every text the plan consists of: the step files and plan.json. */
+/** Every text the plan consists of: the step files and uyuni.plan. */
 const planText = (p: SynthesizedPlan) => [...Object.values(p.text), JSON.stringify(p.plan)].join('\n');
 const server = (p: SynthesizedPlan) => p.find('Deployment', 'uyuni');
 const mainContainer = (p: SynthesizedPlan) => podSpec(server(p)).containers[0];
@@ -111,7 +111,7 @@ describe('the install plan of the default configuration', () => {
     expect(Object.keys(plan.files)).toEqual(plan.plan.steps.map((s) => s.file));
   });
 
-  it('lists in plan.json exactly the objects of each step file, in file order', () => {
+  it('lists in uyuni.plan exactly the objects of each step file, in file order', () => {
     for (const step of plan.plan.steps) {
       const inFile = plan.files[step.file].map((o) => ({
         apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, ...(o.metadata.namespace ? { namespace: o.metadata.namespace } : {}),

@@ -711,13 +711,13 @@ describe('migration configuration errors', () => {
   function synthWith(text: string) {
     const cwd = tempDir();
     fs.mkdirSync(path.join(cwd, 'dist', 'migrate'), { recursive: true });
-    fs.writeFileSync(path.join(cwd, 'dist', 'migrate', 'plan.json'), 'sentinel\n');
+    fs.writeFileSync(path.join(cwd, 'dist', 'migrate', 'uyuni.plan'), 'sentinel\n');
     fs.writeFileSync(path.join(cwd, 'bad.yaml'), text);
     const r = spawnSync(process.execPath, [SYNTH], {
       cwd, encoding: 'utf8', env: { ...process.env, UYUNI_CONFIG: 'bad.yaml', CDK8S_OUTDIR: '', UYUNI_DIST: '' },
     });
     const dir = path.join(cwd, 'dist', 'migrate');
-    return { ...r, dir, sentinel: fs.readFileSync(path.join(dir, 'plan.json'), 'utf8'), files: fs.readdirSync(dir) };
+    return { ...r, dir, sentinel: fs.readFileSync(path.join(dir, 'uyuni.plan'), 'utf8'), files: fs.readdirSync(dir) };
   }
 
   it.each([
@@ -737,7 +737,7 @@ describe('migration configuration errors', () => {
     expect(r.stderr).toContain(field);
     expect(r.status).toBe(2);
     expect(r.sentinel).toBe('sentinel\n');
-    expect(r.files).toEqual(['plan.json']);
+    expect(r.files).toEqual(['uyuni.plan']);
   });
 
   it('accepts the example and writes dist/migrate, the plan synthesized in-process', () => {

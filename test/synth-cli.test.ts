@@ -16,9 +16,9 @@ function runSynth(cwd: string, env: Record<string, string> = {}) {
 function projectWithDist(): string {
   const cwd = tempDir();
   fs.mkdirSync(path.join(cwd, 'dist', 'install'), { recursive: true });
-  fs.writeFileSync(path.join(cwd, 'dist', 'install', 'plan.json'), '{"old": true}\n');
+  fs.writeFileSync(path.join(cwd, 'dist', 'install', 'uyuni.plan'), '{"old": true}\n');
   fs.mkdirSync(path.join(cwd, 'dist', 'proxy'), { recursive: true });
-  fs.writeFileSync(path.join(cwd, 'dist', 'proxy', 'plan.json'), '{"other": true}\n');
+  fs.writeFileSync(path.join(cwd, 'dist', 'proxy', 'uyuni.plan'), '{"other": true}\n');
   return cwd;
 }
 
@@ -81,8 +81,8 @@ describe('the synth app', () => {
     expect(r.stderr).toMatch(/^uyuni-cdk: wrote dist\/install\/ \(8 files\) from uyuni.yaml\n$/);
     const files = fs.readdirSync(path.join(cwd, 'dist', 'install'));
     expect(files).toContain('0000-namespace.k8s.yaml');
-    expect(JSON.parse(fs.readFileSync(path.join(cwd, 'dist', 'install', 'plan.json'), 'utf8')).name).toBe('install');
-    expect(fs.readFileSync(path.join(cwd, 'dist', 'proxy', 'plan.json'), 'utf8')).toBe('{"other": true}\n');
+    expect(JSON.parse(fs.readFileSync(path.join(cwd, 'dist', 'install', 'uyuni.plan'), 'utf8')).name).toBe('install');
+    expect(fs.readFileSync(path.join(cwd, 'dist', 'proxy', 'uyuni.plan'), 'utf8')).toBe('{"other": true}\n');
     expect(fs.readdirSync(path.join(cwd, 'dist')).sort()).toEqual(['install', 'proxy']);
   });
 

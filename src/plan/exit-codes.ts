@@ -6,7 +6,7 @@ export const EXIT = {
   ok: 0,
   /** A step failed, was refused (gate, requirement, changed Job) or timed out; agent: a unit could not be removed. */
   stepFailed: 1,
-  /** Bad plan directory, plan.json, kubeconfig, context or arguments. */
+  /** Bad plan directory, plan index, kubeconfig, context or arguments. */
   badInput: 2,
   /** The cluster (the agent: the API or the bus) cannot be reached. */
   unreachable: 3,

@@ -8,7 +8,14 @@ import { WAIT_CONDITIONS } from './waits';
 /** A plan directory that cannot be used: the runtime exits 2 on it. */
 export class PlanError extends Error {}
 
-export const PLAN_INDEX = 'plan.json';
+/**
+ * The plan index, beside the step files. Not `plan.json`: `kubectl apply -f dist/<plan>/` reads
+ * every `.json`, `.yaml` and `.yml` file of a directory as manifests and refuses the index; an
+ * extension kubectl, Argo CD and Flux ignore keeps the directory appliable as it is.
+ */
+export const PLAN_INDEX = 'uyuni.plan';
+/** The index's name before 0.2: a directory holding only this was synthesized by an older uyuni-cdk. */
+export const LEGACY_PLAN_INDEX = 'plan.json';
 
 /** How many problems one message lists. */
 const SHOWN = 3;
@@ -67,7 +74,7 @@ function realDir(dir: string): string {
   } catch {
     throw new PlanError(`${dir}: no such plan directory`);
   }
-  if (!fs.statSync(real).isDirectory()) throw new PlanError(`${dir}: not a directory (a plan directory holds plan.json and its step files)`);
+  if (!fs.statSync(real).isDirectory()) throw new PlanError(`${dir}: not a directory (a plan directory holds ${PLAN_INDEX} and its step files)`);
   return real;
 }
 
@@ -79,13 +86,13 @@ function checkRegular(file: string, shown: string, cap: number): void {
   } catch {
     throw new PlanError(`${shown}: does not exist`);
   }
-  if (st.isSymbolicLink()) throw new PlanError(`${shown} is a symbolic link: step files and plan.json must be regular files inside the plan directory`);
+  if (st.isSymbolicLink()) throw new PlanError(`${shown} is a symbolic link: step files and ${PLAN_INDEX} must be regular files inside the plan directory`);
   if (!st.isFile()) throw new PlanError(`${shown} is not a regular file`);
   if (st.size > cap) throw new PlanError(`${shown} is larger than ${cap / MIB} MiB (${st.size} bytes)`);
   if (path.dirname(fs.realpathSync(file)) !== path.dirname(file)) throw new PlanError(`${shown} is not inside the plan directory`);
 }
 
-/** Reads and checks `<dir>/plan.json`; every step file it names must be a regular file beside it. */
+/** Reads and checks `<dir>/uyuni.plan` (PLAN_INDEX); every step file it names must be a regular file beside it. */
 export function readPlan(dir: string): Plan {
   const file = path.join(dir, PLAN_INDEX);
   const raw = parseIndex(dir);
@@ -205,7 +212,7 @@ function parseIndex(dir: string): unknown {
   try {
     fs.lstatSync(file);
   } catch {
-    throw new PlanError(`${file}: no plan index here (synthesize first: npx cdk8s synth)`);
+    throw new PlanError(whyNoIndex(dir));
   }
   const text = readInside(dir, PLAN_INDEX, MAX_PLAN_INDEX_BYTES);
   try {
@@ -251,4 +258,37 @@ function describeFailure(f: Failure, raw: unknown): string {
   }
   if (p.length === 1 && IDENTITY.includes(String(p[0]))) return `${p[0]} ${problem}: name, namespace and selector are required`;
   return `${fieldName(p, raw)} ${problem}`;
+}
+
+/**
+ * The plan directory a command-line argument names: the directory itself, or its index file
+ * (`dist/install/uyuni.plan`, or the `plan.json` of 0.1), as users paste either.
+ */
+export function planDirOf(arg: string): string {
+  if (path.basename(arg) !== PLAN_INDEX && path.basename(arg) !== LEGACY_PLAN_INDEX) return arg;
+  try {
+    if (fs.lstatSync(arg).isDirectory()) return arg;
+  } catch {
+    // not there: the directory's own check names it
+  }
+  return path.dirname(arg);
+}
+
+/** Why `dir` has no plan index: the precise reason for the directories users pass by mistake. */
+function whyNoIndex(dir: string): string {
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return `${dir}: no such plan directory`;
+  }
+  if (names.includes(LEGACY_PLAN_INDEX)) {
+    return `${dir}: synthesized by an older uyuni-cdk (its index is ${LEGACY_PLAN_INDEX}, now ${PLAN_INDEX}): synthesize again (npm run synth)`;
+  }
+  if (names.some((n) => n.endsWith('.service'))) {
+    return `${dir}: holds systemd unit files, not a plan: they are installed on a node (docs/agent.md), not run`;
+  }
+  const plans = names.filter((n) => fs.existsSync(path.join(dir, n, PLAN_INDEX)));
+  if (plans.length) return `${dir}: not a plan directory but holds plans: ${plans.map((n) => path.join(dir, n)).join(', ')}`;
+  return `${dir}: not a plan directory (no ${PLAN_INDEX} here): synthesize first (npm run synth) and pass dist/<plan>`;
 }

@@ -1,5 +1,5 @@
 /**
- * plan.json as a superstruct schema: the shape of src/plan/types.ts, checked field by field.
+ * The plan index (uyuni.plan) as a superstruct schema: the shape of src/plan/types.ts, checked field by field.
  * Objects are `type()`s, so fields a reader does not know are ignored (docs/plan-format.md,
  * "Compatibility"). Each check carries the words a user reads after the field's path
  * (src/plan/reader.ts puts them together).

@@ -1,5 +1,5 @@
 /**
- * The plan contract: what `dist/<plan>/plan.json` holds.
+ * The plan contract: what `dist/<plan>/uyuni.plan` holds.
  *
  * Synth writes it (src/plans/), the runtime reads it (src/runtime/). Neither side imports the
  * other: both depend on src/plan/ only. Documented for humans in docs/plan-format.md; any change

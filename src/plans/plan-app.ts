@@ -56,7 +56,7 @@ interface PendingStep { readonly name: string; readonly options: StepOptions; re
  * An L3 plan: an App whose charts are its steps, named `0000-<step>`, `0001-…` in order, so cdk8s
  * writes them as `0000-<step>.k8s.yaml`, …. No chart dependencies: cdk8s would turn each into a
  * dependency of every object on every object of the step before (quadratic, for an order the
- * names give already). `synth` also writes `plan.json`.
+ * names give already). `synth` also writes the plan index (PLAN_INDEX).
  *
  * A step whose build adds no object writes no file (an empty file is not valid for
  * `kubectl apply -f`); its requirements, actions and gates move to the next step.
@@ -77,7 +77,7 @@ export class PlanApp {
     return this.pending.map((s) => s.name);
   }
 
-  /** Writes the step files and plan.json into `outdir` (which must not exist yet). */
+  /** Writes the step files and the plan index into `outdir` (which must not exist yet). */
   synth(outdir: string, generator: string): Plan {
     const app = new App({ outdir, yamlOutputType: YamlOutputType.FILE_PER_CHART, outputFileExtension: '.k8s.yaml' });
     const charts: StepChart[] = [];

@@ -2,7 +2,7 @@
 import * as path from 'path';
 import type { KubernetesObject, V1ObjectMeta } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
-import { MAX_STEP_FILE_BYTES, PlanError, readInside } from '../plan/reader';
+import { MAX_STEP_FILE_BYTES, PLAN_INDEX, PlanError, readInside } from '../plan/reader';
 import { hashSpec } from '../plan/spec-hash';
 import { ANNOTATIONS, LABELS, ObjectRef, Plan, Step } from '../plan/types';
 import { BadInput } from './errors';
@@ -54,8 +54,8 @@ export function loadStepObjects(planDir: string, step: Step): Manifest[] {
 const showRef = (r: ObjectRef) => `${r.kind}/${r.name}${r.namespace ? ` (${r.namespace})` : ''}`;
 
 /**
- * The step file holds exactly what plan.json lists for the step (kind, apiVersion, name,
- * namespace): nothing is applied that a reviewer of plan.json did not see.
+ * The step file holds exactly what the plan index lists for the step (kind, apiVersion, name,
+ * namespace): nothing is applied that a reviewer of the index did not see.
  */
 export function checkStepObjects(planDir: string, step: Step, index: number, objects: readonly Manifest[]): void {
   const at = `steps[${index}] (${step.name}).objects`;
@@ -67,7 +67,7 @@ export function checkStepObjects(planDir: string, step: Step, index: number, obj
     match.seen = true;
   }
   const missing = listed.find((l) => !l.seen);
-  if (missing) throw new BadInput(`${path.join(planDir, 'plan.json')}: ${at}[${missing.i}] ${showRef(missing.r)} is not in ${step.file}`);
+  if (missing) throw new BadInput(`${path.join(planDir, PLAN_INDEX)}: ${at}[${missing.i}] ${showRef(missing.r)} is not in ${step.file}`);
 }
 
 export function sameRef(a: ObjectRef, b: ObjectRef): boolean {

@@ -1,5 +1,5 @@
-/** A plan directory as the runtime uses it: plan.json read and checked, `--namespace` applied, step files parsed. */
-import { PlanError, readPlan } from '../plan/reader';
+/** A plan directory as the runtime uses it: its index read and checked, `--namespace` applied, step files parsed. */
+import { PlanError, planDirOf, readPlan } from '../plan/reader';
 import type { Plan } from '../plan/types';
 import { BadInput } from './errors';
 import { checkStepObjects, loadStepObjects, Manifest, relocateObject, relocatePlan } from './manifests';
@@ -19,13 +19,13 @@ export function loadPlan(planDir: string, namespace?: string): Plan {
   return relocatePlan(readOriginal(planDir, namespace), namespace);
 }
 
-/** plan.json as written (not relocated), with `--namespace` checked too. */
+/** The plan index as written (not relocated), with `--namespace` checked too. */
 function readOriginal(planDir: string, namespace?: string): Plan {
   if (namespace !== undefined && (namespace.length > 63 || !DNS_LABEL.test(namespace))) {
     throw new BadInput(`--namespace ${JSON.stringify(namespace)} must be a DNS label (lower-case letters, digits and '-', at most 63)`);
   }
   try {
-    return readPlan(planDir);
+    return readPlan(planDirOf(planDir));
   } catch (e) {
     if (e instanceof PlanError) throw new BadInput(e.message);
     throw e;
@@ -33,10 +33,11 @@ function readOriginal(planDir: string, namespace?: string): Plan {
 }
 
 /**
- * Opens a plan directory, validating all of it before anything is sent (every verb): plan.json
- * (src/plan/reader.ts), then every step file, whose objects must be exactly those plan.json lists.
+ * Opens a plan directory, validating all of it before anything is sent (every verb): the index
+ * (src/plan/reader.ts), then every step file, whose objects must be exactly those the index lists.
  */
-export function openPlanDir(dir: string, namespace?: string): PlanDir {
+export function openPlanDir(arg: string, namespace?: string): PlanDir {
+  const dir = planDirOf(arg);
   const original = readOriginal(dir, namespace);
   const plan = relocatePlan(original, namespace);
   const parsed = new Map<string, Manifest[]>();

@@ -19,7 +19,7 @@ describe('the node-services plan', () => {
   const out = synthYaml(defaultConfigWith({ nodeServices: { pods: [NOOP] } }));
   const plan = out['node-services'];
 
-  it('writes the Pod step, plan.json, the units for review and the agent\'s unit', () => {
+  it('writes the Pod step, uyuni.plan, the units for review and the agent\'s unit', () => {
     expect(plan.plan.steps.map((s) => s.name)).toEqual(['pods']);
     expect(plan.plan.selector['app.kubernetes.io/part-of']).toBe('uyuni-node-services');
     expect(fs.readdirSync(path.join(plan.dir, 'systemd'))).toEqual(['default-cleanup-test-ok-noop-service.service']);

@@ -50,7 +50,7 @@ export const envOf = (o: K8sObject): Record<string, string> =>
 
 /** Reads a synthesized plan directory back. */
 export function readPlanDir(dir: string): SynthesizedPlan {
-  const plan = JSON.parse(fs.readFileSync(path.join(dir, 'plan.json'), 'utf8')) as Plan;
+  const plan = JSON.parse(fs.readFileSync(path.join(dir, 'uyuni.plan'), 'utf8')) as Plan;
   const files: Record<string, K8sObject[]> = {};
   const text: Record<string, string> = {};
   for (const f of fs.readdirSync(dir).filter((x) => x.endsWith('.k8s.yaml')).sort()) {
@@ -78,7 +78,7 @@ export function synthYaml(yamlText: string): Record<string, SynthesizedPlan> & {
   const root = tempDir();
   const dirs = synthesize(parseConfig(yamlText, 'test.yaml'), root);
   const out: any = { root };
-  for (const d of dirs) if (fs.existsSync(path.join(root, d, 'plan.json'))) out[d] = readPlanDir(path.join(root, d));
+  for (const d of dirs) if (fs.existsSync(path.join(root, d, 'uyuni.plan'))) out[d] = readPlanDir(path.join(root, d));
   return out;
 }
 

@@ -1,6 +1,6 @@
 /**
  * Fixture plans for the runtime's tests, written the way synth writes them: one manifest per
- * step (`NNNN-<step>.k8s.yaml`) and a plan.json index.
+ * step (`NNNN-<step>.k8s.yaml`) and a uyuni.plan index.
  */
 import * as fs from 'fs';
 import * as os from 'os';
@@ -66,7 +66,7 @@ export function writePlan(steps: StepSpec[], opts: { name?: string; dir?: string
     deadlineSeconds: opts.deadlineSeconds ?? 600,
     steps: planSteps,
   };
-  fs.writeFileSync(path.join(dir, 'plan.json'), JSON.stringify(plan, null, 2) + '\n');
+  fs.writeFileSync(path.join(dir, 'uyuni.plan'), JSON.stringify(plan, null, 2) + '\n');
   return dir;
 }
 

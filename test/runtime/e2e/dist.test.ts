@@ -10,7 +10,7 @@ import { startSimulator, Simulator } from '../../sim';
 import { cli, ROOT, spawnCli, tmpDir, until, writesTo } from './harness';
 
 const dist = (p: string) => path.join(ROOT, 'dist', p);
-const have = (p: string) => fs.existsSync(path.join(dist(p), 'plan.json'));
+const have = (p: string) => fs.existsSync(path.join(dist(p), 'uyuni.plan'));
 const lines = (o: Record<string, string>) => Object.entries(o).map(([k, v]) => `${k}=${v}`);
 /** What uyuni-inspect (server image, etc-rhn) and uyuni-inspect-db (server-postgresql, the database claim) print. */
 const inspectJobs = (server: Record<string, string> = {}, db: Record<string, string> = {}) => ({

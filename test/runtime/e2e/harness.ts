@@ -78,5 +78,5 @@ export function writesTo(requests: ReadonlyArray<{ method: string; path: string 
 /** The install plan the lead synthesizes, when it exists; otherwise our small fixture. */
 export function installPlanDir(): string {
   const dist = path.join(ROOT, 'dist', 'install');
-  return fs.existsSync(path.join(dist, 'plan.json')) ? dist : path.join(ROOT, 'test', 'runtime', 'fixtures', 'mini-install');
+  return fs.existsSync(path.join(dist, 'uyuni.plan')) ? dist : path.join(ROOT, 'test', 'runtime', 'fixtures', 'mini-install');
 }

@@ -28,7 +28,7 @@ function basePlan(): { root: string; dir: string; outside: string } {
   return { root, dir, outside };
 }
 
-const planFile = (dir: string) => path.join(dir, 'plan.json');
+const planFile = (dir: string) => path.join(dir, 'uyuni.plan');
 const readIndex = (dir: string) => JSON.parse(fs.readFileSync(planFile(dir), 'utf8'));
 const writeIndex = (dir: string, p: unknown) => fs.writeFileSync(planFile(dir), JSON.stringify(p, null, 2));
 function editIndex(dir: string, fn: (p: any) => void): void {
@@ -112,30 +112,30 @@ const CASES: Case[] = [
     error: /0000-namespace\.k8s\.yaml is larger than 16 MiB/,
   },
   {
-    what: 'plan.json over 4 MiB',
+    what: 'uyuni.plan over 4 MiB',
     make: ({ dir }) => editIndex(dir, (p) => { p.padding = 'x'.repeat(5 * 1024 * 1024); }),
-    error: /plan\.json is larger than 4 MiB/,
+    error: /uyuni\.plan is larger than 4 MiB/,
   },
   {
-    what: 'plan.json symlinked outside the plan',
+    what: 'uyuni.plan symlinked outside the plan',
     make: ({ dir, outside }) => {
-      fs.renameSync(planFile(dir), path.join(outside, 'plan.json'));
-      fs.symlinkSync(path.join(outside, 'plan.json'), planFile(dir));
+      fs.renameSync(planFile(dir), path.join(outside, 'uyuni.plan'));
+      fs.symlinkSync(path.join(outside, 'uyuni.plan'), planFile(dir));
     },
-    error: /plan\.json is a symbolic link/,
+    error: /uyuni\.plan is a symbolic link/,
   },
   {
-    what: 'an object in a step file that plan.json does not list (ClusterRoleBinding to cluster-admin)',
+    what: 'an object in a step file that uyuni.plan does not list (ClusterRoleBinding to cluster-admin)',
     make: ({ dir }) => fs.appendFileSync(path.join(dir, readIndex(dir).steps[0].file), `---\n${stringify(clusterAdmin)}`),
     error: /0000-namespace\.k8s\.yaml holds ClusterRoleBinding\/evil \(rbac\.authorization\.k8s\.io\/v1\), which steps\[0\] \(namespace\)\.objects does not list/,
   },
   {
-    what: 'an object plan.json lists that the step file does not hold',
+    what: 'an object uyuni.plan lists that the step file does not hold',
     make: ({ dir }) => editIndex(dir, (p) => { p.steps[1].objects.push({ apiVersion: 'v1', kind: 'ConfigMap', name: 'ghost', namespace: NS }); }),
     error: /steps\[1\] \(setup\)\.objects\[1\] ConfigMap\/ghost \(uyuni-test\) is not in 0001-setup\.k8s\.yaml/,
   },
   {
-    what: 'a ClusterRoleBinding listed in plan.json and the step file',
+    what: 'a ClusterRoleBinding listed in uyuni.plan and the step file',
     make: ({ dir }) => {
       fs.appendFileSync(path.join(dir, readIndex(dir).steps[0].file), `---\n${stringify(clusterAdmin)}`);
       editIndex(dir, (p) => { p.steps[0].objects.push(refOf(clusterAdmin)); });
@@ -154,27 +154,27 @@ const CASES: Case[] = [
   {
     what: 'a plan name with ../',
     make: ({ dir }) => editIndex(dir, (p) => { p.name = '../../escape'; }),
-    error: /plan\.json: name "\.\.\/\.\.\/escape" must be a DNS label/,
+    error: /uyuni\.plan: name "\.\.\/\.\.\/escape" must be a DNS label/,
   },
   {
     what: 'a step name with ../',
     make: ({ dir }) => editIndex(dir, (p) => { p.steps[1].name = '../../escape'; }),
-    error: /plan\.json: steps\[1\] \(\.\.\/\.\.\/escape\)\.name "\.\.\/\.\.\/escape" must be a DNS label/,
+    error: /uyuni\.plan: steps\[1\] \(\.\.\/\.\.\/escape\)\.name "\.\.\/\.\.\/escape" must be a DNS label/,
   },
   {
     what: 'selector {}',
     make: ({ dir }) => editIndex(dir, (p) => { p.selector = {}; }),
-    error: /plan\.json: selector must name app\.kubernetes\.io\/managed-by: uyuni-cdk/,
+    error: /uyuni\.plan: selector must name app\.kubernetes\.io\/managed-by: uyuni-cdk/,
   },
   {
     what: 'a selector without managed-by',
     make: ({ dir }) => editIndex(dir, (p) => { p.selector = { 'app.kubernetes.io/part-of': 'uyuni' }; }),
-    error: /plan\.json: selector must name app\.kubernetes\.io\/managed-by: uyuni-cdk/,
+    error: /uyuni\.plan: selector must name app\.kubernetes\.io\/managed-by: uyuni-cdk/,
   },
   {
     what: 'a selector key that widens the label selector',
     make: ({ dir }) => editIndex(dir, (p) => { p.selector = { ...p.selector, '!x,a': 'b' }; }),
-    error: /plan\.json: selector key "!x,a" is not a label key/,
+    error: /uyuni\.plan: selector key "!x,a" is not a label key/,
   },
   {
     what: 'a delete action in kube-system',

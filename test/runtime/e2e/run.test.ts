@@ -266,25 +266,25 @@ describe('uyuni-cdk run against the API simulator', () => {
   it('exits 2 on a broken plan directory and an unknown --rerun step', async () => {
     await start();
     const dir = tmpDir();
-    fs.writeFileSync(path.join(dir, 'plan.json'), '{"formatVersion": 1, "steps": [');
+    fs.writeFileSync(path.join(dir, 'uyuni.plan'), '{"formatVersion": 1, "steps": [');
     expect((await cli('run', dir, { kubeconfig: sim.kubeconfigPath })).code).toBe(2);
     expect((await cli('run', installPlanDir(), { kubeconfig: sim.kubeconfigPath, rerun: ['nope'] })).code).toBe(2);
     expect(sim.requests.filter((q) => q.method !== 'GET')).toEqual([]);
   });
 
   it.each([
-    ['null', () => null, /plan\.json: must hold a JSON object \(the plan index\), not null/],
-    ['steps: [null]', (p: any) => ({ ...p, steps: [null] }), /plan\.json: steps\[0\] must be an object, not null/],
+    ['null', () => null, /uyuni\.plan: must hold a JSON object \(the plan index\), not null/],
+    ['steps: [null]', (p: any) => ({ ...p, steps: [null] }), /uyuni\.plan: steps\[0\] must be an object, not null/],
     ['an unknown action type', (p: any) => { p.steps[1].actions = [{ type: 'restart', object: p.steps[1].objects[0] }]; return p; },
       /steps\[1\] \(setup\)\.actions\[0\]\.type must be one of "scale", "delete", not "restart"/],
     ['an unknown gate type', (p: any) => { p.steps[1].gates = [{ type: 'greater', fact: 'x', message: 'm' }]; return p; },
       /steps\[1\] \(setup\)\.gates\[0\]\.type must be one of "compare-versions", "equals", "not-equals", "present", not "greater"/],
     ['a requirement without a name', (p: any) => { p.steps[1].requires = [{ kind: 'Secret', namespace: NS, keys: ['a'], ifMissing: 'generate' }]; return p; },
       /steps\[1\] \(setup\)\.requires\[0\]\.name is required/],
-  ])('exits 2 on a plan.json with %s, naming the field, before anything is sent to the cluster', async (_what, edit, message) => {
+  ])('exits 2 on a uyuni.plan with %s, naming the field, before anything is sent to the cluster', async (_what, edit, message) => {
     await start();
     const dir = writePlan([{ name: 'namespace', objects: [namespace()] }, { name: 'setup', objects: [job('setup')] }]);
-    const file = path.join(dir, 'plan.json');
+    const file = path.join(dir, 'uyuni.plan');
     fs.writeFileSync(file, JSON.stringify(edit(JSON.parse(fs.readFileSync(file, 'utf8')))));
     const r = await cli('run', dir, { kubeconfig: sim.kubeconfigPath });
     expect(r.code).toBe(2);

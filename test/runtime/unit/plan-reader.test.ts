@@ -1,18 +1,18 @@
 import * as fs from 'fs';
 import * as path from 'path';
-import { PlanError, readPlan } from '../../../src/plan/reader';
+import { LEGACY_PLAN_INDEX, PLAN_INDEX, PlanError, planDirOf, readPlan } from '../../../src/plan/reader';
 import { job, namespace, writePlan } from '../plans';
 
 function mutate(fn: (plan: any) => void): string {
   const dir = writePlan([{ name: 'namespace', objects: [namespace()] }, { name: 'setup', objects: [job('setup')] }]);
-  const file = path.join(dir, 'plan.json');
+  const file = path.join(dir, 'uyuni.plan');
   const plan = JSON.parse(fs.readFileSync(file, 'utf8'));
   fn(plan);
   fs.writeFileSync(file, JSON.stringify(plan));
   return dir;
 }
 
-describe('reading plan.json (bad input is exit 2)', () => {
+describe('reading uyuni.plan (bad input is exit 2)', () => {
   it('accepts a well-formed plan', () => {
     expect(readPlan(mutate(() => {})).steps.map((s) => s.name)).toEqual(['namespace', 'setup']);
   });
@@ -30,13 +30,13 @@ describe('reading plan.json (bad input is exit 2)', () => {
     expect(() => readPlan(mutate(fn))).toThrow(message);
   });
 
-  // Malformed plan.json: refused with the field named, never a TypeError further on.
+  // Malformed uyuni.plan: refused with the field named, never a TypeError further on.
   const whole = (value: unknown) => () => value;
   it.each([
-    ['null', whole(null), /plan\.json: must hold a JSON object \(the plan index\), not null$/],
+    ['null', whole(null), /uyuni\.plan: must hold a JSON object \(the plan index\), not null$/],
     ['a list', whole([]), /must hold a JSON object \(the plan index\), not a list$/],
-    ['a step that is null', (p: any) => { p.steps = [null]; }, /plan\.json: steps\[0\] must be an object, not null$/],
-    ['no steps', (p: any) => { p.steps = []; }, /plan\.json: steps must be a non-empty list$/],
+    ['a step that is null', (p: any) => { p.steps = [null]; }, /uyuni\.plan: steps\[0\] must be an object, not null$/],
+    ['no steps', (p: any) => { p.steps = []; }, /uyuni\.plan: steps must be a non-empty list$/],
     ['an unknown action type', (p: any) => { p.steps[1].actions = [{ type: 'restart', object: p.steps[1].objects[0] }]; },
       /steps\[1\] \(setup\)\.actions\[0\]\.type must be one of "scale", "delete", not "restart"/],
     ['a scale action without replicas', (p: any) => { p.steps[1].actions = [{ type: 'scale', object: p.steps[1].objects[0] }]; },
@@ -72,6 +72,43 @@ describe('reading plan.json (bad input is exit 2)', () => {
 function mutateWhole(fn: (plan: any) => unknown): string {
   let doc: unknown;
   const dir = mutate((p) => { doc = fn(p); });
-  if (doc !== undefined) fs.writeFileSync(path.join(dir, 'plan.json'), JSON.stringify(doc));
+  if (doc !== undefined) fs.writeFileSync(path.join(dir, 'uyuni.plan'), JSON.stringify(doc));
   return dir;
 }
+
+describe('the plan directory an argument names', () => {
+  const tmp = () => fs.mkdtempSync(path.join(require('os').tmpdir(), 'uyuni-plandir-'));
+
+  it('takes the path of the index for its directory, and a directory as it is', () => {
+    const dir = mutate(() => {});
+    expect(planDirOf(path.join(dir, PLAN_INDEX))).toBe(dir);
+    expect(planDirOf(dir)).toBe(dir);
+    expect(readPlan(planDirOf(path.join(dir, PLAN_INDEX))).name).toBe(readPlan(dir).name);
+  });
+
+  it('says a directory of the 0.1 format (plan.json) needs a new synth, for the directory and for its plan.json', () => {
+    const dir = tmp();
+    fs.writeFileSync(path.join(dir, LEGACY_PLAN_INDEX), '{}');
+    for (const arg of [dir, path.join(dir, LEGACY_PLAN_INDEX)]) {
+      expect(() => readPlan(planDirOf(arg))).toThrow(`${dir}: synthesized by an older uyuni-cdk (its index is plan.json, now uyuni.plan): synthesize again`);
+    }
+  });
+
+  it('says the agent directory holds units, not a plan', () => {
+    const dir = tmp();
+    fs.writeFileSync(path.join(dir, 'uyuni-cdk-agent.service'), '[Unit]\n');
+    expect(() => readPlan(dir)).toThrow(`${dir}: holds systemd unit files, not a plan`);
+  });
+
+  it('names the plans of a parent directory such as dist/', () => {
+    const parent = tmp();
+    const plan = writePlan([{ name: 'namespace', objects: [namespace()] }], { dir: path.join(parent, 'install') });
+    fs.mkdirSync(path.join(parent, 'agent'));
+    expect(() => readPlan(parent)).toThrow(`${parent}: not a plan directory but holds plans: ${plan}`);
+  });
+
+  it('asks for a synth where nothing of ours is', () => {
+    const dir = tmp();
+    expect(() => readPlan(dir)).toThrow(`${dir}: not a plan directory (no uyuni.plan here): synthesize first`);
+  });
+});
