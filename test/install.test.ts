@@ -348,13 +348,13 @@ describe('the install plan follows the configuration', () => {
       const www = p.find('PersistentVolumeClaim', 'srv-www');
       expect(www.spec).toMatchObject({ storageClassName: 'fast-ssd', volumeName: 'pv-www', selector, resources: { requests: { storage: '500Gi' } } });
       expect(www.metadata.labels).toMatchObject({ tier: 'www', 'app.kubernetes.io/part-of': 'uyuni' });
-      expect(www.metadata.annotations).toEqual({ 'backup/policy': 'daily' });
+      expect(www.metadata.annotations).toEqual({ 'backup/policy': 'daily', 'argocd.argoproj.io/sync-wave': expect.any(String) });
       const pg = p.find('PersistentVolumeClaim', 'var-pgsql18');
       expect(pg.spec.resources.requests.storage).toBe('80Gi');
       expect(pg.spec).toHaveProperty('storageClassName', '');
       const log = p.find('PersistentVolumeClaim', 'var-log');
       expect(log.spec).toEqual({ accessModes: ['ReadWriteOnce'], storageClassName: 'standard', resources: { requests: { storage: '2Gi' } } });
-      expect(log.metadata.annotations).toBeUndefined();
+      expect(log.metadata.annotations).toEqual({ 'argocd.argoproj.io/sync-wave': expect.any(String) });
       expect(log.metadata.labels).not.toHaveProperty('tier');
     });
 
@@ -446,7 +446,7 @@ describe('the install plan follows the configuration', () => {
 
     it('writes the annotations of a Service', () => {
       const p = install({ services: { salt: { type: 'LoadBalancer', annotations: { 'metallb.universe.tf/allow-shared-ip': 'uyuni' } } } });
-      expect(p.find('Service', 'salt').metadata.annotations).toEqual({ 'metallb.universe.tf/allow-shared-ip': 'uyuni' });
+      expect(p.find('Service', 'salt').metadata.annotations).toEqual({ 'metallb.universe.tf/allow-shared-ip': 'uyuni', 'argocd.argoproj.io/sync-wave': expect.any(String) });
     });
   });
 
@@ -468,7 +468,7 @@ describe('the install plan follows the configuration', () => {
       expect(planText(p)).not.toContain('traefik');
       expect(names(byKind(p, 'Ingress'))).toEqual(['uyuni-ingress-ssl', 'exporters-ingress-ssl', 'uyuni-ingress-nossl']);
       for (const ingress of byKind(p, 'Ingress')) expect(ingress.spec.ingressClassName).toBe('nginx');
-      expect(p.find('Ingress', 'uyuni-ingress-nossl').metadata.annotations).toEqual({ 'nginx.ingress.kubernetes.io/ssl-redirect': 'false' });
+      expect(p.find('Ingress', 'uyuni-ingress-nossl').metadata.annotations).toEqual({ 'nginx.ingress.kubernetes.io/ssl-redirect': 'false', 'argocd.argoproj.io/sync-wave': expect.any(String) });
     });
 
     it('writes the configured ingress class', () => {

@@ -48,3 +48,56 @@ describe.each(['install', 'migrate', 'upgrade', 'proxy', 'node-services'])('kube
     }
   }, 240_000);
 });
+
+// The README's promise: a plan directory applies whole, as it is (uyuni.plan and Kustomization are
+// no manifests kubectl reads). kubectl reads the files in name order, so the Namespace comes first.
+describe.each(['install', 'migrate', 'upgrade', 'proxy', 'node-services'])('kubectl apply --server-side -f dist/%s/ (the whole directory)', (name) => {
+  let sim: Simulator;
+  const cache = tempDir('kubectl-cache-');
+  beforeAll(async () => {
+    sim = await startSimulator();
+  });
+  afterAll(async () => {
+    await sim?.stop();
+    fs.rmSync(cache, { recursive: true, force: true });
+  });
+
+  it('applies every object of the plan in one command, with no error', async () => {
+    const dir = path.join(ROOT, 'dist', name);
+    const plan = readPlan(dir);
+    const hasNamespace = plan.steps.some((s) => s.objects.some((o) => o.kind === 'Namespace'));
+    if (!hasNamespace && (await kubectl(sim, cache, ['get', 'namespace', plan.namespace])).code !== 0) {
+      expect((await kubectl(sim, cache, ['create', 'namespace', plan.namespace])).code).toBe(0);
+    }
+    const r = await kubectl(sim, cache, ['apply', '--server-side', '--field-manager', 'kubectl-test', '-f', `${dir}/`]);
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+    const listed = plan.steps.flatMap((s) => s.objects);
+    expect(r.stdout.trim().split('\n')).toHaveLength(listed.length);
+    for (const o of listed) {
+      expect(sim.get(o.apiVersion, o.kind, o.name, o.namespace)).toBeDefined();
+    }
+  }, 240_000);
+});
+
+describe('why the kustomization file is named Kustomization', () => {
+  let sim: Simulator;
+  const cache = tempDir('kubectl-cache-');
+  const copy = tempDir('kubectl-dist-copy-');
+  beforeAll(async () => {
+    sim = await startSimulator();
+  });
+  afterAll(async () => {
+    await sim?.stop();
+    fs.rmSync(cache, { recursive: true, force: true });
+    fs.rmSync(copy, { recursive: true, force: true });
+  });
+
+  it('kubectl apply -f of the directory refuses it as kustomization.yaml (kind Kustomization is no API kind)', async () => {
+    fs.cpSync(path.join(ROOT, 'dist', 'install'), copy, { recursive: true });
+    fs.renameSync(path.join(copy, 'Kustomization'), path.join(copy, 'kustomization.yaml'));
+    const r = await kubectl(sim, cache, ['apply', '--server-side', '--field-manager', 'kubectl-test', '-f', `${copy}/`]);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(/kustomization\.yaml/);
+    expect(r.stderr).toMatch(/Kustomization/);
+  });
+});

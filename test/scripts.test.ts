@@ -28,7 +28,7 @@ function envRead(text: string): string[] {
 
 describe('every step script', () => {
   it('is there: the foundation\'s and the migration\'s, and the replaced ones are gone', () => {
-    expect(ALL).toEqual(['data-sync.sh', 'db-finalize.sh', 'db-migrate.sh', 'db-waiter.sh', 'import-secrets.sh',
+    expect(ALL).toEqual(['create-credentials.sh', 'data-sync.sh', 'db-finalize.sh', 'db-migrate.sh', 'db-waiter.sh', 'import-secrets.sh',
       'init-volumes.sh', 'inspect-db.sh', 'inspect.sh', 'proxy-init-httpd.sh', 'proxy-init-sshd.sh']);
   });
 

@@ -12,6 +12,13 @@
  */
 import { defaultConfigWith, podSpec, SynthesizedPlan, synthYaml } from './helpers/synth';
 import type { K8sObject } from './helpers/validate';
+import { ANNOTATIONS } from '../src/plan/types';
+
+/** An object's annotations without the plan contract's own (the Argo CD sync wave every object carries). */
+function upstreamAnnotations(o: K8sObject): Record<string, string> {
+  const { [ANNOTATIONS.syncWave]: _wave, ...rest } = (o.metadata.annotations ?? {}) as Record<string, string>;
+  return rest;
+}
 
 // --- synthesis, once per configuration ----------------------------------------------------
 
@@ -615,7 +622,7 @@ describe('server-helm templates/pvcs.yaml @ 96c86b96 and _helpers.tpl @ a850e9da
     const x = q.find('PersistentVolumeClaim', 'var-spacewalk');
     expect(x.spec).toMatchObject({ resources: { requests: { storage: '1Ti' } }, storageClassName: 'fast', volumeName: 'pv-spacewalk', selector: { matchLabels: { disk: 'big' } } });
     expect(x.metadata.labels).toMatchObject({ tier: 'data', 'app.kubernetes.io/part-of': 'uyuni' });
-    expect(x.metadata.annotations).toEqual({ 'example.org/backup': 'daily' });
+    expect(upstreamAnnotations(x)).toEqual({ 'example.org/backup': 'daily' });
     expect(q.find('PersistentVolumeClaim', 'var-pgsql18').spec.storageClassName).toBe('');
   });
 });
@@ -945,7 +952,7 @@ describe('server-helm templates/traefik-routes.yaml @ 2b781fde (Traefik objects)
       const r = p.find('IngressRouteTCP', name);
       expect(r.apiVersion).toBe('traefik.io/v1alpha1');
       expect(r.spec).toEqual({ entryPoints: [entryPoint], routes: [{ match: 'HostSNI(`*`)', services: [{ name: 'salt', port }] }] });
-      expect(r.metadata.annotations).toEqual({ 'kubernetes.io/ingress.class': 'traefik' });
+      expect(upstreamAnnotations(r)).toEqual({ 'kubernetes.io/ingress.class': 'traefik' });
     }
   });
 
@@ -976,7 +983,7 @@ describe('server-helm templates/traefik-routes.yaml @ 2b781fde (Traefik objects)
   });
 
   it('annotates the routes with ingress.className (ingress.class)', () => {
-    expect(install({ ingress: { className: 'traefik-internal' } }).find('IngressRouteTCP', 'salt-publish-route').metadata.annotations)
+    expect(upstreamAnnotations(install({ ingress: { className: 'traefik-internal' } }).find('IngressRouteTCP', 'salt-publish-route')))
       .toEqual({ 'kubernetes.io/ingress.class': 'traefik-internal' });
   });
 });
@@ -1063,7 +1070,7 @@ describe('server-helm templates/ingress.yaml as rendered in R2026.8, tests/ingre
 
   it('writes nginx.ingress.kubernetes.io/ssl-redirect: "false" on uyuni-ingress-nossl with ingress.type nginx ("should switch to nginx annotations")', () => {
     const q = install({ ingress: { type: 'nginx' }, services: { salt: { type: 'LoadBalancer' } } });
-    expect(ing(q, 'uyuni-ingress-nossl').metadata.annotations).toEqual({ 'nginx.ingress.kubernetes.io/ssl-redirect': 'false' });
+    expect(upstreamAnnotations(ing(q, 'uyuni-ingress-nossl'))).toEqual({ 'nginx.ingress.kubernetes.io/ssl-redirect': 'false' });
     expect(names(q, 'Ingress')).toEqual(['uyuni-ingress-ssl', 'exporters-ingress-ssl', 'uyuni-ingress-nossl']);
     for (const i of all(q, 'Ingress')) {
       expect(traefikAnnotations(i)).toEqual({});

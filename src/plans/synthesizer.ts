@@ -1,5 +1,6 @@
 import * as path from 'path';
 import type { UyuniConfig } from '../config/schema';
+import { addCredentialsStep } from './credentials-step';
 import type { PlanApp } from './plan-app';
 
 /** Something that writes one or more directories under dist/ and says which. */
@@ -8,11 +9,15 @@ export interface Synthesizer {
   synth(root: string, generator: string): string[];
 }
 
-/** A plan that is one PlanApp, written to `<root>/<plan name>`. */
+/**
+ * A plan that is one PlanApp, written to `<root>/<plan name>`; with `gitops.credentials: job`
+ * it also makes its generated credentials itself (src/plans/credentials-step.ts).
+ */
 export function planAppSynthesizer(make: (config: UyuniConfig) => PlanApp): (config: UyuniConfig) => Synthesizer {
   return (config) => ({
     synth(root, generator) {
       const plan = make(config);
+      if (config.gitops.credentials === 'job') addCredentialsStep(plan, config);
       plan.synth(path.join(root, plan.props.name), generator);
       return [plan.props.name];
     },

@@ -1,0 +1,121 @@
+# uyuni-credentials: creates each credential Secret of the plan that is missing, with random
+# passwords, in the cluster, so a GitOps tool (Argo CD, Flux) that applies dist/ without our
+# runtime gets them too (gitops.credentials: job). A Secret that exists already is never read
+# or changed: the user's, or an earlier run's, wins; a re-run changes nothing. No value is ever
+# printed or passed on a command line; the request body is a private file, removed after the
+# request. Talks to the API with the pod's service account (get and create Secrets, nothing else).
+# Input: NAMESPACE, SECRETS (one Secret a line: `<name> <type> <key>=literal:<value> ...
+#   <key>=random:<length>`, from the plan's requirements), SECRET_LABELS (JSON object of labels
+#   for the Secrets), API_URL (default https://kubernetes.default.svc), SA_DIR (default
+#   /var/run/secrets/kubernetes.io/serviceaccount: token and ca.crt).
+set -eu
+: "${NAMESPACE:?}" "${SECRETS:?}"
+api=${API_URL:-https://kubernetes.default.svc}
+sa=${SA_DIR:-/var/run/secrets/kubernetes.io/serviceaccount}
+labels=${SECRET_LABELS:-"{}"}
+
+fail() {
+  echo "uyuni-credentials: $*" >&2
+  exit 1
+}
+case $NAMESPACE in '' | *[!a-z0-9-]*) fail "NAMESPACE is not a namespace name: '$NAMESPACE'" ;; esac
+[ -r /dev/urandom ] || fail "/dev/urandom cannot be read: no random values"
+
+# The request bodies hold the values: a private directory, removed on exit.
+umask 077
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# curl's arguments: the token never appears on a command line (ps) but in a config file.
+{
+  printf 'header = "Authorization: Bearer %s"\n' "$(cat "$sa/token")"
+  printf 'header = "Content-Type: application/json"\n'
+  if [ -f "$sa/ca.crt" ]; then printf 'cacert = "%s"\n' "$sa/ca.crt"; fi
+} >"$work/curl.conf"
+
+# Prints the HTTP status of a request; the body goes to $work/body.
+request() {
+  curl -sS -K "$work/curl.conf" -o "$work/body" -w '%{http_code}' "$@"
+}
+
+# LENGTH random characters of the runtime's alphabet (src/runtime/secrets.ts: letters and
+# digits, safe in URLs, shells and connection strings), from the kernel's CSPRNG. tr keeps only
+# those bytes, so every character is equally likely.
+random_value() {
+  LC_ALL=C tr -dc 'A-Za-z0-9' </dev/urandom | head -c "$1"
+}
+
+# create_secret NAME TYPE ITEM...: ITEM is key=literal:value or key=random:length.
+create_secret() {
+  name=$1 type=$2
+  shift 2
+  status=$(request "$api/api/v1/namespaces/$NAMESPACE/secrets/$name") || fail "cannot reach the API at $api"
+  case $status in
+    200) echo "uyuni-credentials: Secret $name exists already: kept as it is"; return 0 ;;
+    404) ;;
+    403) fail "reading Secret $name: HTTP 403: the service account may not get it (Role uyuni-credentials)" ;;
+    *) fail "reading Secret $name: HTTP $status: $(head -c 300 "$work/body")" ;;
+  esac
+  {
+    printf '{"apiVersion":"v1","kind":"Secret","type":"%s","metadata":{"name":"%s","namespace":"%s","labels":%s},"data":{' \
+      "$type" "$name" "$NAMESPACE" "$labels"
+    keys=
+    for item in "$@"; do
+      key=${item%%=*} how=${item#*=}
+      case $how in
+        literal:*) value=${how#literal:} ;;
+        random:*)
+          value=$(random_value "${how#random:}")
+          [ ${#value} -eq "${how#random:}" ] || fail "Secret $name: /dev/urandom gave too few characters"
+          ;;
+      esac
+      printf '%s"%s":"%s"' "${keys:+,}" "$key" "$(printf '%s' "$value" | base64 | tr -d '\n')"
+      keys="$keys${keys:+, }$key"
+    done
+    printf '} }'
+  } >"$work/secret.json"
+  status=$(request -X POST --data-binary "@$work/secret.json" "$api/api/v1/namespaces/$NAMESPACE/secrets") || fail "cannot reach the API at $api"
+  rm -f "$work/secret.json"
+  case $status in
+    201) echo "uyuni-credentials: created Secret $name (keys $keys)" ;;
+    409) echo "uyuni-credentials: Secret $name was created meanwhile: kept as it is" ;;
+    *) fail "creating Secret $name: HTTP $status: $(head -c 300 "$work/body")" ;;
+  esac
+}
+
+# Every line is checked before the first request: a bad one creates nothing.
+check_line() {
+  case $1 in '' | *[!a-z0-9.-]*) fail "SECRETS: '$1' is not a Secret name" ;; esac
+  case $2 in '' | *[!A-Za-z0-9./-]*) fail "SECRETS: Secret $1: '$2' is not a Secret type" ;; esac
+  shift 2
+  [ $# -gt 0 ] || fail "SECRETS: Secret $1 has no keys"
+  for item in "$@"; do
+    key=${item%%=*} how=${item#*=}
+    case $key in '' | *[!A-Za-z0-9._-]*) fail "SECRETS: '$key' is not a Secret key" ;; esac
+    case $how in
+      literal:*[!A-Za-z0-9._@-]*) fail "SECRETS: the literal of key $key holds characters other than letters, digits, '.', '_', '@', '-'" ;;
+      literal:*) ;;
+      random:*[!0-9]* | random:) fail "SECRETS: key $key: random needs a length, not '${how#random:}'" ;;
+      random:*) if [ "${how#random:}" -lt 1 ] || [ "${how#random:}" -gt 4096 ]; then fail "SECRETS: key $key: random length must be 1 to 4096"; fi ;;
+      *) fail "SECRETS: key $key: '$how' is neither literal:<value> nor random:<length>" ;;
+    esac
+  done
+}
+
+# Split on blanks only, never globbed.
+set -f
+while read -r line; do
+  [ -n "$line" ] || continue
+  # shellcheck disable=SC2086
+  check_line $line
+done <<EOF
+$SECRETS
+EOF
+while read -r line; do
+  [ -n "$line" ] || continue
+  # shellcheck disable=SC2086
+  create_secret $line
+done <<EOF
+$SECRETS
+EOF
+echo "uyuni-credentials: done"
