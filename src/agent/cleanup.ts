@@ -42,6 +42,8 @@ export interface CleanupOptions {
   /** D-Bus calls in flight at the same time (units looked at, units stopped). @default DEFAULT_CONCURRENCY (64) */
   readonly concurrency?: number;
   readonly log: Logger;
+  /** The node's pods, already read completely (`agent run` lists once for the cleanup and its watch). @default listed here */
+  readonly pods?: readonly PodLike[];
 }
 
 export interface CleanupResult {
@@ -51,7 +53,7 @@ export interface CleanupResult {
 }
 
 /** Runs `work` over `items`, at most `limit` at a time. */
-async function pool<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+export async function pool<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
   const runners = Array.from({ length: Math.min(limit, items.length) }, async () => {
     while (next < items.length) await work(items[next++]);
@@ -110,7 +112,7 @@ export async function findSliceUnits(mgr: SystemdManager, options: Pick<CleanupO
 const IGNORABLE = new Set(['org.freedesktop.systemd1.NoSuchUnit', 'org.freedesktop.DBus.Error.FileNotFound']);
 
 /** Stop, waiting for the job's JobRemoved, then reset-failed (#321). Returns problems, if any. */
-async function stopUnit(mgr: SystemdManager, unit: string, jobTimeoutMs: number): Promise<string[]> {
+export async function stopUnit(mgr: SystemdManager, unit: string, jobTimeoutMs: number): Promise<string[]> {
   const problems: string[] = [];
   let job: string | undefined;
   try {
@@ -140,7 +142,7 @@ async function stopUnit(mgr: SystemdManager, unit: string, jobTimeoutMs: number)
  * (~0.1 s with 200 units), so one call per unit would dominate. If the batch fails, unit by unit,
  * to tell which one failed.
  */
-async function disableUnits(mgr: SystemdManager, units: readonly string[], problems: Map<string, string[]>): Promise<void> {
+export async function disableUnits(mgr: SystemdManager, units: readonly string[], problems: Map<string, string[]>): Promise<void> {
   if (units.length === 0) return;
   try {
     await mgr.DisableUnitFiles([...units], false);
@@ -175,7 +177,7 @@ export async function runCleanup(options: CleanupOptions): Promise<CleanupResult
   // nothing is decided, logged or changed unless the pod list was read completely.
   let mgr: SystemdManager | undefined;
   const [podList, discovery] = await Promise.allSettled([
-    listNodePods({ kubeconfig: options.kubeconfig, node: options.node, timeoutMs: options.apiTimeoutMs }),
+    options.pods ? Promise.resolve([...options.pods]) : listNodePods({ kubeconfig: options.kubeconfig, node: options.node, timeoutMs: options.apiTimeoutMs }),
     (async () => {
       mgr = await SystemdManager.connect({ session: options.session, address: options.busAddress, callTimeoutMs: options.callTimeoutMs });
       // Subscribed before any StopUnit, so no JobRemoved is missed.

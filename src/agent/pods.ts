@@ -32,7 +32,7 @@ export interface PodListOptions {
   readonly pageSize?: number;
 }
 
-interface ApiConnection {
+export interface ApiConnection {
   readonly server: URL;
   readonly request: https.RequestOptions;
 }
@@ -130,12 +130,21 @@ function selectorValue(value: string): string {
 
 /** Every pod bound to `node`, from all pages; rejects with PodListError when that is not certain. */
 export async function listNodePods(options: PodListOptions): Promise<PodLike[]> {
+  return (await listNodePodList(options)).pods;
+}
+
+/**
+ * The same complete list, with the resourceVersion of its first page: a watch started from it
+ * misses nothing (later pages are served as of that version).
+ */
+export async function listNodePodList(options: PodListOptions): Promise<{ pods: PodLike[]; resourceVersion: string }> {
   const conn = await apiConnection(options.kubeconfig);
   const timeoutMs = options.timeoutMs ?? DEFAULT_API_TIMEOUT_SECONDS * 1000;
   const pageSize = options.pageSize ?? 500;
   const pods: PodLike[] = [];
   const seenTokens = new Set<string>();
   let token: string | undefined;
+  let resourceVersion = '';
   for (let page = 1; ; page++) {
     if (page > MAX_PAGES) throw new PodListError(`the pod list did not end after ${MAX_PAGES} pages`);
     const url = new URL('api/v1/pods', conn.server.href.endsWith('/') ? conn.server : new URL(`${conn.server.href}/`));
@@ -176,8 +185,10 @@ export async function listNodePods(options: PodListOptions): Promise<PodLike[]> 
       // A server that ignored the field selector must not make other nodes' pods count here.
       if (pod.spec.nodeName === options.node) pods.push(pod);
     }
+    const rv = (list.metadata as { resourceVersion?: unknown } | undefined)?.resourceVersion;
+    if (page === 1 && typeof rv === 'string') resourceVersion = rv;
     const next = list.metadata?.continue;
-    if (next === undefined || next === null || next === '') return pods;
+    if (next === undefined || next === null || next === '') return { pods, resourceVersion };
     if (typeof next !== 'string') throw new PodListError(`${where}: metadata.continue is not a string`);
     if (seenTokens.has(next)) throw new PodListError(`${where}: the server repeated the continue token ${JSON.stringify(next)}`);
     seenTokens.add(next);

@@ -12,8 +12,16 @@ export const UNIT_IFACE = 'org.freedesktop.systemd1.Unit';
 export const SERVICE_IFACE = 'org.freedesktop.systemd1.Service';
 const PROPERTIES = 'org.freedesktop.DBus.Properties';
 const JOB_REMOVED_MATCH = `type='signal',sender='${DEST}',path='${MANAGER_PATH}',interface='${MANAGER}',member='JobRemoved'`;
+const UNIT_PATHS = `${MANAGER_PATH}/unit`;
+const PROPERTIES_CHANGED_MATCH = `type='signal',sender='${DEST}',interface='${PROPERTIES}',member='PropertiesChanged',path_namespace='${UNIT_PATHS}'`;
+
+/** A unit's PropertiesChanged signal: its object path, the interface, the new values, the names whose values were only invalidated. */
+export type PropertiesChangedHandler = (path: string, iface: string, changed: Record<string, unknown>, invalidated: string[]) => void;
 
 export class SystemdError extends Error {}
+
+/** JobRemoved results remembered before anyone waits for them. */
+const MAX_FINISHED_JOBS = 4096;
 
 /**
  * A unit's object path, as systemd derives it (bus_label_escape): every byte other than an ASCII
@@ -55,6 +63,7 @@ export function dbusErrorName(e: unknown): string | undefined {
 export class SystemdManager {
   private readonly finishedJobs = new Map<string, string>();
   private readonly jobWaiters = new Map<string, (result: string) => void>();
+  private propertiesChanged?: PropertiesChangedHandler;
 
   private constructor(
     private readonly bus: MessageBus,
@@ -62,14 +71,23 @@ export class SystemdManager {
     private readonly callTimeoutMs: number,
   ) {
     bus.on('message', (msg: DBusMessage) => {
-      if (msg.type !== dbus.MessageType.SIGNAL || msg.interface !== MANAGER || msg.member !== 'JobRemoved') return;
+      if (msg.type !== dbus.MessageType.SIGNAL) return;
+      if (msg.interface === PROPERTIES && msg.member === 'PropertiesChanged' && msg.path?.startsWith(`${UNIT_PATHS}/`)) {
+        const [iface, changed, invalidated] = msg.body as [string, Record<string, { value: unknown }>, string[]];
+        this.propertiesChanged?.(msg.path, iface, Object.fromEntries(Object.entries(changed).map(([k, v]) => [k, v.value])), invalidated);
+        return;
+      }
+      if (msg.interface !== MANAGER || msg.member !== 'JobRemoved') return;
       const [, job, , result] = msg.body as [unknown, string, string, string];
       const waiter = this.jobWaiters.get(job);
       if (waiter) {
         this.jobWaiters.delete(job);
         waiter(result);
       } else {
+        // Kept for a waitForJob that comes just after its StopUnit returned; jobs nobody waits for
+        // (StartUnit's, other units') must not pile up in a long-running agent.
         this.finishedJobs.set(job, result);
+        if (this.finishedJobs.size > MAX_FINISHED_JOBS) this.finishedJobs.delete(this.finishedJobs.keys().next().value as string);
       }
     });
   }
@@ -119,6 +137,22 @@ export class SystemdManager {
     await this.manager('Subscribe');
   }
 
+  /**
+   * Delivers the PropertiesChanged signals of every unit object to `handler` (systemd sends them
+   * to subscribers, so Subscribe() as well). Unit state then comes from signals, not polling.
+   */
+  async watchUnitProperties(handler: PropertiesChangedHandler): Promise<void> {
+    this.propertiesChanged = handler;
+    const msg = new this.dbus.Message({ destination: 'org.freedesktop.DBus', path: '/org/freedesktop/DBus', interface: 'org.freedesktop.DBus', member: 'AddMatch', signature: 's', body: [PROPERTIES_CHANGED_MATCH] });
+    await withTimeout(this.bus.call(msg), this.callTimeoutMs, 'AddMatch');
+  }
+
+  /** Every property of one interface of an object, values unwrapped. */
+  async getAllProperties(path: string, iface: string): Promise<Record<string, unknown>> {
+    const [all] = (await this.call(path, PROPERTIES, 'GetAll', 's', [iface])) as [Record<string, { value: unknown }>];
+    return Object.fromEntries(Object.entries(all ?? {}).map(([k, v]) => [k, v.value]));
+  }
+
   async Reload(): Promise<void> {
     await this.manager('Reload');
   }
@@ -164,6 +198,15 @@ export class SystemdManager {
         resolve(result);
       });
     });
+  }
+
+  /** Sends `signal` to the unit's processes (`who`: main, control or all). */
+  async KillUnit(name: string, who: 'main' | 'control' | 'all', signal: number): Promise<void> {
+    await this.manager('KillUnit', 'ssi', [name, who, signal]);
+  }
+
+  async RestartUnit(name: string, mode = 'replace'): Promise<string> {
+    return (await this.manager('RestartUnit', 'ss', [name, mode]))[0] as string;
   }
 
   async ResetFailedUnit(name: string): Promise<void> {

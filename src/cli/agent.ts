@@ -3,11 +3,12 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { EXIT } from '../plan/exit-codes';
-import { DEFAULT_API_TIMEOUT_SECONDS, DEFAULT_CONCURRENCY, DEFAULT_JOB_TIMEOUT_SECONDS, DEFAULT_PACKAGE_DIR, DEFAULT_SLICE } from '../systemd/defaults';
+import { Option } from 'commander';
+import { DEFAULT_API_TIMEOUT_SECONDS, DEFAULT_CONCURRENCY, DEFAULT_JOB_TIMEOUT_SECONDS, DEFAULT_PACKAGE_DIR, DEFAULT_RESYNC_SECONDS, DEFAULT_SLICE } from '../systemd/defaults';
 import { positiveNumber } from './options';
 
 /**
- * `uyuni-cdk agent render|cleanup`: the node agent's verbs. Options and output only; the work is
+ * `uyuni-cdk agent render|cleanup|run`: the node agent's verbs. Options and output only; the work is
  * in src/systemd (render) and src/agent (cleanup), loaded inside the actions.
  */
 
@@ -19,6 +20,12 @@ interface CleanupFlags extends Omit<RenderFlags, 'file' | 'out'> {
   /** Seconds. */
   jobTimeout: number;
   concurrency: number;
+}
+interface RunFlags extends Omit<CleanupFlags, 'dryRun'> {
+  /** Seconds. */
+  resync: number;
+  nodeIp?: string;
+  output: 'text' | 'json';
 }
 
 function fail(verb: string, message: string, code: number): void {
@@ -151,6 +158,63 @@ async function cleanup(flags: CleanupFlags): Promise<void> {
   }
 }
 
+async function run(flags: RunFlags): Promise<void> {
+  // A long-running process that allocates in bursts (a relist, a batch): a heap tuned for size (src/runtime/memory.ts).
+  await import('../runtime/memory');
+  const { defaultKubeconfig, defaultUnitDir } = await import('../systemd/paths');
+  const { runAgent } = await import('../agent/run');
+  const { PodListError } = await import('../agent/pods');
+  const { defaultNodeIP } = await import('../agent/node-lease');
+  const { notifyReady } = await import('../agent/sd-notify');
+  const { streamLogger, jsonLogger, CLEANUP_TARGET, RUN_TARGET } = await import('../agent/log');
+  const session = flags.session ?? false;
+  const logger = flags.output === 'json'
+    ? (target: string) => jsonLogger(target, (text) => process.stdout.write(text))
+    : (target: string) => streamLogger(target, (text) => process.stderr.write(text));
+  const log = logger(RUN_TARGET);
+  // SIGTERM/SIGINT end the loop; the units keep running (they are systemd's, not ours).
+  const stop = new AbortController();
+  const onSignal = (): void => stop.abort();
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
+  try {
+    const result = await runAgent({
+      node: flags.node,
+      session,
+      packageDir: flags.packageDir,
+      unitDir: flags.unitDir ?? defaultUnitDir(session, process.env, os.homedir()),
+      slice: flags.slice,
+      kubeconfig: defaultKubeconfig(flags.kubeconfig, process.env, os.homedir()),
+      apiTimeoutMs: flags.apiTimeout * 1000,
+      jobTimeoutMs: flags.jobTimeout * 1000,
+      concurrency: flags.concurrency,
+      resyncMs: flags.resync * 1000,
+      nodeIP: flags.nodeIp ?? defaultNodeIP(),
+      cleanupLog: logger(CLEANUP_TARGET),
+      log,
+      signal: stop.signal,
+      ready: async () => {
+        try {
+          await notifyReady(`watching the pods of node ${flags.node}`);
+        } catch (e) {
+          log.log('WARN', `${(e as Error).message}`, { action: 'notify' });
+        }
+      },
+    });
+    if (result.cleanupFailures) {
+      fail('run', `${result.cleanupFailures} systemd units could not be removed cleanly at start-up (see above)`, EXIT.stepFailed);
+    }
+  } catch (e) {
+    if (e instanceof PodListError) {
+      return fail('run', `the pods of node ${flags.node} could not be listed completely, so no systemd unit was touched: ${e.message}`, EXIT.unreachable);
+    }
+    return fail('run', `${(e as Error).message}; the running systemd units were left alone`, EXIT.unreachable);
+  } finally {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+  }
+}
+
 export function register(program: Command): void {
   const agent = program.command('agent').description('The node agent: systemd units for pods on systemd-backed nodes');
   const common = (cmd: Command): Command => cmd
@@ -174,4 +238,19 @@ export function register(program: Command): void {
     .option('--job-timeout <seconds>', 'limit for each stop job', positiveNumber, DEFAULT_JOB_TIMEOUT_SECONDS)
     .option('--concurrency <n>', 'D-Bus calls in flight at the same time', (v: string) => Math.floor(positiveNumber(v)), DEFAULT_CONCURRENCY))
     .action((flags: CleanupFlags) => cleanup(flags));
+
+  common(agent.command('run')
+    .description('the start-up cleanup, then run the pods bound to this node as systemd units until SIGTERM/SIGINT (which leave the units running)')
+    .requiredOption('--node <name>', 'the node whose pods (spec.nodeName) this agent runs; registered as a Node when missing')
+    .option('--unit-dir <dir>', 'where unit files are written (default: /lib/systemd/system, or $XDG_CONFIG_HOME/systemd/user with --session)')
+    .option('--resync <seconds>', 'full relist of the node\'s pods this often', positiveNumber, DEFAULT_RESYNC_SECONDS)
+    .option('--node-ip <ip>', 'the node\'s address (Node InternalIP, the pods\' hostIP) (default: the first non-loopback IPv4 address)')
+    .option('--api-timeout <seconds>', 'limit for each API request and list page', positiveNumber, DEFAULT_API_TIMEOUT_SECONDS)
+    .option('--job-timeout <seconds>', 'limit for each stop job of the start-up cleanup', positiveNumber, DEFAULT_JOB_TIMEOUT_SECONDS)
+    .option('--concurrency <n>', 'D-Bus calls in flight at the same time', (v: string) => Math.floor(positiveNumber(v)), DEFAULT_CONCURRENCY)
+    .addOption(new Option('-o, --output <format>', 'text (env_logger lines on stderr) or json (one object per line on stdout)').choices(['text', 'json']).default('text'))
+    .addHelpText('after', `
+Exit codes: ${EXIT.ok} stopped by SIGTERM/SIGINT, ${EXIT.stepFailed} stopped, but the start-up cleanup could not remove some unit,
+${EXIT.badInput} bad option, ${EXIT.unreachable} the pods could not be listed at start-up or the bus could not be used (nothing touched).`))
+    .action((flags: RunFlags) => run(flags));
 }

@@ -1,10 +1,10 @@
 import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
 import { commonLabels, PartOf } from '../model/labels';
-import { PodLike, PodRenderError, RenderedUnit, renderPodUnits } from '../systemd';
+import { PodLike, PodRenderError, RenderedUnit, renderPodUnits, SYSTEMD_NODE } from '../systemd';
 
-/** The taint systemd-backed nodes register with, and the node label their pods select. */
-export const SYSTEMD_NODE = { key: 'kubernetes.io/arch', value: 'stackable-linux' } as const;
+/** The taint systemd-backed nodes register with, and the node label their pods select (defined in src/systemd/defaults.ts, which the agent reads too). */
+export { SYSTEMD_NODE };
 
 /** A container of a pod on a systemd-backed node: a process started from a package, not an image. */
 export interface SystemdPodContainer {

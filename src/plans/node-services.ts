@@ -83,7 +83,7 @@ export function nodeServicesSynthesizer(config: UyuniConfig): Synthesizer {
       if (problems.length) throw new Error(`node-services:\n${problems.join('\n')}`);
 
       fs.mkdirSync(path.join(root, AGENT_DIR), { recursive: true });
-      fs.writeFileSync(path.join(root, AGENT_DIR, AGENT_UNIT_NAME), renderAgentUnit({ packageDir: ns.packageDir, kubeconfig: ns.kubeconfig }));
+      fs.writeFileSync(path.join(root, AGENT_DIR, AGENT_UNIT_NAME), renderAgentUnit({ executable: ns.agentExecutable, packageDir: ns.packageDir, kubeconfig: ns.kubeconfig }));
       if (ns.pods.length === 0) return [AGENT_DIR];
 
       const namespaces = [...new Set(ns.pods.map((p) => p.namespace))];

@@ -2,20 +2,23 @@
  * The agent's own unit (`dist/agent/uyuni-cdk-agent.service`), from the same unit model and
  * escaping as the pods' units.
  *
- * Design: a oneshot that runs the start-up cleanup once per boot, ordered `Before=` the pods'
- * slice. Units in a slice are ordered after it, so an orphaned unit is removed before it starts
- * and binds its ports; a kept unit starts right after. When the API cannot be read the agent fails
- * closed (exit 3): ordering needs only completion, so the pods' units still start, and
- * Restart=on-failure retries the cleanup. The node name is the host name (`%H`), as nodes register.
+ * Design: a long-running `agent run` (`Type=notify`), ordered `Before=` the pods' slice. It reports
+ * READY (sd_notify, through systemd-notify: hence `NotifyAccess=all`) only after the start-up
+ * cleanup, and units in a slice are ordered after it, so an orphaned unit is removed before it
+ * starts and binds its ports; a kept unit starts right after. When the API cannot be read at
+ * start-up the agent fails closed (exit 3): ordering needs only the start job to end, so the pods'
+ * units still start, and Restart=always tries again. Stopping the agent leaves the pods' units
+ * running (they are in their own slice, not the agent's cgroup). The node name is the host name
+ * (`%H`), as nodes register.
  */
 import { environmentAssignment, execLine, execWord } from './escape';
-import { DEFAULT_PACKAGE_DIR, DEFAULT_SLICE } from './defaults';
+import { DEFAULT_AGENT_EXECUTABLE, DEFAULT_PACKAGE_DIR, DEFAULT_SLICE } from './defaults';
 import { renderUnitFile } from './unit';
 
 export const AGENT_UNIT_NAME = 'uyuni-cdk-agent.service';
 
 export interface AgentUnitOptions {
-  /** The `uyuni-cdk` executable on the node. @default /usr/local/bin/uyuni-cdk (npm install -g) */
+  /** The `uyuni-cdk` executable on the node. @default DEFAULT_AGENT_EXECUTABLE (/usr/local/bin/uyuni-cdk) */
   readonly executable?: string;
   /** @default /opt/stackable/packages */
   readonly packageDir?: string;
@@ -29,7 +32,7 @@ export function renderAgentUnit(options: AgentUnitOptions): string {
   const slice = options.slice ?? DEFAULT_SLICE;
   // `%H` is the one specifier meant for systemd (the host name); every other word is escaped.
   const exec = [
-    execLine([options.executable ?? '/usr/local/bin/uyuni-cdk', 'agent', 'cleanup', '--node']),
+    execLine([options.executable ?? DEFAULT_AGENT_EXECUTABLE, 'agent', 'run', '--node']),
     '%H',
     ...['--package-dir', options.packageDir ?? DEFAULT_PACKAGE_DIR, '--slice', slice, '--kubeconfig', options.kubeconfig].map((w) => execWord(w)),
   ].join(' ');
@@ -37,18 +40,21 @@ export function renderAgentUnit(options: AgentUnitOptions): string {
     name: AGENT_UNIT_NAME,
     directives: {
       Unit: [
-        ['Description', 'uyuni-cdk node agent: removes the units of the pods\' slice that no pod of this node accounts for'],
+        ['Description', 'uyuni-cdk node agent: runs the pods bound to this node as systemd units'],
         ['Wants', 'network-online.target'],
         ['After', 'network-online.target'],
         ['Before', slice],
         ['StartLimitIntervalSec', '0'],
       ],
       Service: [
-        ['Type', 'oneshot'],
+        ['Type', 'notify'],
+        ['NotifyAccess', 'all'],
         ['Environment', environmentAssignment('KUBECONFIG', options.kubeconfig)],
         ['ExecStart', exec],
-        ['Restart', 'on-failure'],
-        ['RestartSec', '30'],
+        ['Restart', 'always'],
+        ['RestartSec', '10'],
+        // The cleanup before READY is bounded (API and stop-job timeouts); the pods' units wait for it.
+        ['TimeoutStartSec', '300'],
         ['StandardOutput', 'journal'],
         ['StandardError', 'journal'],
       ],

@@ -20,3 +20,21 @@ export const DEFAULT_API_TIMEOUT_SECONDS = 30;
 
 /** Limit for each stop job of the cleanup. */
 export const DEFAULT_JOB_TIMEOUT_SECONDS = 120;
+
+/** The `uyuni-cdk` executable the agent's unit runs (`npm install -g` with prefix /usr/local). */
+export const DEFAULT_AGENT_EXECUTABLE = '/usr/local/bin/uyuni-cdk';
+
+/** `agent run`: seconds between full relists of the node's pods. */
+export const DEFAULT_RESYNC_SECONDS = 300;
+
+/** `agent run`: the node's Lease in kube-node-lease is renewed this often (the kubelet's 10 s)... */
+export const LEASE_RENEW_SECONDS = 10;
+
+/** ... and holds for this long (the kubelet's default, 40 s). */
+export const LEASE_DURATION_SECONDS = 40;
+
+/** The label and taint systemd-backed nodes register with; their pods select the label and tolerate the taint. */
+export const SYSTEMD_NODE = { key: 'kubernetes.io/arch', value: 'stackable-linux' } as const;
+
+/** The effects of that taint (the reference's: ordinary pods neither schedule nor stay there). */
+export const SYSTEMD_NODE_TAINT_EFFECTS = ['NoSchedule', 'NoExecute'] as const;

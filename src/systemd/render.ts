@@ -31,6 +31,8 @@ export interface RenderedUnit {
   readonly content: string;
   readonly container: string;
   readonly init: boolean;
+  /** The resolved command path (ExecStart's first word), for the agent's "is it installed" check. */
+  readonly executable: string;
 }
 
 const USER_NAME = /^[a-zA-Z_][a-zA-Z0-9_-]{0,30}$/;
@@ -167,7 +169,7 @@ export function renderPodUnits(pod: PodLike, options: RenderOptions): RenderedUn
     if (user) unit.Service.push(['User', user]);
     unit.Install.push(['WantedBy', session ? 'default.target' : 'multi-user.target']);
     const file: UnitFile = { name, directives: unit };
-    return { name, content: renderUnitFile(file), container: c.name, init };
+    return { name, content: renderUnitFile(file), container: c.name, init, executable: argv[0] };
   });
 }
 

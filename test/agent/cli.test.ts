@@ -49,3 +49,14 @@ describe('uyuni-cdk agent cleanup', () => {
     expect(r.stderr).toMatch(/could not be listed completely, so no systemd unit was touched: cannot read the kubeconfig/);
   });
 });
+
+describe('uyuni-cdk agent run', () => {
+  it('exits 2 on a bad option value and 3, touching nothing, when the pods cannot be listed', async () => {
+    expect((await runCli(['agent', 'run', '--node', 'n', '--resync', '0'], process.env)).code).toBe(2);
+    expect((await runCli(['agent', 'run', '--node', 'n', '--output', 'yaml'], process.env)).code).toBe(2);
+    const r = await runCli(['agent', 'run', '--node', 'n', '--kubeconfig', '/nonexistent/kubeconfig'], process.env);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/^uyuni-cdk agent run: the pods of node n could not be listed completely, so no systemd unit was touched: cannot read the kubeconfig/m);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+});

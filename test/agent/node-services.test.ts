@@ -39,6 +39,16 @@ describe('the node-services plan', () => {
     });
   });
 
+  it('runs `agent run` from nodeServices.agentExecutable (default /usr/local/bin/uyuni-cdk)', () => {
+    const unit = fs.readFileSync(path.join(out.root, 'agent', 'uyuni-cdk-agent.service'), 'utf8');
+    expect(unit).toContain('\nExecStart=/usr/local/bin/uyuni-cdk agent run --node %H ');
+    expect(unit).toContain('\nType=notify\n');
+    expect(unit).toContain('\nRestart=always\n');
+    const custom = synthYaml(defaultConfigWith({ nodeServices: { agentExecutable: '/opt/uyuni cdk/uyuni-cdk-agent', pods: [NOOP] } }));
+    expect(fs.readFileSync(path.join(custom.root, 'agent', 'uyuni-cdk-agent.service'), 'utf8')).toContain('\nExecStart="/opt/uyuni cdk/uyuni-cdk-agent" agent run --node %H ');
+    expect(() => parseConfig(defaultConfigWith({ nodeServices: { agentExecutable: 'uyuni-cdk' } }), 'test.yaml')).toThrow(/nodeServices\.agentExecutable/);
+  });
+
   it('records exactly what the agent renders from the emitted Pod (one source for both)', () => {
     const pod = plan.find('Pod', 'cleanup-test-ok') as PodLike;
     const [unit] = renderPodUnits(pod, { kubeconfig: '/root/.kube/config' });
@@ -100,6 +110,6 @@ describe('the node-services plan', () => {
       }
     })();
     expect(r.split('\n').filter((l) => l.includes('uyuni-cdk-agent'))).toEqual([]);
-    expect(fs.readFileSync(file, 'utf8')).toContain(`\nExecStart=${process.execPath} agent cleanup --node %H --package-dir /opt/stackable/packages --slice system-stackable.slice --kubeconfig /root/.kube/config\n`);
+    expect(fs.readFileSync(file, 'utf8')).toContain(`\nExecStart=${process.execPath} agent run --node %H --package-dir /opt/stackable/packages --slice system-stackable.slice --kubeconfig /root/.kube/config\n`);
   });
 });

@@ -6,6 +6,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { runCli, withoutTimes } from './harness/agent-cli';
 import { startPodsServer, PodsServer } from './harness/pods-server';
+import { dumperScript, HOSTILE_ARGS, HOSTILE_ENV } from './harness/hostile';
 import { startUserSystemd, UserSystemd } from './harness/systemd-user';
 
 let sd: UserSystemd;
@@ -42,19 +43,6 @@ async function render(pod: unknown): Promise<string[]> {
   return r.stdout.trim().split('\n');
 }
 
-const HOSTILE_ARGS = [
-  'plain', 'with space', '  leading and trailing  ', "single'quote", 'double"quote', 'back\\slash', 'trailing\\',
-  '100%', '%n %i %% %%%', '$HOME', '${PATH}', '$$', '$', 'new\nline', 'two\n\nblank lines', 'tab\there', 'cr\rhere',
-  ';', '\\;', '', '-', '"', "'", '"unbalanced', 'ünïcödé ✓', 'a=b', '--flag=x y', '*', '~', '`id`', '$(id)',
-  '#not a comment', '\\x41\\n', 'line\\', '\x01\x7f', '@', '-minus', '+plus', '!bang', ':colon',
-];
-
-const HOSTILE_ENV: Record<string, string> = {
-  A_SPACE: 'a b', QUOTES: `say "hi" and 'bye'`, BACKSLASH: 'C:\\dir\\', PERCENT: '100% %n %%', DOLLAR: '$HOME and ${PATH} $$',
-  NEWLINES: 'one\ntwo\n', EMPTY: '', TAB: 'a\tb', SEMI: ';', UNICODE: 'ü✓', EQUALS: 'a=b=c', HASH: '# x', SPECIFIER: '%h',
-  INJECT: 'x"\nExecStartPre=/bin/false\nEnvironment="Y=1',
-};
-
 describe('rendered units on a real systemd --user', () => {
   it('gives the process exactly the pod\'s argv and environment', async () => {
     const dir = path.join(pkg, 'dumper-1.0');
@@ -62,8 +50,7 @@ describe('rendered units on a real systemd --user', () => {
     const command = 'my tools/dump 100%.js';
     fs.mkdirSync(path.join(dir, 'my tools'), { recursive: true });
     const out = path.join(sd.base, 'dump.json');
-    fs.writeFileSync(path.join(dir, command), `#!${process.execPath}\n` +
-      `require('fs').writeFileSync(${JSON.stringify(out)}, JSON.stringify({ argv: process.argv.slice(1), env: process.env }));\n`, { mode: 0o755 });
+    fs.writeFileSync(path.join(dir, command), dumperScript(out), { mode: 0o755 });
     const pod = {
       apiVersion: 'v1', kind: 'Pod',
       metadata: { name: 'hostile', namespace: 'default' },

@@ -120,6 +120,8 @@ export class Controllers {
   private readonly rollouts = new Map<string, { generation: number; counts: string; token: number; exceeded: boolean }>();
   /** Deployments whose held startup probes passed (`passStartupProbe`). */
   private readonly released = new Set<string>();
+  /** Nodes whose kubelet is outside the simulator (a node agent under test): their pods are left to it. */
+  readonly externalNodes = new Set<string>();
 
   constructor(
     private readonly store: Store,
@@ -237,6 +239,8 @@ export class Controllers {
     const rs = ownerOf(p, 'ReplicaSet');
     if (rs) this.queue('rs', ns, rs.name, () => this.syncReplicaSet(ns, rs.name));
     if (e.type === 'ADDED' && !p.spec.nodeName) this.podTimer(uid, TIMING.schedule, () => this.schedule(ns, name, uid));
+    // That node's own kubelet stops the containers and deletes the object (grace period 0).
+    if (this.externalNodes.has(p.spec.nodeName)) return;
     if (e.type === 'MODIFIED' && p.metadata.deletionTimestamp && !e.old.metadata.deletionTimestamp) {
       // SIGTERM: containers stop, the pod object goes after a short grace.
       this.cancelPod(uid);
@@ -501,7 +505,11 @@ export class Controllers {
       o.status = { phase: 'Terminating' };
       return this.store.update(rt, o);
     }
-    if (o.metadata.deletionTimestamp) return o;
+    if (o.metadata.deletionTimestamp) {
+      // A kubelet that has stopped a terminating pod's containers ends its grace period now (the API server's shortened-grace rule).
+      if (rt.kind === 'Pod' && rt.group === '' && opts.gracePeriodSeconds === 0 && !(o.metadata.finalizers ?? []).length) return this.store.remove(rt, ns, name);
+      return o;
+    }
     const policy = opts.propagationPolicy ?? (rt.group === 'batch' ? 'Orphan' : 'Background');
     if (!['Orphan', 'Background', 'Foreground'].includes(policy))
       throw new ApiError(422, 'Invalid', `DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "${policy}": supported values: "Foreground", "Background", "Orphan"`);

@@ -44,6 +44,10 @@ export interface HttpDeps {
 }
 
 const FAULT_TEXT: Record<number, [string, string]> = {
+  // 401 and 403 as kube-apiserver words them (the simulator authenticates nobody: these are injected)
+  401: ['Unauthorized', 'Unauthorized'],
+  403: ['Forbidden', 'forbidden: User "sim" cannot perform this request (simulated RBAC refusal)'],
+  404: ['NotFound', 'the server could not find the requested resource'],
   429: ['TooManyRequests', 'Too many requests, please try again later.'],
   500: ['InternalError', 'an error on the server ("simulated fault") has prevented the request from succeeding'],
   502: ['InternalError', 'an error on the server ("bad gateway") has prevented the request from succeeding'],

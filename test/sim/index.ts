@@ -33,6 +33,12 @@ export interface SimOptions {
   clockSpeed?: number;
   /** Also answer /openapi/v3 (for kubectl apply --server-side). @default true */
   openapi?: boolean;
+  /**
+   * Nodes whose kubelet is outside the simulator (a node agent under test): pods bound to them are
+   * not run, and a graceful delete leaves them terminating until that kubelet deletes them with
+   * grace period 0. @default none
+   */
+  externalNodes?: string[];
 }
 
 export interface Simulator {
@@ -65,6 +71,7 @@ export async function startSimulator(opts: SimOptions = {}): Promise<Simulator> 
   const requests: RequestRecord[] = [];
   const faults: Fault[] = [];
   const controllers = new Controllers(store, clock, logs, scripts, (e) => events.push(e), deploymentScripts);
+  for (const n of opts.externalNodes ?? []) controllers.externalNodes.add(n);
 
   const typeOf = (apiVersion: string, kind: string): ResourceType => {
     const rt = store.typeByKind(apiVersion, kind);

@@ -46,6 +46,7 @@ export const BUILTIN_TYPES: ResourceType[] = [
   t('networking.k8s.io', 'v1', 'Ingress', 'ingresses', true, { shortNames: ['ing'], subresources: ['status'] }),
   t('networking.k8s.io', 'v1', 'NetworkPolicy', 'networkpolicies', true, { shortNames: ['netpol'] }),
   t('storage.k8s.io', 'v1', 'StorageClass', 'storageclasses', false, { shortNames: ['sc'] }),
+  t('coordination.k8s.io', 'v1', 'Lease', 'leases', true),
   t('rbac.authorization.k8s.io', 'v1', 'Role', 'roles', true),
   t('rbac.authorization.k8s.io', 'v1', 'RoleBinding', 'rolebindings', true),
   t('rbac.authorization.k8s.io', 'v1', 'ClusterRole', 'clusterroles', false),

@@ -1,0 +1,129 @@
+/**
+ * `agent run`: the start-up cleanup (exactly `agent cleanup`'s decisions, log lines and
+ * fail-closed refusal), then the reconcile loop until the caller's signal aborts it. The pod list
+ * is read once, for the cleanup and as the watch's starting point, so nothing between the two
+ * is missed. Stopping leaves every unit running: the units are not the agent's children.
+ */
+import { DEFAULT_CONCURRENCY, DEFAULT_JOB_TIMEOUT_SECONDS, LEASE_RENEW_SECONDS, SYSTEMD_NODE } from '../systemd/defaults';
+import { apiClient } from './api';
+import type { ApiPod } from './api-pod';
+import { CleanupOptions, runCleanup } from './cleanup';
+import type { Logger } from './log';
+import { NodePresence } from './node-lease';
+import { listNodePodList } from './pods';
+import { Reconciler } from './reconcile';
+import { SystemdManager } from './systemd-dbus';
+import { UnitTracker } from './unit-state';
+import { PodWatcher } from './watch-pods';
+
+export interface RunOptions extends Omit<CleanupOptions, 'dryRun' | 'pods' | 'log'> {
+  /** Between full relists. */
+  readonly resyncMs: number;
+  /** The node's address: Node InternalIP, the pods' hostIP. */
+  readonly nodeIP: string;
+  /** The cleanup's records (target uyuni_cdk::agent::cleanup). */
+  readonly cleanupLog: Logger;
+  /** The loop's records (target uyuni_cdk::agent::run). */
+  readonly log: Logger;
+  /** Aborting it stops the loop. */
+  readonly signal: AbortSignal;
+  /** Called once the cleanup is done and the loop runs (sd_notify READY). */
+  readonly ready?: () => Promise<void> | void;
+  /** @default LEASE_RENEW_SECONDS * 1000 */
+  readonly leaseRenewMs?: number;
+  /** First back-off of the watch after an error. @default 200 */
+  readonly backoffMs?: number;
+}
+
+export interface RunResult {
+  /** Units the start-up cleanup could not remove cleanly. */
+  readonly cleanupFailures: number;
+}
+
+export async function runAgent(o: RunOptions): Promise<RunResult> {
+  const apiTimeoutMs = o.apiTimeoutMs ?? 30_000;
+  // Fail closed: without a complete list, nothing is touched (PodListError to the caller).
+  const initial = await listNodePodList({ kubeconfig: o.kubeconfig, node: o.node, timeoutMs: apiTimeoutMs });
+  const cleanup = await runCleanup({ ...o, dryRun: false, pods: initial.pods, log: o.cleanupLog });
+  if (o.signal.aborted) return { cleanupFailures: cleanup.failures.length };
+
+  const mgr = await SystemdManager.connect({ session: o.session, address: o.busAddress, callTimeoutMs: o.callTimeoutMs });
+  const api = await apiClient(o.kubeconfig, apiTimeoutMs);
+  let reconciler: Reconciler | undefined;
+  let watcher: PodWatcher | undefined;
+  let ticker: NodeJS.Timeout | undefined;
+  try {
+    const tracker = new UnitTracker(mgr, (unit) => reconciler?.unitChanged(unit), (unit, e) => o.log.log('WARN', `The state of the systemd unit [${unit}] could not be read: ${e.message}`, { unit, action: 'observe' }));
+    // Signals first, so no JobRemoved or PropertiesChanged of our own starts is missed.
+    await mgr.Subscribe();
+    await tracker.start();
+    reconciler = new Reconciler({
+      mgr, tracker, api,
+      render: { session: o.session, packageDir: o.packageDir, kubeconfig: o.kubeconfig, slice: o.slice },
+      unitDir: o.unitDir,
+      hostIP: o.nodeIP,
+      concurrency: o.concurrency ?? DEFAULT_CONCURRENCY,
+      stopMarginMs: Math.min(o.jobTimeoutMs ?? DEFAULT_JOB_TIMEOUT_SECONDS * 1000, 10_000),
+      log: o.log,
+    });
+    const r = reconciler;
+
+    const presence = new NodePresence(api, o.node, o.nodeIP);
+    let registered = false;
+    let heartbeatFailing = false;
+    const heartbeat = async (withStatus: boolean): Promise<void> => {
+      try {
+        if (!registered) {
+          if (await presence.register()) o.log.log('INFO', `The node [${o.node}] was registered (label and taint ${SYSTEMD_NODE.key}=${SYSTEMD_NODE.value}).`, { action: 'register' });
+          registered = true;
+          withStatus = true;
+        }
+        if (withStatus) await presence.postStatus();
+        await presence.renewLease();
+        if (heartbeatFailing) o.log.log('INFO', `The Lease of node [${o.node}] is renewed again.`, { action: 'lease' });
+        heartbeatFailing = false;
+      } catch (e) {
+        if (!heartbeatFailing) o.log.log('WARN', `The Lease of node [${o.node}] could not be renewed: ${(e as Error).message}`, { action: 'lease' });
+        heartbeatFailing = true;
+      }
+    };
+    await heartbeat(true);
+
+    watcher = new PodWatcher(
+      { api, kubeconfig: o.kubeconfig, node: o.node, resyncMs: o.resyncMs, apiTimeoutMs, backoffMs: o.backoffMs },
+      {
+        listed: (pods) => r.listed(pods),
+        changed: (type, pod) => r.changed(type, pod),
+        reachability: (ok, why) => {
+          if (ok) {
+            o.log.log('INFO', 'The API answers again; the pods of this node are reconciled from where the watch stopped.', { action: 'reconnect' });
+            r.reachable();
+            void heartbeat(true);
+          } else {
+            o.log.log('WARN', `The API cannot be reached (${why}); the running systemd units are left alone until it answers.`, { action: 'disconnect' });
+          }
+        },
+      },
+    );
+    watcher.start(initial as { pods: ApiPod[]; resourceVersion: string });
+    let ticks = 0;
+    ticker = setInterval(() => {
+      ticks++;
+      // The node's status every minute, the Lease every tick (the kubelet's 10 s).
+      void heartbeat(ticks % 6 === 0);
+      r.recheckBlocked();
+    }, o.leaseRenewMs ?? LEASE_RENEW_SECONDS * 1000);
+
+    o.log.log('INFO', `Watching the pods of node [${o.node}] (resync every ${Math.round(o.resyncMs / 1000)} s).`, { action: 'watch' });
+    await o.ready?.();
+    if (!o.signal.aborted) await new Promise<void>((resolve) => o.signal.addEventListener('abort', () => resolve(), { once: true }));
+    o.log.log('INFO', 'Stopping; the systemd units keep running.', { action: 'stop' });
+  } finally {
+    clearInterval(ticker);
+    await watcher?.stop();
+    await reconciler?.stop();
+    mgr.close();
+    api.close();
+  }
+  return { cleanupFailures: cleanup.failures.length };
+}
