@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { EXIT } from '../plan/exit-codes';
-import { RUN_DEFAULTS } from '../plan/run-defaults';
+import { RUN_DEFAULTS, RUNS_DIR_HELP } from '../plan/run-defaults';
 import type { Io, RunCommandOptions } from '../runtime/commands';
 import { addClusterOptions, collectList, EXIT_CODES_HELP, exitWith, loadRuntime, positiveNumber, processIo } from './options';
 
@@ -19,13 +19,18 @@ export function register(program: Command): void {
     .argument('<planDir>', 'a synthesized plan directory, e.g. dist/install')
     .description('Apply a plan\'s steps in order with server-side apply, wait for each (Jobs, rollouts, certificates, volumes), stream Job logs, resume where a previous run stopped')
     .option('--rerun <step>', 're-create this step\'s Jobs (delete with propagationPolicy Background, then apply); repeatable or comma-separated', collectList)
-    .option('--run-dir <dir>', 'where logs and events.jsonl go (default: runs/<plan>-<timestamp>/)')
+    .option('--run-dir <dir>', `where logs and events.jsonl go (default: ${RUNS_DIR_HELP})`)
     .option('--timeout <seconds>', 'overall deadline (default: the plan\'s deadlineSeconds)', positiveNumber)
     .option('--stuck-grace <seconds>', 'fail a step when a Job pod stays in ImagePullBackOff, ErrImagePull, CreateContainerConfigError or Unschedulable this long', positiveNumber, RUN_DEFAULTS.stuckGraceSeconds)
-    .option('--progress-interval <seconds>', 'without a terminal: print what a step waits for at least this often', positiveNumber, RUN_DEFAULTS.progressIntervalSeconds))
+    .option('--progress-interval <seconds>', 'without a terminal: print what a step waits for at least this often', positiveNumber, RUN_DEFAULTS.progressIntervalSeconds)
+    .option('--no-prune', 'keep the objects of the plan\'s ApplySet that the plan no longer has (default: deleted after the last step)')
+    .option('--purge-volumes', 'prune PersistentVolumeClaims too: those this plan made and no longer has (the data!)'))
     .addHelpText('after', `
 Resume: a step whose Jobs are Complete with the same spec hash is skipped; a running one is
 attached to; a failed one stops the run with its logs; a changed one is refused unless --rerun.
+Prune: after the last step, objects this plan applied before and no longer has (the members of
+its ApplySet, applyset.kubernetes.io/part-of) are deleted; claims only with --purge-volumes,
+credentials and step Jobs never. \`uyuni-cdk plan\` lists them first.
 Logs: <run dir>/<step>/<pod>.<container>.log, events: <run dir>/events.jsonl.
 ${EXIT_CODES_HELP}
 

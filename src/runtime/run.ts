@@ -6,13 +6,16 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { EXIT } from '../plan/exit-codes';
-import { RUN_DEFAULTS } from '../plan/run-defaults';
+import { defaultRunsDir, RUN_DEFAULTS } from '../plan/run-defaults';
 import type { Plan } from '../plan/types';
+import { applySetOf, groupKind, readParent, writeParent } from './applyset';
 import type { Cluster } from './client';
-import { BadInput, RuntimeError } from './errors';
+import { BadInput, RuntimeError, StepFailed } from './errors';
 import { finishedJobUids, HISTORY_CONFIGMAP, recordFinishedRun } from './history';
 import type { Manifest } from './manifests';
+import { Connection, nextCommand } from './next-command';
 import { openPlanDir } from './plan-dir';
+import { memberKinds, pruneCandidates } from './prune';
 import type { Reporter } from './progress';
 import { RunContext, runStep } from './steps';
 
@@ -20,8 +23,12 @@ export interface RunOptions {
   readonly planDir: string;
   readonly cluster: Cluster;
   readonly reporter: Reporter;
-  /** @default runs/<plan>-<timestamp> under the working directory */
+  /** @default `<defaultRunsDir(namespace, plan)>/<run id>` (src/plan/run-defaults.ts) */
   readonly runDir?: string;
+  /** How the user reached the cluster: what the next command after a failure repeats. @default none given */
+  readonly connection?: Connection;
+  /** Called with what ended a failed run, after its run-done event (the CLI shows its stack with --debug). */
+  readonly onFailure?: (e: unknown) => void;
   /** Steps whose Jobs are deleted (propagationPolicy Background) and re-created. */
   readonly rerun?: readonly string[];
   /** Overall deadline in seconds. @default the plan's deadlineSeconds */
@@ -30,6 +37,10 @@ export interface RunOptions {
   readonly namespace?: string;
   /** How long a Job's pod may be stuck (ImagePullBackOff, Unschedulable, ...) before its step fails. @default RUN_DEFAULTS.stuckGraceSeconds */
   readonly stuckGraceSeconds?: number;
+  /** After the last step: delete the set's members the plan no longer has (`--no-prune`: false). @default true */
+  readonly prune?: boolean;
+  /** Prune claims too (only those this plan made). @default false */
+  readonly purgeVolumes?: boolean;
 }
 
 export function timestamp(d = new Date()): string {
@@ -51,10 +62,11 @@ async function startRun(o: RunOptions, started: number): Promise<Started> {
   const objects = new Map(plan.steps.map((s) => [s.name, objectsOf(s.name)]));
   await o.cluster.ping();
   const runId = `${plan.name}-${timestamp()}`;
-  const runDir = o.runDir ?? path.join(process.cwd(), 'runs', runId);
+  const runDir = o.runDir ?? path.join(defaultRunsDir(plan.namespace, plan.name), runId);
   fs.mkdirSync(runDir, { recursive: true });
   o.reporter.recordTo(path.join(runDir, 'events.jsonl'));
   o.reporter.emit({ type: 'run-start', plan: plan.name, runId, runDir, steps: plan.steps.length, server: o.cluster.server });
+  const set = applySetOf(plan);
   const run: RunContext = {
     cluster: o.cluster, reporter: o.reporter, plan, runId, runDir,
     deadline: started + (o.timeoutSeconds ?? plan.deadlineSeconds) * 1000,
@@ -62,8 +74,27 @@ async function startRun(o: RunOptions, started: number): Promise<Started> {
     finished: await finishedJobUids(o.cluster, plan.namespace),
     rerun: o.rerun ?? [],
     stuckGraceSeconds: o.stuckGraceSeconds ?? RUN_DEFAULTS.stuckGraceSeconds,
+    // A parent of another tool is refused here, before the first step.
+    applySet: { set, parentKinds: (await readParent(o.cluster, set)).kinds, kinds: memberKinds(plan, (s) => objects.get(s) ?? []), parentWritten: false },
   };
   return { run, objectsOf: objects };
+}
+
+/**
+ * Every step is done: the set's members the plan no longer has are deleted (propagationPolicy
+ * Background; src/runtime/prune.ts decides, as for `plan`), then the parent records the kinds of
+ * the members that remain.
+ */
+async function pruneSet(run: RunContext, objectsOf: ReadonlyMap<string, Manifest[]>, o: RunOptions): Promise<void> {
+  const a = run.applySet;
+  const items = await pruneCandidates(run.cluster, run.plan, (s) => objectsOf.get(s) ?? [], a.set, a.parentKinds, o);
+  const remaining = new Set(a.kinds.keys());
+  for (const i of items) {
+    const result = i.action === 'delete' ? ((await run.cluster.delete(i.ref, 'Background')) ? 'deleted' : 'already gone') : `kept (${i.detail})`;
+    if (i.action === 'keep') remaining.add(groupKind(i.ref.apiVersion, i.ref.kind));
+    run.reporter.emit({ type: 'action', step: '(run)', action: i.action === 'delete' ? 'prune (propagationPolicy Background)' : 'prune', object: i.object, result });
+  }
+  if (a.parentWritten || items.length > 0) await writeParent(run.cluster, run.plan, a, remaining, run.runId);
 }
 
 /** Every step is done: a failure to write the history is worth a line, not a failed run. */
@@ -83,12 +114,15 @@ export async function runPlan(o: RunOptions): Promise<number> {
   const r = o.reporter;
   const elapsedSeconds = () => (Date.now() - started) / 1000;
   let runDone = false;
+  let begun: RunContext | undefined;
   try {
     const { run, objectsOf } = await startRun(o, started);
+    begun = run;
     const steps = run.plan.steps;
     for (const [i, step] of steps.entries()) {
       await runStep({ ...run, step, index: i + 1, total: steps.length, objects: objectsOf.get(step.name)! });
     }
+    await pruneSet(run, objectsOf, o);
     await recordHistory(run, run.plan);
     r.emit({ type: 'run-done', status: 'done', exitCode: EXIT.ok, elapsedSeconds: elapsedSeconds() });
     runDone = true;
@@ -96,7 +130,11 @@ export async function runPlan(o: RunOptions): Promise<number> {
   } catch (e) {
     const code = e instanceof RuntimeError ? e.exitCode : EXIT.stepFailed;
     const message = e instanceof Error ? e.message : String(e);
-    if (!runDone) r.emit({ type: 'run-done', status: 'failed', exitCode: code, elapsedSeconds: elapsedSeconds(), message });
+    // said on the first failure already: where the logs are, and how to go on
+    const next = code === EXIT.stepFailed && begun ? nextCommand(o.planDir, begun.plan, o.connection ?? {}, e instanceof StepFailed ? e.step : undefined) : undefined;
+    const after = begun ? { runDir: begun.runDir, ...(next ? { next } : {}) } : {};
+    if (!runDone) r.emit({ type: 'run-done', status: 'failed', exitCode: code, elapsedSeconds: elapsedSeconds(), message, ...after });
+    o.onFailure?.(e);
     return code;
   } finally {
     r.close();

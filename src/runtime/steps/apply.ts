@@ -4,6 +4,7 @@
  * order, with the run label), except Jobs the resume check attached to or skipped.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
+import { isMember, writeParent } from '../applyset';
 import { refString } from '../client';
 import { ApiError, RuntimeError } from '../errors';
 import { Manifest, refOf, stampForApply } from '../manifests';
@@ -29,8 +30,12 @@ async function recreateJobs(s: StepRun, decisions: Decisions): Promise<void> {
 
 /** Server-side apply of one object; a refusal fails the step naming the object and the API's causes. */
 async function applyOne(s: StepRun, obj: Manifest, ref: string): Promise<KubernetesObject> {
+  const set = s.c.applySet;
   try {
-    return await s.cluster.apply(stampForApply(obj, s.c.runId));
+    if (isMember(obj) && !set.parentWritten) {
+      await writeParent(s.cluster, s.c.plan, set, [...set.parentKinds, ...set.kinds.keys()], s.c.runId);
+    }
+    return await s.cluster.apply(stampForApply(obj, s.c.runId, set.set.id));
   } catch (e) {
     if (e instanceof ApiError) {
       const causes = e.causes.length ? ` (${e.causes.join('; ')})` : '';

@@ -4,6 +4,7 @@
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Plan, Step } from '../../plan/types';
+import type { RunApplySet } from '../applyset';
 import type { Cluster } from '../client';
 import { StepFailed } from '../errors';
 import type { Facts } from '../facts';
@@ -29,6 +30,8 @@ export interface RunContext {
   /** Steps whose Jobs are deleted and re-created. */
   readonly rerun: readonly string[];
   readonly stuckGraceSeconds: number;
+  /** The plan's ApplySet: its members get its label, its parent is written before the first of them. */
+  readonly applySet: RunApplySet;
 }
 
 export interface StepContext extends RunContext {

@@ -5,7 +5,9 @@
  */
 import type { V1Job } from '@kubernetes/client-node';
 import { podsOfJob } from '../jobs';
-import { refOf, specHash } from '../manifests';
+import type { Step } from '../../plan/types';
+import type { Cluster } from '../client';
+import { Manifest, refOf, specHash } from '../manifests';
 import { decideJob, JobDecision } from '../resume';
 import type { StepRun } from './context';
 import { savedLogsOfJob } from './failure';
@@ -26,20 +28,37 @@ export interface Resumed {
   readonly skipped: boolean;
 }
 
-export async function resumeStage(s: StepRun): Promise<Resumed> {
-  const rerun = s.c.rerun.includes(s.step.name);
+/** What the resume check decides for a step's Jobs: `run` acts on it, `plan` shows it (one decision for both). */
+export interface JobsOfStep {
+  readonly cluster: Cluster;
+  readonly step: Step;
+  /** The step's Jobs, in file order. */
+  readonly jobs: readonly Manifest[];
+  /** Steps given to `--rerun`. */
+  readonly rerun: readonly string[];
+  /** Uids of Jobs of finished runs (src/runtime/history.ts). */
+  readonly finished: ReadonlySet<string>;
+}
+
+export async function decideJobs(q: JobsOfStep): Promise<Resumed> {
+  const rerun = q.rerun.includes(q.step.name);
   const decisions = new Map<string, JobState>();
-  for (const job of s.jobs) {
-    const existing = await s.cluster.get<V1Job>(refOf(job));
-    decisions.set(job.metadata.name, { decision: decideJob(existing, specHash(job), rerun, s.step.name, s.c.finished), existing });
+  for (const job of q.jobs) {
+    const existing = await q.cluster.get<V1Job>(refOf(job));
+    decisions.set(job.metadata.name, { decision: decideJob(existing, specHash(job), rerun, q.step.name, q.finished), existing });
   }
+  const skipped = q.jobs.length > 0 && [...decisions.values()].every((d) => d.decision.action === 'skip');
+  return { decisions, skipped };
+}
+
+export async function resumeStage(s: StepRun): Promise<Resumed> {
+  const { decisions, skipped } = await decideJobs({ cluster: s.cluster, step: s.step, jobs: s.jobs, rerun: s.c.rerun, finished: s.c.finished });
   for (const [name, { decision, existing }] of decisions) {
     if (decision.action !== 'refuse') continue;
     s.emit({ type: 'step-start', ...s.tag, description: s.step.description });
     await s.fail(decision.why, decision.failed && existing ? await podsOfJob(s.cluster, existing) : [], undefined,
       decision.failed ? savedLogsOfJob(s.c.runDir, s.step.name, name) : []);
   }
-  const skipped = s.jobs.length > 0 && [...decisions.values()].every((d) => d.decision.action === 'skip');
   if (skipped) {
     const names = s.jobs.map((j) => j.metadata.name);
     s.emit({ type: 'step-skip', ...s.tag, reason: `Job${names.length > 1 ? 's' : ''} ${names.join(', ')} already Complete with the same spec` });

@@ -22,7 +22,7 @@ function actions(out: string): Record<string, string> {
 }
 
 describe('uyuni-cdk plan', () => {
-  it('shows create, unchanged, update, skip-complete and blocked-immutable, with waits and timeouts', async () => {
+  it('shows create, unchanged, update, skip-complete and recreate, with waits and timeouts', async () => {
     sim = await startSimulator();
     const dir = writePlan(steps());
     const fresh = await cli('plan', dir, { kubeconfig: sim.kubeconfigPath, output: 'json' });
@@ -43,7 +43,8 @@ describe('uyuni-cdk plan', () => {
     writePlan(steps(3, 'echo other'), { dir });
     const changed = actions((await cli('plan', dir, { kubeconfig: sim.kubeconfigPath, output: 'json' })).out);
     expect(changed['Deployment/uyuni']).toBe('update');
-    expect(changed['Job/setup']).toBe('blocked-immutable');
+    // The Job is from a run that finished: run re-creates it without --rerun, and plan says so.
+    expect(changed['Job/setup']).toBe('recreate');
     expect(changed['Service/uyuni']).toBe('unchanged');
     expect(sim.get('apps/v1', 'Deployment', 'uyuni', NS).spec.replicas).toBe(1);
   });
@@ -117,7 +118,7 @@ describe('uyuni-cdk destroy', () => {
     const yes = await cli('destroy', dir, { kubeconfig: sim.kubeconfigPath, yes: true });
     expect(yes.code).toBe(0);
     const deletes = sim.requests.slice(mark).filter((q) => q.method === 'DELETE').map((q) => q.path.split('/').slice(-2).join('/'));
-    expect(deletes).toEqual(['secrets/db-credentials', 'configmaps/uyuni-cdk-history', 'services/db', 'deployments/uyuni', 'services/uyuni', 'jobs/setup']);
+    expect(deletes).toEqual(['secrets/db-credentials', 'configmaps/uyuni-applyset', 'configmaps/uyuni-cdk-history', 'services/db', 'deployments/uyuni', 'services/uyuni', 'jobs/setup']);
     expect(sim.requests.slice(mark).filter((q) => q.method === 'DELETE').every((q) => q.query.includes('propagationPolicy=Background'))).toBe(true);
     expect(sim.get('v1', 'PersistentVolumeClaim', 'var-pgsql', NS)).toBeDefined();
     expect(sim.get('v1', 'Namespace', NS)).toBeDefined();
@@ -138,6 +139,15 @@ describe('the CLI', () => {
     expect(r.stdout).toContain(`Usage: uyuni-cdk ${verb} [options] <planDir>`);
     expect(r.stdout).toContain('Examples:');
     expect(r.stdout).toContain('--kubeconfig');
+  });
+
+  it('plan --detailed-exitcode (or --exit-code) keeps 2 for changes: every error is 1', () => {
+    expect(spawnSync(process.execPath, [BIN, 'plan', '/nonexistent'], { encoding: 'utf8' }).status).toBe(2);
+    for (const flag of ['--detailed-exitcode', '--exit-code']) {
+      const r = spawnSync(process.execPath, [BIN, 'plan', '/nonexistent', flag], { encoding: 'utf8' });
+      expect(r.status).toBe(1);
+      expect(r.stderr).toContain('/nonexistent: no such plan directory');
+    }
   });
 
   it('lists the verbs, exits 2 on a usage error, and never loads the Kubernetes client for help', () => {
