@@ -11,9 +11,24 @@ export function addClusterOptions(cmd: Command): Command {
     .addOption(new Option('-o, --output <format>', 'text (a live line per step on a terminal, plain lines otherwise) or json (one event per line)').choices(['text', 'json']).default('text'));
 }
 
+/** Bad input and an unreachable cluster: the same for every cluster verb. */
+const INPUT_AND_CLUSTER = `  ${EXIT.badInput}  bad input: plan, kubeconfig, credentials the cluster refuses, a user it forbids, arguments
+  ${EXIT.unreachable}  the cluster is unreachable before any step: connection refused, DNS, TLS, no answer, an API server failing
+Errors are one line saying what to check; --debug also prints where they happened.`;
+
 export const EXIT_CODES_HELP = `
-Exit codes: ${EXIT.ok} done, ${EXIT.stepFailed} a step failed or was refused, ${EXIT.badInput} bad input (plan, kubeconfig, arguments),
-${EXIT.unreachable} cluster unreachable (connection refused, DNS, TLS) before any step.`;
+Exit codes:
+  ${EXIT.ok}  done
+  ${EXIT.stepFailed}  a step failed or was refused (gate, requirement, changed Job, timeout)
+${INPUT_AND_CLUSTER}`;
+
+/** `status` tells a finished plan from one still to do, for scripts (`until uyuni-cdk status ...; do sleep 60; done`). */
+export const STATUS_EXIT_CODES_HELP = `
+Exit codes:
+  ${EXIT.ok}  every step done
+  ${EXIT.stepFailed}  a step failed
+  ${EXIT.incomplete}  not finished: no step failed, but one is not-applied, partly-applied, waiting, running or changed
+${INPUT_AND_CLUSTER}`;
 
 /** An option value that must be a positive number (seconds, a count): anything else is a usage error, exit 2. */
 export function positiveNumber(value: string): number {

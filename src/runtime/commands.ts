@@ -7,13 +7,13 @@ import { EXIT } from '../plan/exit-codes';
 import { RUN_DEFAULTS } from '../plan/run-defaults';
 import { Cluster } from './client';
 import { destroyPlan, renderDestroy } from './destroy';
-import { RuntimeError } from './errors';
+import { BadInput, RuntimeError } from './errors';
 import { loadKubeConfig } from './kubeconfig';
 import { openPlanDir, PlanDir } from './plan-dir';
-import { planSteps, renderPlan } from './planview';
+import { hasChanges, planSteps, renderPlan } from './planview';
 import { OutputMode, Reporter } from './progress';
 import { runPlan } from './run';
-import { renderStatus, stepStatuses } from './status';
+import { renderStatus, statusExitCode, stepStatuses } from './status';
 
 export interface CommonOptions {
   readonly kubeconfig?: string;
@@ -43,6 +43,21 @@ function connect(o: CommonOptions): Cluster {
   return new Cluster(loadKubeConfig({ kubeconfig: o.kubeconfig, context: o.context }));
 }
 
+/**
+ * Every verb's failure: one line saying what failed and what to check, the error's exit code;
+ * the stack only with `--debug` (the CLI sets UYUNI_CDK_DEBUG=1).
+ */
+const debugging = () => process.env.UYUNI_CDK_DEBUG === '1';
+
+function reportFailure(io: Io, e: unknown): number {
+  const debug = debugging();
+  const expected = e instanceof RuntimeError;
+  const message = e instanceof Error ? e.message : String(e);
+  io.err(`uyuni-cdk: ${message}${expected || debug ? '' : ' (an unexpected error: --debug shows where)'}\n`);
+  if (debug && e instanceof Error && e.stack) io.err(`${e.stack}\n`);
+  return expected ? e.exitCode : EXIT.stepFailed;
+}
+
 async function guarded(io: Io, fn: () => Promise<number>): Promise<number> {
   // Last resort: should the command ever wait on something that can no longer happen (the event
   // loop empties), the process must not exit 0 without a result.
@@ -54,12 +69,7 @@ async function guarded(io: Io, fn: () => Promise<number>): Promise<number> {
   try {
     return await fn();
   } catch (e) {
-    if (e instanceof RuntimeError) {
-      io.err(`uyuni-cdk: ${e.message}\n`);
-      return e.exitCode;
-    }
-    io.err(`uyuni-cdk: ${(e as Error)?.stack ?? e}\n`);
-    return EXIT.stepFailed;
+    return reportFailure(io, e);
   } finally {
     process.removeListener('beforeExit', silent);
   }
@@ -74,6 +84,10 @@ export interface RunCommandOptions extends CommonOptions {
   readonly stuckGrace?: number;
   /** Seconds. @default RUN_DEFAULTS.progressIntervalSeconds */
   readonly progressInterval?: number;
+  /** `--no-prune` sets it false: members of the plan's ApplySet it no longer has are kept. @default true */
+  readonly prune?: boolean;
+  /** Prune claims too (those this plan made). */
+  readonly purgeVolumes?: boolean;
 }
 
 export function runCommand(planDir: string, o: RunCommandOptions, io: Io): Promise<number> {
@@ -93,7 +107,11 @@ export function runCommand(planDir: string, o: RunCommandOptions, io: Io): Promi
       rerun: o.rerun,
       timeoutSeconds: o.timeout,
       namespace: o.namespace,
+      connection: { kubeconfig: o.kubeconfig, context: o.context },
+      onFailure: (e) => { if (debugging() && e instanceof Error) io.err(`${e.stack}\n`); },
       stuckGraceSeconds: o.stuckGrace,
+      prune: o.prune,
+      purgeVolumes: o.purgeVolumes,
     });
   });
 }
@@ -106,14 +124,36 @@ async function openPlan(planDir: string, o: CommonOptions): Promise<PlanDir & { 
   return { ...dir, cluster };
 }
 
-export function planCommand(planDir: string, o: CommonOptions, io: Io): Promise<number> {
-  return guarded(io, async () => {
+export interface PlanCommandOptions extends CommonOptions {
+  /** As `run --rerun`: predict a run with these steps' Jobs re-created. */
+  readonly rerun?: readonly string[];
+  /** As `run --no-prune`. @default true */
+  readonly prune?: boolean;
+  readonly purgeVolumes?: boolean;
+  /** Terraform's `-detailed-exitcode`: 0 no changes, 2 changes, 1 any error (a run that would stop, bad input, an unreachable cluster). */
+  readonly detailedExitcode?: boolean;
+}
+
+export async function planCommand(planDir: string, o: PlanCommandOptions, io: Io): Promise<number> {
+  // 2 is both "bad input" and, under --detailed-exitcode, "changes": which one is known here only.
+  let changes = false;
+  const code = await guarded(io, async () => {
     const mode = outputMode(o, io);
     const { plan, cluster, objectsOf } = await openPlan(planDir, o);
-    const steps = await planSteps(cluster, plan, objectsOf);
-    io.out(mode === 'json' ? JSON.stringify({ plan: plan.name, namespace: plan.namespace, steps }) + '\n' : renderPlan(plan, steps) + '\n');
+    for (const s of o.rerun ?? []) {
+      if (!plan.steps.some((x) => x.name === s)) throw new BadInput(`--rerun ${s}: no such step (steps: ${plan.steps.map((x) => x.name).join(', ')})`);
+    }
+    const r = await planSteps(cluster, plan, objectsOf, o);
+    io.out(mode === 'json' ? JSON.stringify({ plan: plan.name, namespace: plan.namespace, ...r }) + '\n' : renderPlan(plan, r) + '\n');
+    if (!o.detailedExitcode) return EXIT.ok;
+    if (r.stopsAt) return EXIT.stepFailed;
+    changes = hasChanges(r);
     return EXIT.ok;
   });
+  if (!o.detailedExitcode) return code;
+  // Under --detailed-exitcode 2 means "changes": every error is 1, as Terraform has it.
+  if (code !== EXIT.ok) return EXIT.stepFailed;
+  return changes ? EXIT.planChanges : EXIT.ok;
 }
 
 export function statusCommand(planDir: string, o: CommonOptions, io: Io): Promise<number> {
@@ -122,7 +162,7 @@ export function statusCommand(planDir: string, o: CommonOptions, io: Io): Promis
     const { plan, cluster, objectsOf } = await openPlan(planDir, o);
     const steps = await stepStatuses(cluster, plan, objectsOf);
     io.out(mode === 'json' ? JSON.stringify({ plan: plan.name, namespace: plan.namespace, steps }) + '\n' : renderStatus(plan, steps) + '\n');
-    return EXIT.ok;
+    return statusExitCode(steps);
   });
 }
 

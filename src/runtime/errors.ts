@@ -2,6 +2,7 @@
  * Errors that end a run, each with the exit code the CLI returns for it (src/plan/exit-codes.ts),
  * and the API's own answers.
  */
+import { STATUS_CODES } from 'http';
 import { EXIT } from '../plan/exit-codes';
 
 export type FailureExitCode = typeof EXIT.stepFailed | typeof EXIT.badInput | typeof EXIT.unreachable;
@@ -26,15 +27,19 @@ export class BadInput extends RuntimeError {
   }
 }
 
-/** Connection refused, DNS or TLS failure before any step ran: exit 3. */
+/** Connection refused, DNS, TLS failure, no answer: exit 3 before any step ran, exit 1 in a step. */
 export class Unreachable extends RuntimeError {
-  constructor(message: string) {
-    super(message, EXIT.unreachable);
+  constructor(message: string, inStep = false) {
+    super(message, inStep ? EXIT.stepFailed : EXIT.unreachable);
   }
 }
 
-/** An API answer that is not a success, with the Status body's reason and message. */
-export class ApiError extends Error {
+/**
+ * An API answer that is not a success, with the Status body's reason and message. Callers that
+ * expect one (404 on a read, 422 on a dry run) look at `status`; one that reaches a verb's end is
+ * reported with its message and exit code (Cluster.call words and codes it).
+ */
+export class ApiError extends RuntimeError {
   constructor(
     readonly status: number,
     readonly reason: string,
@@ -42,17 +47,53 @@ export class ApiError extends Error {
     readonly causes: string[] = [],
     /** The answer's Retry-After, in seconds. */
     readonly retryAfter?: number,
+    exitCode: FailureExitCode = EXIT.stepFailed,
   ) {
-    super(message);
+    super(message, exitCode);
   }
 }
 
-/** A kind the cluster does not serve: its CRD is not installed. */
+/**
+ * The API groups Kubernetes itself serves (kube-apiserver and its aggregated APIs): a kind of
+ * these is missing because of the server (its version, a disabled API), never for want of a CRD.
+ */
+const BUILTIN_GROUPS: ReadonlySet<string> = new Set([
+  '', 'apps', 'batch', 'autoscaling', 'policy', 'admissionregistration.k8s.io', 'apiextensions.k8s.io', 'apiregistration.k8s.io',
+  'authentication.k8s.io', 'authorization.k8s.io', 'certificates.k8s.io', 'coordination.k8s.io', 'discovery.k8s.io',
+  'events.k8s.io', 'flowcontrol.apiserver.k8s.io', 'internal.apiserver.k8s.io', 'metrics.k8s.io', 'networking.k8s.io', 'node.k8s.io',
+  'rbac.authorization.k8s.io', 'resource.k8s.io', 'scheduling.k8s.io', 'storage.k8s.io', 'storagemigration.k8s.io',
+]);
+
+/**
+ * The resource (plural) of a kind when discovery cannot say: apimachinery's
+ * UnsafeGuessKindToResource, what kubectl guesses (StorageClass → storageclasses, Policy → policies).
+ */
+export function guessResource(kind: string): string {
+  const k = kind.toLowerCase();
+  if (k.endsWith('s')) return `${k}es`;
+  if (k.endsWith('y')) return `${k.slice(0, -1)}ies`;
+  return `${k}s`;
+}
+
+function missingKindMessage(apiVersion: string, kind: string, served: readonly string[] | undefined): string {
+  const group = apiVersion.includes('/') ? apiVersion.split('/')[0] : '';
+  const listed = served ? `${apiVersion} serves ${served.length ? served.join(', ') : 'nothing'}` : `no API ${apiVersion}`;
+  const what = `${apiVersion} ${kind} is not served by this cluster (${listed})`;
+  if (BUILTIN_GROUPS.has(group)) {
+    return `${what}: ${kind} is built into Kubernetes, so this API server is of a version without it or has that API turned off`;
+  }
+  const crd = `${guessResource(kind)}.${group}`;
+  return `${what}: the CustomResourceDefinition ${crd} is missing${served ? ' or does not serve that version' : ''}${group === 'cert-manager.io' ? ' (install cert-manager first)' : ''}`;
+}
+
+/**
+ * A kind the cluster does not serve. `served`: the resources discovery lists for that
+ * group/version when it answered (the kind is not among them); absent when the group/version
+ * itself is not served.
+ */
 export class MissingKind extends RuntimeError {
-  constructor(readonly apiVersion: string, readonly kind: string) {
-    const group = apiVersion.includes('/') ? apiVersion.split('/')[0] : '';
-    const crd = group ? `${kind.toLowerCase()}s.${group}` : kind;
-    super(`${apiVersion} ${kind} is not served by this cluster: the CustomResourceDefinition ${crd} is missing${group === 'cert-manager.io' ? ' (install cert-manager first)' : ''}`, EXIT.stepFailed);
+  constructor(readonly apiVersion: string, readonly kind: string, served?: readonly string[]) {
+    super(missingKindMessage(apiVersion, kind, served), EXIT.stepFailed);
   }
 }
 
@@ -64,4 +105,80 @@ export class ClusterMisbehaved extends RuntimeError {
   constructor(message: string, inStep: boolean) {
     super(message, inStep ? EXIT.stepFailed : EXIT.unreachable);
   }
+}
+
+/** Where the requests go and as whom (from the kubeconfig): what a message tells the user to check. */
+export interface Endpoint {
+  readonly server: string;
+  readonly cluster: string;
+  readonly user: string;
+  readonly context: string;
+}
+
+const TLS_UNTRUSTED = new Set(['DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'CERT_SIGNATURE_FAILURE', 'CERT_UNTRUSTED']);
+
+function hostOf(server: string): string {
+  try {
+    return new URL(server).hostname;
+  } catch {
+    return server;
+  }
+}
+
+/**
+ * A request that got no answer, in the user's words: the system error code, what it means and
+ * what to check (`cannot reach the cluster at https://…: ECONNREFUSED (connection refused); check …`).
+ */
+export function connectionFailure(code: string, detail: string, at: Endpoint): string {
+  const host = hostOf(at.server);
+  const cluster = `cluster "${at.cluster}" of the kubeconfig`;
+  const [says, check] = ((): [string, string] => {
+    if (code === 'ECONNREFUSED') return ['connection refused', `check that the API server runs and that ${at.server}, the server of ${cluster}, is its address and port`];
+    if (code === 'ENOTFOUND') return [`the host name ${host} does not resolve`, `check the server of ${cluster} and this machine's DNS`];
+    if (code === 'EAI_AGAIN') return [`the DNS lookup of ${host} failed`, 'check the DNS servers this machine uses, then try again'];
+    if (code === 'ETIMEDOUT' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH') return [`no route to ${host}`, `check the network path to ${at.server} (VPN, firewall, proxy)`];
+    if (code === 'ECONNRESET' || code === 'EPIPE' || code === 'UND_ERR_SOCKET') return ['the connection was closed during the request', 'check a proxy or load balancer in front of the API server, and the API server\'s health'];
+    if (code === 'CERT_HAS_EXPIRED') return ['the API server\'s TLS certificate has expired', 'renew it, or check this machine\'s clock'];
+    if (code === 'CERT_NOT_YET_VALID') return ['the API server\'s TLS certificate is not valid yet', 'check this machine\'s clock'];
+    if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') return [`the API server's TLS certificate does not name ${host} (${detail})`, `use an address the certificate names, or set tls-server-name of ${cluster}`];
+    if (TLS_UNTRUSTED.has(code)) return [`the API server's TLS certificate is not signed by a CA this kubeconfig trusts (${detail})`, `set certificate-authority-data of ${cluster} to the cluster's CA`];
+    if (code === 'EPROTO' || code.startsWith('ERR_SSL') || code.startsWith('ERR_TLS')) return [`the TLS handshake failed (${detail})`, `check that ${at.server} speaks HTTPS on that port, and the client certificate of user "${at.user}"`];
+    return [detail, `check the server of ${cluster}`];
+  })();
+  return `cannot reach the cluster at ${at.server}: ${code} (${says}); ${check}`;
+}
+
+/**
+ * What an API refusal that no caller expects means (`what` names the request), with the exit
+ * code: credentials (401) and permissions (403) are the kubeconfig's user, so bad input (2) before
+ * any step; a failing or throttling API server (5xx, 429, after retries) is unreachable (3);
+ * anything else, and everything once a step ran, fails (1). Undefined: an answer callers handle
+ * themselves (404 on a read, 409, 422, ...), worded by them.
+ */
+export function refusal(what: string, api: { status: number; reason: string; message: string }, at: Endpoint, attempts: number, inStep: boolean): { message: string; exitCode: FailureExitCode } | undefined {
+  const as = `user "${at.user}" (context "${at.context}")`;
+  const reason = api.reason || STATUS_CODES[api.status];
+  const http = `HTTP ${api.status}${reason ? ` ${reason}` : ''}`;
+  const code = (before: FailureExitCode) => (inStep ? EXIT.stepFailed : before);
+  if (api.status === 401) {
+    return {
+      message: `${what}: ${http}: the cluster at ${at.server} does not accept the credentials of ${as}; check its token, client certificate or exec plugin in the kubeconfig (expired?), e.g. kubectl --context ${at.context} auth whoami`,
+      exitCode: code(EXIT.badInput),
+    };
+  }
+  if (api.status === 403) {
+    return {
+      message: `${what}: ${http}: ${api.message}; ${as} needs that permission (RBAC): kubectl --context ${at.context} auth can-i --list shows what it may do`,
+      exitCode: code(EXIT.badInput),
+    };
+  }
+  if (api.status >= 500 || api.status === 429) {
+    const failing = api.status === 429 ? 'throttles these requests' : 'is failing';
+    return {
+      message: `${what}: ${http}: ${api.message} (${attempts} attempts); the API server at ${at.server} ${failing}: check its health (kubectl --context ${at.context} get --raw /readyz), then try again`,
+      exitCode: code(EXIT.unreachable),
+    };
+  }
+  return undefined;
 }

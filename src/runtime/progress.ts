@@ -28,7 +28,13 @@ export type RunEvent =
   | { type: 'facts'; step: string; facts: Record<string, string> }
   | { type: 'step-done'; step: string; index: number; total: number; elapsedSeconds: number }
   | { type: 'step-failed'; step: string; index: number; total: number; elapsedSeconds: number; reason: string; pods: FailedContainer[] }
-  | { type: 'run-done'; status: 'done' | 'failed'; exitCode: number; elapsedSeconds: number; message?: string };
+  | {
+    type: 'run-done'; status: 'done' | 'failed'; exitCode: number; elapsedSeconds: number; message?: string;
+    /** A failed run that got as far as its run directory: where its logs and events are. */
+    runDir?: string;
+    /** A failed step: the command that continues the run (`--rerun <step>` when it has Jobs). */
+    next?: string;
+  };
 
 export interface FailedContainer {
   pod: string;
@@ -187,7 +193,13 @@ export class Reporter {
         }
         return out.join('\n');
       }
-      case 'run-done': return ev.status === 'done' ? `done in ${secs(ev.elapsedSeconds)}` : `run failed (exit ${ev.exitCode}) after ${secs(ev.elapsedSeconds)}${ev.message ? `: ${ev.message}` : ''}`;
+      case 'run-done': {
+        if (ev.status === 'done') return `done in ${secs(ev.elapsedSeconds)}`;
+        const out = [`run failed (exit ${ev.exitCode}) after ${secs(ev.elapsedSeconds)}${ev.message ? `: ${ev.message}` : ''}`];
+        if (ev.runDir) out.push(`  logs and events: ${ev.runDir}`);
+        if (ev.next) out.push(`  next: fix the cause, then ${ev.next}`);
+        return out.join('\n');
+      }
     }
   }
 

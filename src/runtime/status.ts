@@ -3,6 +3,7 @@
  * is not done also lists its ReplicaSets and pods).
  */
 import type { KubernetesObject, V1Deployment, V1Job, V1PersistentVolumeClaim, V1Pod, V1ReplicaSet, V1StorageClass } from '@kubernetes/client-node';
+import { EXIT } from '../plan/exit-codes';
 import { sameSpecHash } from '../plan/spec-hash';
 import { ANNOTATIONS, Plan, Step, Wait } from '../plan/types';
 import { Cluster, refString } from './client';
@@ -60,10 +61,18 @@ async function scanObjects(cluster: Cluster, objs: readonly Manifest[]): Promise
   return scan;
 }
 
+/**
+ * The StorageClasses only inform a `bound` wait (a WaitForFirstConsumer claim is not stuck): when
+ * they cannot be read (RBAC: a namespaced user), the claim is judged without them, as `run` does.
+ */
+async function storageClasses(cluster: Cluster): Promise<V1StorageClass[]> {
+  return (await cluster.list<V1StorageClass>({ apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass' }).catch(() => ({ items: [] }))).items;
+}
+
 /** One wait, judged from one GET (and, for a rollout that is not done, its pods). */
 async function judgeWait(cluster: Cluster, w: Wait, classes: Classes): Promise<{ v: Verdict; extra: string }> {
   const obj = await cluster.get(w.object).catch(() => undefined);
-  if (w.for === 'bound' && obj) classes.list ??= (await cluster.list<V1StorageClass>({ apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass' })).items;
+  if (w.for === 'bound' && obj) classes.list ??= await storageClasses(cluster);
   const storageClass = obj && classes.list ? storageClassOf(obj as V1PersistentVolumeClaim, classes.list) : undefined;
   const v = verdictFor(w.for, { object: obj, storageClass });
   if (w.for !== 'rollout' || !obj || v.state === 'done') return { v, extra: '' };
@@ -115,6 +124,12 @@ async function podsOfRollout(cluster: Cluster, d: V1Deployment): Promise<V1Pod[]
     cluster.list<V1Pod>({ apiVersion: 'v1', kind: 'Pod', ...q }),
   ]);
   return rolloutPods(d, sets.items, pods.items);
+}
+
+/** `status`'s exit code: 0 every step done, 1 a step failed, 4 otherwise (something is still to do). */
+export function statusExitCode(steps: readonly StepStatus[]): number {
+  if (steps.some((s) => s.state === 'failed')) return EXIT.stepFailed;
+  return steps.every((s) => s.state === 'done') ? EXIT.ok : EXIT.incomplete;
 }
 
 export function renderStatus(plan: Plan, steps: StepStatus[]): string {

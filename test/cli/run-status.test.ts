@@ -1,0 +1,143 @@
+/**
+ * Scriptable runs (issue 15 item 4): `status` exit codes, `run`'s first failure naming its log
+ * directory and the exact next command, `-o json` being events.jsonl, and the default run
+ * directory in the user's state directory.
+ */
+import { spawnSync } from 'child_process';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { EXIT } from '../../src/plan/exit-codes';
+import { defaultRunsDir } from '../../src/plan/run-defaults';
+import { startSimulator, Simulator } from '../sim';
+import { BIN, cli, spawnCli, tmpDir } from '../runtime/e2e/harness';
+import { deployment, job, namespace, NS, pvc, writePlan } from '../runtime/plans';
+
+let sim: Simulator | undefined;
+afterEach(async () => {
+  await sim?.stop();
+  sim = undefined;
+});
+
+/** A Job that fails at its first failed pod (no retries to sit through). */
+const setupJob = () => {
+  const j = job('setup');
+  return { ...j, spec: { ...j.spec, backoffLimit: 0 } };
+};
+
+const steps = () => [
+  { name: 'namespace', objects: [namespace()] },
+  { name: 'volumes', objects: [pvc('var-cache')] },
+  { name: 'setup', objects: [setupJob()] },
+  { name: 'server', objects: [deployment('uyuni', 1)] },
+];
+
+const states = (out: string) => JSON.parse(out).steps.map((s: { state: string }) => s.state);
+
+describe('uyuni-cdk status exit codes', () => {
+  it('exits 4 while steps are still to do, 0 once every step is done, 1 when a step failed', async () => {
+    sim = await startSimulator({ jobs: { setup: { outcome: 'fail', exitCode: 3 } } });
+    const dir = writePlan(steps());
+    const before = await cli('status', dir, { kubeconfig: sim.kubeconfigPath, output: 'json' });
+    expect(states(before.out)).toEqual(['not-applied', 'not-applied', 'not-applied', 'not-applied']);
+    expect(before.code).toBe(EXIT.incomplete);
+
+    expect((await cli('run', dir, { kubeconfig: sim.kubeconfigPath })).code).toBe(EXIT.stepFailed);
+    const failed = await cli('status', dir, { kubeconfig: sim.kubeconfigPath, output: 'json' });
+    expect(states(failed.out)).toEqual(['done', 'done', 'failed', 'not-applied']);
+    expect(failed.code).toBe(EXIT.stepFailed);
+
+    sim.setJob('setup', { outcome: 'succeed' });
+    expect((await cli('run', dir, { kubeconfig: sim.kubeconfigPath, rerun: ['setup'] })).code).toBe(EXIT.ok);
+    const done = await cli('status', dir, { kubeconfig: sim.kubeconfigPath });
+    expect(done.out.split('\n').filter((l) => /\sdone\s/.test(l))).toHaveLength(4);
+    expect(done.code).toBe(EXIT.ok);
+  });
+
+  it('documents them in --help', () => {
+    const help = spawnSync(process.execPath, [BIN, 'status', '--help'], { encoding: 'utf8' }).stdout;
+    expect(help).toMatch(/Exit codes:\n {2}0 {2}every step done\n {2}1 {2}a step failed\n {2}4 {2}not finished/);
+  });
+});
+
+describe("run's first failure", () => {
+  it('names the log directory and the exact command that continues, and that command does', async () => {
+    sim = await startSimulator({ jobs: { setup: { outcome: 'fail', exitCode: 2, logs: ['ERROR: no database'] } } });
+    const dir = writePlan(steps());
+    const runDir = path.join(tmpDir(), 'first');
+    const r = await cli('run', dir, { kubeconfig: sim.kubeconfigPath, context: 'sim', namespace: NS, runDir });
+    expect(r.code).toBe(EXIT.stepFailed);
+    const next = `uyuni-cdk run ${dir} -n ${NS} --kubeconfig ${sim.kubeconfigPath} --context sim --rerun setup`;
+    expect(r.err).toContain(`\n  logs and events: ${runDir}\n  next: fix the cause, then ${next}\n`);
+    expect(fs.readFileSync(path.join(runDir, 'setup', fs.readdirSync(path.join(runDir, 'setup'))[0]), 'utf8')).toContain('ERROR: no database');
+    const done = JSON.parse(fs.readFileSync(path.join(runDir, 'events.jsonl'), 'utf8').trim().split('\n').pop()!);
+    expect(done).toMatchObject({ type: 'run-done', status: 'failed', exitCode: 1, runDir, next });
+
+    // the command, as printed, runs the plan to its end once the cause is gone
+    sim.setJob('setup', { outcome: 'succeed' });
+    const [, verb, planDir, ...args] = next.split(' ');
+    const again = spawnCli([verb, planDir, ...args, '--run-dir', tmpDir()]);
+    const out = await again.done;
+    expect(out.err).toBe('');
+    expect(out.code).toBe(EXIT.ok);
+    expect(out.out).toContain('--rerun setup: Job setup was failed');
+  });
+
+  it('suggests the same command without --rerun when the failed step has no Job (it resumes by itself)', async () => {
+    sim = await startSimulator();
+    const requires = [{ kind: 'Secret' as const, name: 'uyuni-ca', namespace: NS, keys: ['tls.crt'], ifMissing: 'fail' as const, message: 'create Secret uyuni-ca' }];
+    const dir = writePlan([{ name: 'namespace', objects: [namespace()] }, { name: 'server', objects: [deployment('uyuni', 1)], requires }]);
+    const r = await cli('run', dir, { kubeconfig: sim.kubeconfigPath });
+    expect(r.code).toBe(EXIT.stepFailed);
+    expect(r.err).toContain(`next: fix the cause, then uyuni-cdk run ${dir} -n ${NS} --kubeconfig ${sim.kubeconfigPath}\n`);
+  });
+});
+
+describe('-o json and events.jsonl: one stream', () => {
+  it('prints exactly the lines events.jsonl records, waiting events and heartbeats included', async () => {
+    sim = await startSimulator({ jobs: { setup: { durationMs: 60_000, logs: Array.from({ length: 20 }, (_, i) => `line ${i}`) } } });
+    const runDir = tmpDir();
+    const r = await cli('run', writePlan(steps()), { kubeconfig: sim.kubeconfigPath, output: 'json', progressInterval: 0.1, runDir });
+    expect(r.code).toBe(EXIT.ok);
+    const printed = r.out.split('\n').filter(Boolean);
+    const recorded = fs.readFileSync(path.join(runDir, 'events.jsonl'), 'utf8').split('\n').filter(Boolean);
+    expect(printed).toEqual(recorded);
+    const types = new Set(recorded.map((l) => JSON.parse(l).type));
+    for (const t of ['run-start', 'step-start', 'apply', 'waiting', 'log', 'step-done', 'run-done']) expect(types).toContain(t);
+    expect(recorded.filter((l) => JSON.parse(l).type === 'waiting').length).toBeGreaterThan(3);
+  });
+
+  it('is one stream also for a failed run and a --rerun that waits for the old Job to go', async () => {
+    sim = await startSimulator({ jobs: { setup: { outcome: 'fail', durationMs: 20_000, logs: ['one', 'two', 'ERROR'] } } });
+    const dir = writePlan(steps());
+    for (const rerun of [[], ['setup']]) {
+      const runDir = tmpDir();
+      const r = await cli('run', dir, { kubeconfig: sim.kubeconfigPath, output: 'json', progressInterval: 0.1, runDir, rerun });
+      expect(r.code).toBe(EXIT.stepFailed);
+      const recorded = fs.readFileSync(path.join(runDir, 'events.jsonl'), 'utf8').split('\n').filter(Boolean);
+      expect(r.out.split('\n').filter(Boolean)).toEqual(recorded);
+      expect(recorded.map((l) => JSON.parse(l).type)).toEqual(expect.arrayContaining(['waiting', 'log', 'step-failed', 'run-done']));
+    }
+  });
+});
+
+describe('the default run directory', () => {
+  it('is $XDG_STATE_HOME/uyuni-cdk/<namespace>/<plan>/<run id>/, outside the working directory and the plan', async () => {
+    sim = await startSimulator();
+    const state = tmpDir('uyuni-state-');
+    const dir = writePlan(steps());
+    const r = await spawnCli(['run', dir, '--kubeconfig', sim.kubeconfigPath, '-n', 'other-ns', '-o', 'json'], { XDG_STATE_HOME: state }).done;
+    expect(r.code).toBe(EXIT.ok);
+    const start = JSON.parse(r.out.split('\n')[0]);
+    expect(start.runDir).toBe(path.join(state, 'uyuni-cdk', 'other-ns', 'install', start.runId));
+    expect(fs.existsSync(path.join(start.runDir, 'events.jsonl'))).toBe(true);
+    expect(fs.readdirSync(dir).some((f) => f.startsWith('runs'))).toBe(false);
+  });
+
+  it('falls back to ~/.local/state, also for a relative $XDG_STATE_HOME (the XDG spec ignores those); --run-dir wins', () => {
+    expect(defaultRunsDir('uyuni', 'migrate', { XDG_STATE_HOME: '/s' }, '/home/a')).toBe('/s/uyuni-cdk/uyuni/migrate');
+    expect(defaultRunsDir('uyuni', 'migrate', {}, '/home/a')).toBe('/home/a/.local/state/uyuni-cdk/uyuni/migrate');
+    expect(defaultRunsDir('uyuni', 'migrate', { XDG_STATE_HOME: 'state' }, '/home/a')).toBe('/home/a/.local/state/uyuni-cdk/uyuni/migrate');
+    expect(defaultRunsDir('uyuni', 'install', { XDG_STATE_HOME: '' }, os.homedir())).toBe(path.join(os.homedir(), '.local/state/uyuni-cdk/uyuni/install'));
+  });
+});

@@ -1,0 +1,39 @@
+/**
+ * Typo suggestions that know the domain (issue 15 item 6): other tools' words for our verbs
+ * suggest our verb; anything else keeps commander's edit-distance suggestion. Usage errors are
+ * bad input (exit 2).
+ */
+import { spawnSync } from 'child_process';
+import { EXIT } from '../../src/plan/exit-codes';
+import { BIN } from '../runtime/e2e/harness';
+
+const uyuni = (...args: string[]) => spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8' });
+
+describe('an unknown command', () => {
+  it.each([
+    ['deploy', 'run'], ['apply', 'run'], ['install', 'run'], ['up', 'run'],
+    ['delete', 'destroy'], ['down', 'destroy'], ['uninstall', 'destroy'],
+    ['diff', 'plan'],
+  ])('%s: suggests %s, with an example, exit 2', (word, verb) => {
+    const r = uyuni(word, 'dist/install', '--kubeconfig', 'x');
+    expect(r.status).toBe(EXIT.badInput);
+    expect(r.stderr.split('\n').slice(0, 2)).toEqual([`error: unknown command '${word}'`, `(Did you mean ${verb}? e.g. uyuni-cdk ${verb} dist/install)`]);
+  });
+
+  it.each([['destory', 'destroy'], ['statsu', 'status'], ['rn', 'run']])("%s: keeps commander's suggestion (%s)", (word, verb) => {
+    const r = uyuni(word);
+    expect(r.status).toBe(EXIT.badInput);
+    expect(r.stderr.split('\n').slice(0, 2)).toEqual([`error: unknown command '${word}'`, `(Did you mean ${verb}?)`]);
+  });
+
+  it('suggests nothing for a word like none of ours, and still shows the verbs', () => {
+    const r = uyuni('frobnicate');
+    expect(r.status).toBe(EXIT.badInput);
+    expect(r.stderr).toMatch(/^error: unknown command 'frobnicate'\n\nUsage: uyuni-cdk/);
+    expect(r.stderr).toMatch(/Commands:[^]*run \[options\] <planDir>/);
+  });
+
+  it('is not confused by a property name of plain objects', () => {
+    expect(uyuni('constructor').stderr.split('\n')[0]).toBe("error: unknown command 'constructor'");
+  });
+});
