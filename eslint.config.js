@@ -14,7 +14,7 @@ const layer = (dir, forbidden, why) => ({
 });
 
 module.exports = tseslint.config(
-  { ignores: ['node_modules/**', 'dist/**', 'imports/**', '.cdk8s.out/**', 'coverage/**'] },
+  { ignores: ['node_modules/**', 'dist/**', 'imports/**', '.cdk8s.out/**', 'coverage/**', 'bundle/**', 'lib/**'] },
   ...tseslint.configs.recommended,
   {
     files: ['**/*.ts'],

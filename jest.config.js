@@ -1,6 +1,9 @@
 // @kubernetes/client-node 1.x and its auth dependencies are ESM-only: swc transpiles them
 // to CommonJS for jest, together with our own TypeScript.
 const esm = ['@kubernetes/client-node', 'openid-client', 'oauth4webapi', 'jose'];
+// kubectl's discovery cache (src/runtime/discovery-cache.ts) of the simulators' short-lived
+// servers goes into a directory of the test run, not the home directory.
+process.env.KUBECACHEDIR ||= require('fs').mkdtempSync(require('path').join(require('os').tmpdir(), 'uyuni-cdk-test-kubecache-'));
 module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],

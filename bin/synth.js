@@ -11,10 +11,13 @@ for (const [signal, n] of [['SIGHUP', 1], ['SIGINT', 2], ['SIGTERM', 15]]) {
     process.exit(128 + n);
   });
 }
-// V8's compiled code of every module (cdk8s-plus-28's 3 MB of types first) is cached between
-// runs: a synth spends most of its start compiling, not working.
-require('v8-compile-cache');
-require('./register');
-require('../src/main.ts').main();
-// One turn of the event loop, in which a signal received during the synth is handled.
-setImmediate(() => {});
+const { bundleFresh, load } = require('./bundle');
+
+// From the sources, V8's compiled code of every module (cdk8s-plus-28's 3 MB of types first) is
+// cached between runs: a synth would otherwise spend most of its start compiling, not working.
+if (!bundleFresh()) require('v8-compile-cache');
+load('synth', () => require('../src/main.ts')).then((m) => {
+  m.main();
+  // One turn of the event loop, in which a signal received during the synth is handled.
+  setImmediate(() => {});
+});

@@ -1,61 +1,122 @@
 import * as fs from 'fs';
 import * as path from 'path';
-import { ConfigError, configPath, loadConfigFile, plansOf } from './config/load';
-import { planProblems } from './plans';
-import { JOURNAL, publish, recover, STAGING_PREFIX, synthesize } from './synth';
+import { ConfigError, configPath, loadConfigFile } from './config/load';
+import { EXIT } from './plan/exit-codes';
+import { JOURNAL, recover, writePlans } from './synth';
+
+/** What one synth reads and where it writes: the cdk8s app and `uyuni-cdk synth` both run it. */
+export interface SynthRun {
+  /** The configuration file. */
+  readonly config: string;
+  /** Where the plans are published (dist/, or `-o`); plans of other configurations there are kept. */
+  readonly outdir: string;
+  /**
+   * The cdk8s CLI's default output directory (cdk8s.yaml `output`, which the CLI wipes and then
+   * lists): the plans are staged there and copied into `outdir`.
+   * @default a staging directory of our own beside `outdir`, whose plans are renamed in
+   */
+  readonly cliOutdir?: string;
+  /** Test hook: SIGKILL right after that many renames of the publish. @default none */
+  readonly crashAfterRename?: number;
+}
 
 /**
  * The cdk8s app (`npx cdk8s synth` runs it through cdk8s.yaml). Reads the configuration
- * (`$UYUNI_CONFIG`, else uyuni.yaml), synthesizes into a staging directory, then swaps the
- * finished plans into dist/. Bad configuration: exit 2, dist/ untouched.
+ * (`$UYUNI_CONFIG`, else uyuni.yaml) and writes its plans where `outputOf` says. Bad
+ * configuration: exit 2, the output directory untouched.
  *
- * Every synth first completes a publish a crash interrupted and removes what dead synths left
- * (src/synth.ts `recover`); all plans of a configuration are then published as one unit.
- *
- * Environment: UYUNI_CONFIG (the config file), UYUNI_DIST (the output directory, default
- * dist/), CDK8S_OUTDIR (set by the cdk8s CLI: used as the staging directory),
+ * Environment: UYUNI_CONFIG (the config file), UYUNI_DIST (the output directory without `-o`,
+ * default dist/), CDK8S_OUTDIR (set by the cdk8s CLI, see `outputOf`),
  * UYUNI_CDK_CRASH_AFTER_RENAME (test hook: SIGKILL after that many renames of the publish).
  */
 export function main(env: NodeJS.ProcessEnv = process.env): void {
-  const file = configPath(env);
-  const dist = path.resolve(env.UYUNI_DIST || 'dist');
-  const shown = path.relative(process.cwd(), dist) || 'dist';
-  let staging: string | undefined;
+  const crash = env.UYUNI_CDK_CRASH_AFTER_RENAME ? Number(env.UYUNI_CDK_CRASH_AFTER_RENAME) : undefined;
+  process.exitCode = synthRun({ config: configPath(env), ...outputOf(env), crashAfterRename: crash });
+}
+
+/**
+ * Where the cdk8s app writes. The cdk8s CLI always sets CDK8S_OUTDIR: to `-o DIR` when given,
+ * else to cdk8s.yaml's `output` (.cdk8s.out), after wiping it. So CDK8S_OUTDIR is the output
+ * unless it is that configured `output`; then the plans go to $UYUNI_DIST or dist/, and
+ * CDK8S_OUTDIR only stages them. (`-o .cdk8s.out` is the default spelt out, and acts as it.)
+ * Unset (`node bin/synth.js`): $UYUNI_DIST or dist/.
+ */
+export function outputOf(env: NodeJS.ProcessEnv, cwd = process.cwd()): Pick<SynthRun, 'outdir' | 'cliOutdir'> {
+  const dist = defaultOutdir(env, cwd);
+  if (!env.CDK8S_OUTDIR) return { outdir: dist };
+  const given = path.resolve(cwd, env.CDK8S_OUTDIR);
+  const configured = configuredOutput(cwd);
+  return configured !== undefined && path.resolve(cwd, configured) === given ? { outdir: dist, cliOutdir: given } : { outdir: given };
+}
+
+/** The output directory unless one is given: $UYUNI_DIST, else dist/. */
+export function defaultOutdir(env: NodeJS.ProcessEnv, cwd = process.cwd()): string {
+  return path.resolve(cwd, env.UYUNI_DIST || 'dist');
+}
+
+/**
+ * SIGHUP, SIGINT, SIGTERM: a synth is synchronous, so with these handlers a signal waits for it
+ * to finish (staging removed, the output the old set of plans or the new one) and then ends the
+ * process with 128+n. Without them Node would die mid-publish (SIGKILL still can: the next synth
+ * recovers). The caller turns the event loop once after the synth, as bin/synth.js does.
+ */
+export function holdSignals(): void {
+  for (const [signal, n] of [['SIGHUP', 1], ['SIGINT', 2], ['SIGTERM', 15]] as const) {
+    process.on(signal, () => {
+      console.error(`uyuni-cdk: ${signal}: stopped`);
+      process.exit(128 + n);
+    });
+  }
+}
+
+/** cdk8s.yaml's `output` in `cwd`, read as the cdk8s CLI reads it (it looks in its working directory). */
+function configuredOutput(cwd: string): string | undefined {
+  let text: string;
   try {
-    for (const done of recover(dist)) console.error(`uyuni-cdk: ${shown}/: ${done}`);
-    // Our own staging directory sits beside dist/, so the finished plans are renamed in, not copied.
-    staging = env.CDK8S_OUTDIR ? path.resolve(env.CDK8S_OUTDIR) : stagingBeside(dist);
-    const config = loadConfigFile(file);
-    const problems = planProblems(config, plansOf(config));
-    if (problems.length > 0) throw new ConfigError(file, problems);
-    const dirs = synthesize(config, staging);
-    const crashAfterRename = env.UYUNI_CDK_CRASH_AFTER_RENAME ? Number(env.UYUNI_CDK_CRASH_AFTER_RENAME) : undefined;
-    publish(staging, dirs, dist, { move: !env.CDK8S_OUTDIR, crashAfterRename });
+    text = fs.readFileSync(path.join(cwd, 'cdk8s.yaml'), 'utf8');
+  } catch {
+    return undefined;
+  }
+  const output = (require('yaml') as typeof import('yaml')).parse(text)?.output;
+  return typeof output === 'string' ? output : undefined;
+}
+
+/**
+ * Synthesizes into a staging directory, then swaps the finished plans into `run.outdir`, printing
+ * one line per plan on stderr (the cdk8s CLI keeps the app's stdout to itself). Returns the exit
+ * code: 0, 2 on a bad configuration, 1 on any other failure; `outdir` is then left as it was.
+ *
+ * Every synth first completes a publish a crash interrupted and removes what dead synths left
+ * (src/synth.ts `recover`); all plans of a configuration are then published as one unit.
+ */
+export function synthRun(run: SynthRun): number {
+  const { config: file, outdir, cliOutdir } = run;
+  const shown = shownPath(outdir);
+  try {
+    for (const done of recover(outdir)) console.error(`uyuni-cdk: ${shown}/: ${done}`);
+    const dirs = writePlans(loadConfigFile(file), file, outdir, { staging: cliOutdir, crashAfterRename: run.crashAfterRename });
     for (const dir of dirs) {
-      const files = fs.readdirSync(path.join(dist, dir));
-      // stderr: the cdk8s CLI keeps the app's stdout to itself.
-      console.error(`uyuni-cdk: wrote ${path.relative(process.cwd(), path.join(dist, dir)) || dir}/ (${files.length} file${files.length === 1 ? "" : "s"}) from ${path.relative(process.cwd(), file)}`);
+      const files = fs.readdirSync(path.join(outdir, dir));
+      console.error(`uyuni-cdk: wrote ${shownPath(path.join(outdir, dir))}/ (${files.length} file${files.length === 1 ? '' : 's'}) from ${shownPath(file)}`);
     }
+    return EXIT.ok;
   } catch (e) {
     if (e instanceof ConfigError) {
       console.error(e.message);
       console.error(`uyuni-cdk: nothing written; ${shown}/ is unchanged`);
-      process.exitCode = 2;
-      return;
+      return EXIT.badInput;
     }
     console.error(`uyuni-cdk: synth failed: ${(e as Error).stack ?? e}`);
-    console.error(fs.existsSync(path.join(dist, JOURNAL))
+    console.error(fs.existsSync(path.join(outdir, JOURNAL))
       ? `uyuni-cdk: publish interrupted; the next synth completes it from ${shown}/${JOURNAL}`
       : `uyuni-cdk: nothing written; ${shown}/ is unchanged`);
-    process.exitCode = 1;
-  } finally {
-    if (!env.CDK8S_OUTDIR && staging) fs.rmSync(staging, { recursive: true, force: true });
+    // Not a step that failed, but 1 all the same: what Node itself exits with on an uncaught error.
+    return 1;
   }
 }
 
-function stagingBeside(dist: string): string {
-  const parent = path.dirname(dist);
-  fs.mkdirSync(parent, { recursive: true });
-  // The pid in the name tells `recover` whether its synth still runs.
-  return fs.mkdtempSync(path.join(parent, `${STAGING_PREFIX}${process.pid}-`));
+/** A path as the user would type it: relative below the working directory, else absolute. */
+function shownPath(p: string): string {
+  const rel = path.relative(process.cwd(), p);
+  return rel === '' ? '.' : rel === '..' || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel) ? p : rel;
 }

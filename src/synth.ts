@@ -1,10 +1,15 @@
 import * as fs from 'fs';
 import * as path from 'path';
-import { plansOf } from './config/load';
+import { checkConfig, ConfigError, plansOf } from './config/load';
 import type { UyuniConfig } from './config/schema';
-import { PLANS } from './plans';
+import { planProblems, PLANS } from './plans';
+import type { UyuniSettings } from './plans/settings';
+import { PACKAGE_NAME, packageVersion } from './version';
 
-export const GENERATOR = `uyuni-cdk ${require('../package.json').version}`;
+/** What the plan index names as its generator (`generator`). */
+export function generator(): string {
+  return `${PACKAGE_NAME} ${packageVersion()}`;
+}
 
 /**
  * Synthesizes every plan of a configuration into `staging` (which must be empty or absent)
@@ -13,7 +18,57 @@ export const GENERATOR = `uyuni-cdk ${require('../package.json').version}`;
 export function synthesize(config: UyuniConfig, staging: string): string[] {
   fs.rmSync(staging, { recursive: true, force: true });
   fs.mkdirSync(staging, { recursive: true });
-  return plansOf(config).flatMap((name) => PLANS[name](config).synth(staging, GENERATOR));
+  const by = generator();
+  return plansOf(config).flatMap((name) => PLANS[name](config).synth(staging, by));
+}
+
+export interface WriteOptions {
+  /**
+   * Stage in this directory (which must be empty or absent, and is left holding the plans: the
+   * cdk8s CLI's output, which it lists) and copy into `outdir`.
+   * @default a staging directory of our own beside `outdir`, renamed in and then removed
+   */
+  readonly staging?: string;
+  /** Test hook, see PublishOptions. @default none */
+  readonly crashAfterRename?: number;
+}
+
+/**
+ * Writes every plan of a checked configuration into `outdir` (`source` names it in errors):
+ * checks what only the plans can see (ConfigError), synthesizes into a staging directory and
+ * publishes the plans as one unit. Plans of other configurations in `outdir` are kept. Call
+ * `recover(outdir)` first. Returns the plan directories written.
+ */
+export function writePlans(config: UyuniConfig, source: string, outdir: string, opts: WriteOptions = {}): string[] {
+  const problems = planProblems(config, plansOf(config));
+  if (problems.length > 0) throw new ConfigError(source, problems);
+  // Our own staging directory sits beside the output, so the finished plans are renamed in, not copied.
+  const staging = opts.staging ?? stagingBeside(outdir);
+  try {
+    const dirs = synthesize(config, staging);
+    publish(staging, dirs, outdir, { move: !opts.staging, crashAfterRename: opts.crashAfterRename });
+    return dirs;
+  } finally {
+    if (!opts.staging) fs.rmSync(staging, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The library's synth (src/index.ts): the plans of `settings` (what uyuni.yaml holds, as a typed
+ * object) written into `outdir` as `uyuni-cdk synth -o` writes them, each a directory for
+ * `uyuni-cdk run`. Throws ConfigError naming every bad setting; `outdir` is then unchanged.
+ */
+export function synthesizePlans(settings: UyuniSettings, outdir: string): string[] {
+  const dir = path.resolve(outdir);
+  recover(dir);
+  return writePlans(checkConfig(structuredClone(settings), 'synthesizePlans settings'), 'synthesizePlans settings', dir);
+}
+
+function stagingBeside(dist: string): string {
+  const parent = path.dirname(dist);
+  fs.mkdirSync(parent, { recursive: true });
+  // The pid in the name tells `recover` whether its synth still runs.
+  return fs.mkdtempSync(path.join(parent, `${STAGING_PREFIX}${process.pid}-`));
 }
 
 /** The journal of a publish in progress: dist/ holds it from before the first swap to after the last. */

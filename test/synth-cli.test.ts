@@ -1,9 +1,11 @@
 import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
+import { parse } from 'yaml';
 import { parseConfig } from '../src/config/load';
+import { outputOf } from '../src/main';
 import { synthesize } from '../src/synth';
-import { ROOT, tempDir, tree } from './helpers/synth';
+import { ROOT, synthYaml, tempDir, tree } from './helpers/synth';
 
 const SYNTH = path.join(ROOT, 'bin', 'synth.js');
 
@@ -78,8 +80,8 @@ describe('the synth app', () => {
     fs.writeFileSync(path.join(cwd, 'uyuni.yaml'), 'fqdn: uyuni.example.org\n');
     const r = runSynth(cwd);
     expect(r.status).toBe(0);
-    expect(r.stderr).toMatch(/^uyuni-cdk: wrote dist\/install\/ \(8 files\) from uyuni.yaml\n$/);
     const files = fs.readdirSync(path.join(cwd, 'dist', 'install'));
+    expect(r.stderr).toBe(`uyuni-cdk: wrote dist/install/ (${files.length} files) from uyuni.yaml\n`);
     expect(files).toContain('0000-namespace.k8s.yaml');
     expect(JSON.parse(fs.readFileSync(path.join(cwd, 'dist', 'install', 'uyuni.plan'), 'utf8')).name).toBe('install');
     expect(fs.readFileSync(path.join(cwd, 'dist', 'proxy', 'uyuni.plan'), 'utf8')).toBe('{"other": true}\n');
@@ -111,6 +113,102 @@ describe('the synth app', () => {
     expect(loaded.some((f) => f.includes('/src/plans/'))).toBe(true);
     const forbidden = loaded.filter((f) => /node_modules\/(@kubernetes\/client-node|dbus-next)\/|\/src\/(runtime|agent|cli)\//.test(f));
     expect(forbidden).toEqual([]);
+  });
+});
+
+/** A project directory with the repository's cdk8s.yaml (its `output`), running our synth app. */
+function cdk8sProject(): string {
+  const cwd = projectWithDist();
+  const { output } = parse(fs.readFileSync(path.join(ROOT, 'cdk8s.yaml'), 'utf8'));
+  fs.writeFileSync(path.join(cwd, 'cdk8s.yaml'), `language: typescript\napp: node ${SYNTH}\noutput: ${output}\n`);
+  fs.writeFileSync(path.join(cwd, 'proxy.yaml'), fs.readFileSync(path.join(ROOT, 'examples', 'proxy.yaml')));
+  return cwd;
+}
+
+function cdk8s(cwd: string, args: string[], env: Record<string, string> = {}) {
+  return spawnSync(path.join(ROOT, 'node_modules', '.bin', 'cdk8s'), ['synth', '--no-check-upgrade', ...args], {
+    cwd, encoding: 'utf8', env: { ...process.env, CDK8S_OUTDIR: '', UYUNI_DIST: '', ...env },
+  });
+}
+
+describe('the output directory', () => {
+  it('is -o of the cdk8s CLI: the plans go there and dist/ stays byte for byte as it was', () => {
+    const cwd = cdk8sProject();
+    const before = tree(path.join(cwd, 'dist'));
+    const out = path.join(tempDir(), 'x');
+    const r = cdk8s(cwd, ['-o', out], { UYUNI_CONFIG: 'proxy.yaml' });
+    expect(r.status).toBe(0);
+    expect(r.stderr).toBe(`uyuni-cdk: wrote ${out}/proxy/ (${fs.readdirSync(path.join(out, 'proxy')).length} files) from proxy.yaml\n`);
+    expect(tree(path.join(cwd, 'dist'))).toEqual(before);
+    expect(tree(out)).toEqual(tree(synthYaml(fs.readFileSync(path.join(cwd, 'proxy.yaml'), 'utf8')).root));
+    // The CLI lists what it finds in -o: the plan's step files, nothing staged elsewhere.
+    expect(r.stdout).toContain(`${out}/proxy/0000-namespace.k8s.yaml`);
+    expect(fs.readdirSync(path.dirname(out))).toEqual(['x']);
+  });
+
+  it('is dist/ without -o, staged in the CLI\'s configured output, which keeps a copy for its listing', () => {
+    const cwd = cdk8sProject();
+    const r = cdk8s(cwd, [], { UYUNI_CONFIG: 'proxy.yaml' });
+    expect(r.status).toBe(0);
+    expect(r.stderr).toBe(`uyuni-cdk: wrote dist/proxy/ (${fs.readdirSync(path.join(cwd, 'dist', 'proxy')).length} files) from proxy.yaml\n`);
+    const { output } = parse(fs.readFileSync(path.join(cwd, 'cdk8s.yaml'), 'utf8'));
+    expect(tree(path.join(cwd, 'dist', 'proxy'))).toEqual(tree(path.join(cwd, output, 'proxy')));
+    expect(fs.readFileSync(path.join(cwd, 'dist', 'install', 'uyuni.plan'), 'utf8')).toBe('{"old": true}\n');
+  });
+
+  it('is told from the default by comparing CDK8S_OUTDIR with cdk8s.yaml\'s output', () => {
+    const cwd = cdk8sProject();
+    const at = (p: string) => path.join(cwd, p);
+    expect(outputOf({}, cwd)).toEqual({ outdir: at('dist') });
+    expect(outputOf({ UYUNI_DIST: 'out' }, cwd)).toEqual({ outdir: at('out') });
+    expect(outputOf({ CDK8S_OUTDIR: '.cdk8s.out' }, cwd)).toEqual({ outdir: at('dist'), cliOutdir: at('.cdk8s.out') });
+    expect(outputOf({ CDK8S_OUTDIR: at('.cdk8s.out'), UYUNI_DIST: 'out' }, cwd)).toEqual({ outdir: at('out'), cliOutdir: at('.cdk8s.out') });
+    expect(outputOf({ CDK8S_OUTDIR: 'elsewhere', UYUNI_DIST: 'out' }, cwd)).toEqual({ outdir: at('elsewhere') });
+    // Without cdk8s.yaml (or its `output`) the CLI's own default is dist: that is the output then.
+    fs.rmSync(at('cdk8s.yaml'));
+    expect(outputOf({ CDK8S_OUTDIR: 'dist' }, cwd)).toEqual({ outdir: at('dist') });
+  });
+});
+
+describe('uyuni-cdk synth', () => {
+  const CLI = path.join(ROOT, 'bin', 'uyuni-cdk.js');
+  const cli = (cwd: string, args: string[], env: Record<string, string> = {}) =>
+    spawnSync(process.execPath, [CLI, ...args], { cwd, encoding: 'utf8', env: { ...process.env, UYUNI_CONFIG: '', UYUNI_DIST: '', ...env } });
+
+  it('writes the plans of -c into -o, keeping the other plans there, as the cdk8s app does', () => {
+    const cwd = cdk8sProject();
+    const before = tree(path.join(cwd, 'dist'));
+    const r = cli(cwd, ['synth', '-c', 'proxy.yaml', '-o', 'out']);
+    expect(r.status).toBe(0);
+    expect(r.stderr).toMatch(/^uyuni-cdk: wrote out\/proxy\/ \(\d+ files\) from proxy.yaml\n$/);
+    expect(tree(path.join(cwd, 'out'))).toEqual(tree(synthYaml(fs.readFileSync(path.join(cwd, 'proxy.yaml'), 'utf8')).root));
+    expect(tree(path.join(cwd, 'dist'))).toEqual(before);
+    const again = cli(cwd, ['synth', '-o', 'out'], { UYUNI_CONFIG: path.join(ROOT, 'uyuni.yaml') });
+    expect(again.status).toBe(0);
+    const planDirs = synthesize(parseConfig(fs.readFileSync(path.join(ROOT, 'uyuni.yaml'), 'utf8')), tempDir());
+    expect(fs.readdirSync(path.join(cwd, 'out')).sort()).toEqual([...planDirs, 'proxy'].sort());
+  });
+
+  it('defaults to uyuni.yaml and dist/, and exits 2 naming the field on a bad configuration', () => {
+    const cwd = cdk8sProject();
+    fs.writeFileSync(path.join(cwd, 'uyuni.yaml'), 'fqdn: uyuni.example.org\n');
+    expect(cli(cwd, ['synth']).status).toBe(0);
+    expect(JSON.parse(fs.readFileSync(path.join(cwd, 'dist', 'install', 'uyuni.plan'), 'utf8')).name).toBe('install');
+    fs.writeFileSync(path.join(cwd, 'uyuni.yaml'), 'fqdn: uyuni.example.org\ntimezone: 3\n');
+    const before = tree(path.join(cwd, 'dist'));
+    const r = cli(cwd, ['synth']);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('timezone: must be a string');
+    expect(r.stderr).toContain('dist/ is unchanged');
+    expect(tree(path.join(cwd, 'dist'))).toEqual(before);
+  });
+
+  it('prints the version of package.json with --version and -V', () => {
+    const { version } = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
+    for (const flag of ['--version', '-V']) {
+      const r = cli(ROOT, [flag]);
+      expect([r.status, r.stdout]).toEqual([0, `${version}\n`]);
+    }
   });
 });
 

@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { EXIT } from '../plan/exit-codes';
+import { packageVersion } from '../version';
 
 /**
  * `uyuni-cdk`: argument parsing and output only. Each verb module registers itself and loads
@@ -9,6 +10,7 @@ import { EXIT } from '../plan/exit-codes';
 
 /** Verb modules: each exports `register(program)`. */
 const VERBS: ReadonlyArray<() => { register(program: Command): void }> = [
+  () => require('./synth'),
   () => require('./run'),
   () => require('./plan'),
   () => require('./status'),
@@ -16,11 +18,40 @@ const VERBS: ReadonlyArray<() => { register(program: Command): void }> = [
   () => require('./agent'),
 ];
 
+/**
+ * Other tools' words for our verbs (kapp deploy, kubectl apply/delete/diff, helm
+ * install/uninstall, compose up/down), each with its example: commander alone would suggest
+ * `destroy` for `deploy`.
+ */
+const OTHER_TOOLS_WORDS: Readonly<Record<string, string>> = {
+  deploy: 'run', apply: 'run', install: 'run', up: 'run',
+  delete: 'destroy', down: 'destroy', uninstall: 'destroy',
+  diff: 'plan',
+};
+
+/** An unknown command: our verb for another tool's word, else commander's own suggestion. */
+function unknownCommand(program: Command, word: string): void {
+  const verb = Object.hasOwn(OTHER_TOOLS_WORDS, word) ? OTHER_TOOLS_WORDS[word] : undefined;
+  if (verb) {
+    program.error(`error: unknown command '${word}'\n(Did you mean ${verb}? e.g. uyuni-cdk ${verb} dist/install)`, { code: 'commander.unknownCommand' });
+  }
+  // commander's own handler (not in its typings): its message and "Did you mean" by edit distance
+  (program as unknown as { unknownCommand(): void }).unknownCommand();
+}
+
 export function buildProgram(): Command {
   const program = new Command('uyuni-cdk')
-    .description('Run the plans that `npx cdk8s synth` wrote into dist/, and the node agent.')
+    .description('Synthesize an Uyuni server\'s plans into dist/, run them against a cluster, and the node agent.')
+    .version(packageVersion(), '-V, --version', 'print the version of uyuni-cdk')
+    .option('--debug', 'on an error, also print where it happened (its stack trace)')
     .showHelpAfterError()
+    .configureHelp({ showGlobalOptions: true })
     .exitOverride();
+  // The verbs report errors in one line; --debug (before or after the verb) adds the stack.
+  program.hook('preAction', () => {
+    if (program.opts().debug) process.env.UYUNI_CDK_DEBUG = '1';
+  });
+  program.on('command:*', (operands: string[]) => unknownCommand(program, operands[0]));
   for (const load of VERBS) load().register(program);
   return program;
 }
@@ -35,6 +66,10 @@ export async function main(argv: string[]): Promise<void> {
       process.exitCode = e.exitCode === 0 ? EXIT.ok : EXIT.badInput;
       return;
     }
-    throw e;
+    // the verbs report their own errors; this is one nobody expected
+    process.stderr.write(process.env.UYUNI_CDK_DEBUG === '1' || program.opts().debug
+      ? `uyuni-cdk: ${(e as Error)?.stack ?? e}\n`
+      : `uyuni-cdk: ${(e as Error)?.message ?? e} (an unexpected error: --debug shows where)\n`);
+    process.exitCode = EXIT.stepFailed;
   }
 }

@@ -180,7 +180,15 @@ export function parseConfig(text: string, file = DEFAULT_CONFIG_FILE): UyuniConf
   } catch (e) {
     throw new ConfigError(file, [`not valid YAML: ${(e as Error).message}`]);
   }
-  if (typeof raw !== 'object' || Array.isArray(raw)) {
+  return checkConfig(raw, file);
+}
+
+/**
+ * Validates settings already read (parsed YAML, or a construct's props: `file` then names the
+ * construct) against the schema and the cross checks; throws ConfigError listing every problem.
+ */
+export function checkConfig(raw: unknown, file: string): UyuniConfig {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     throw new ConfigError(file, ['the document must be a mapping of settings (see docs/configuration.md)']);
   }
   const [error, config] = validate(raw, configSchema, { coerce: true });

@@ -3,7 +3,7 @@ import {
 } from 'superstruct';
 import type { ObjectSchema } from 'superstruct/dist/utils';
 import { PG_MAJOR } from '../model/db';
-import { DEFAULT_PACKAGE_DIR } from '../systemd/defaults';
+import { DEFAULT_AGENT_EXECUTABLE, DEFAULT_PACKAGE_DIR } from '../systemd/defaults';
 
 /**
  * The configuration schema: the single description of `uyuni.yaml`. Types, defaults and allowed
@@ -261,6 +261,8 @@ const nodeServices = section({
   packageDir: defaulted(absolutePath, DEFAULT_PACKAGE_DIR),
   /** The kubeconfig path written into units as KUBECONFIG. */
   kubeconfig: defaulted(absolutePath, '/root/.kube/config'),
+  /** The `uyuni-cdk` executable the agent's unit (dist/agent/) runs: the npm install, or the self-contained agent. */
+  agentExecutable: defaulted(absolutePath, DEFAULT_AGENT_EXECUTABLE),
   pods: defaulted(array(nodePod), () => []),
 });
 
@@ -324,6 +326,14 @@ const ingress = section({
   annotations: defaultedSection(ingressAnnotations),
 });
 
+const gitops = section({
+  /**
+   * Who creates the credential Secrets the plans need: `runtime` (uyuni-cdk run, when missing) or
+   * `job`, a first-wave Job of each plan, for Argo CD and Flux (docs/gitops.md). @default runtime
+   */
+  credentials: defaulted(oneOf(['runtime', 'job'] as const), 'runtime'),
+});
+
 const tftp = section({
   /** Serve TFTP (69/UDP) for PXE boot from Deployment tftp. @default false, as upstream */
   enabled: defaulted(boolean(), false),
@@ -367,6 +377,7 @@ export const configSchema = section({
   /** Exposure per Service name (ClusterIP unless said otherwise). */
   services: defaulted(record(text(), exposure), () => ({})),
   ingress: defaultedSection(ingress),
+  gitops: defaultedSection(gitops),
   timeouts: defaultedSection(timeouts),
   migration: optional(migration),
   upgrade: optional(upgrade),

@@ -26,6 +26,29 @@ export const LABELS = {
 export const ANNOTATIONS = {
   /** sha256 of a step Job's spec; the runtime compares it to decide skip / attach / refuse. */
   specHash: 'uyuni-cdk.io/spec-hash',
+  /**
+   * The step's index on every object, so Argo CD applies the steps in plan order and waits for each
+   * wave to be healthy (a Job: Complete) before the next (docs/gitops.md).
+   */
+  syncWave: 'argocd.argoproj.io/sync-wave',
+} as const;
+
+/**
+ * ApplySet keys (KEP-3659), spelt as kubectl spells them: the runtime labels what it applies as
+ * members of the set and keeps its parent, so that pruning (ours, `kubectl apply --prune
+ * --applyset`) sees one set. Synth writes none of them (docs/runtime.md, "Pruning").
+ */
+export const APPLYSET = {
+  /** On every member: the id of its set. */
+  partOf: 'applyset.kubernetes.io/part-of',
+  /** On the parent: `applyset-` + base64url(sha256(`<name>.<namespace>.<kind>.<group>`)) + `-v1`. */
+  id: 'applyset.kubernetes.io/id',
+  /** On the parent: `<tool>/<version>` of the tool that manages the set. */
+  tooling: 'applyset.kubernetes.io/tooling',
+  /** On the parent: the members' `Kind.group`s, sorted, comma-separated (the kinds a prune lists). */
+  containsGroupKinds: 'applyset.kubernetes.io/contains-group-kinds',
+  /** On the parent: namespaces of members other than the parent's (ours: none). */
+  additionalNamespaces: 'applyset.kubernetes.io/additional-namespaces',
 } as const;
 
 /** The value of `app.kubernetes.io/managed-by` on everything we synthesize. */

@@ -1,11 +1,13 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { ApiObject, App, Chart, YamlOutputType } from 'cdk8s';
+import { Construct } from 'constructs';
 import type { PartOf } from '../model/labels';
 import {
-  Action, Gate, LABELS, MANAGED_BY, ObjectRef, Plan, PLAN_FORMAT_VERSION, Requirement, Step, Wait,
+  Action, ANNOTATIONS, Gate, LABELS, MANAGED_BY, ObjectRef, Plan, PLAN_FORMAT_VERSION, Requirement, Step, Wait,
 } from '../plan/types';
 import { PLAN_INDEX } from '../plan/reader';
+import { KUSTOMIZATION, kustomization } from './kustomization';
 import { defaultWait } from '../plan/waits';
 
 /** What a step records for the runtime beside its objects. */
@@ -50,13 +52,14 @@ export class StepChart extends Chart {
   }
 }
 
-interface PendingStep { readonly name: string; readonly options: StepOptions; readonly build: (chart: StepChart) => void }
+/** A step's objects are built into a StepChart by `synth`, into a plain construct by `buildInto`. */
+interface PendingStep { readonly name: string; readonly options: StepOptions; readonly build: (scope: Construct) => void }
 
 /**
  * An L3 plan: an App whose charts are its steps, named `0000-<step>`, `0001-…` in order, so cdk8s
  * writes them as `0000-<step>.k8s.yaml`, …. No chart dependencies: cdk8s would turn each into a
  * dependency of every object on every object of the step before (quadratic, for an order the
- * names give already). `synth` also writes the plan index (PLAN_INDEX).
+ * names give already). `synth` also writes the plan index (PLAN_INDEX) and the kustomization (KUSTOMIZATION).
  *
  * A step whose build adds no object writes no file (an empty file is not valid for
  * `kubectl apply -f`); its requirements, actions and gates move to the next step.
@@ -67,14 +70,60 @@ export class PlanApp {
   constructor(readonly props: PlanAppProps) {}
 
   /** Adds a step after the ones added so far. */
-  addStep(name: string, options: StepOptions, build: (chart: StepChart) => void): this {
+  addStep(name: string, options: StepOptions, build: (scope: Construct) => void): this {
     if (this.pending.some((s) => s.name === name)) throw new Error(`plan ${this.props.name}: step ${name} is added twice`);
     this.pending.push({ name, options, build });
     return this;
   }
 
+  /** Adds a step right after step `previous`, or first when the plan has no step of that name. */
+  insertStepAfter(previous: string, name: string, options: StepOptions, build: PendingStep['build']): this {
+    this.addStep(name, options, build);
+    const step = this.pending.pop()!;
+    this.pending.splice(this.pending.findIndex((s) => s.name === previous) + 1, 0, step);
+    return this;
+  }
+
+  /** Every requirement of the steps added so far, in step order. */
+  get requirements(): Requirement[] {
+    return this.pending.flatMap((s) => s.options.requires ?? []);
+  }
+
   get stepNames(): string[] {
     return this.pending.map((s) => s.name);
+  }
+
+  /**
+   * Builds every step's objects into `scope` (a user's chart), one construct per step named after
+   * it, each object labelled as `synth` labels it: the library's L3 constructs (UyuniServer,
+   * UyuniProxy) are plans built this way, the step order kept as Argo CD's sync waves as in
+   * `synth`. What only the runtime reads (waits, requirements) has no place in a chart.
+   */
+  buildInto(scope: Construct): void {
+    let wave = 0;
+    for (const step of this.pending) {
+      const construct = new Construct(scope, step.name);
+      step.build(construct);
+      const objects = construct.node.findAll().filter(ApiObject.isApiObject);
+      for (const o of objects) {
+        // As a chart's labels in `synth`: an object's own label of the same key wins.
+        for (const [key, value] of Object.entries(this.labelsOf(step.name))) {
+          if (o.metadata.getLabel(key) === undefined) o.metadata.addLabel(key, value);
+        }
+        o.metadata.addAnnotation(ANNOTATIONS.syncWave, String(wave));
+      }
+      // Waves count the steps that have objects, as the step files do.
+      if (objects.length > 0) wave++;
+    }
+  }
+
+  private labelsOf(step: string): Record<string, string> {
+    return {
+      [LABELS.managedBy]: MANAGED_BY,
+      [LABELS.partOf]: this.props.partOf,
+      [LABELS.plan]: this.props.name,
+      [LABELS.step]: step,
+    };
   }
 
   /** Writes the step files and the plan index into `outdir` (which must not exist yet). */
@@ -89,12 +138,7 @@ export class PlanApp {
         actions: [...(carried.actions ?? []), ...(step.options.actions ?? [])],
         gates: [...(carried.gates ?? []), ...(step.options.gates ?? [])],
       };
-      const chart = new StepChart(app, charts.length, step.name, options, {
-        [LABELS.managedBy]: MANAGED_BY,
-        [LABELS.partOf]: this.props.partOf,
-        [LABELS.plan]: this.props.name,
-        [LABELS.step]: step.name,
-      });
+      const chart = new StepChart(app, charts.length, step.name, options, this.labelsOf(step.name));
       step.build(chart);
       if (!chart.node.findAll().some((c) => ApiObject.isApiObject(c))) {
         app.node.tryRemoveChild(chart.node.id);
@@ -109,6 +153,10 @@ export class PlanApp {
       throw new Error(`plan ${this.props.name}: its last step has no objects but carries requirements, actions or gates`);
     }
 
+    // Argo CD syncs wave by wave, lowest first, each healthy before the next: the step order.
+    for (const [index, chart] of charts.entries()) {
+      for (const o of chart.node.findAll().filter(ApiObject.isApiObject)) o.metadata.addAnnotation(ANNOTATIONS.syncWave, String(index));
+    }
     app.synth();
     const steps = charts.map((chart) => this.stepIndex(outdir, chart));
     const plan: Plan = {
@@ -122,6 +170,7 @@ export class PlanApp {
       steps,
     };
     fs.writeFileSync(path.join(outdir, PLAN_INDEX), `${JSON.stringify(plan, null, 2)}\n`);
+    fs.writeFileSync(path.join(outdir, KUSTOMIZATION), kustomization(plan));
     return plan;
   }
 

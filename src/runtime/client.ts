@@ -9,7 +9,8 @@ import {
 } from '@kubernetes/client-node';
 import type { ObjectRef } from '../plan/types';
 import { BackoffOptions, parseRetryAfter, retryDelayMs, sleep } from './backoff';
-import { ApiError, ClusterMisbehaved, MissingKind, Unreachable } from './errors';
+import { ApiError, ClusterMisbehaved, connectionFailure, Endpoint, MissingKind, refusal, Unreachable } from './errors';
+import { DiscoveryCache, discoveryCacheDir } from './discovery-cache';
 import { defaultLimits, GuardedWatch, guardedHttpLibrary, HttpLimits, isHttpFailure, RequestTimeout, Watcher } from './http';
 import { Listing, ListWatch, WatchHandle, WatchQuery, WatchSource } from './watch';
 
@@ -80,10 +81,48 @@ function transient(e: unknown, reachable: boolean, attempt: number): boolean {
   return code === 'ECONNRESET' || code === 'EPIPE' || code === 'UND_ERR_SOCKET' || code === 'FetchError' || (reachable && code === 'ECONNREFUSED');
 }
 
-/** Exposes discovery, which the object API keeps protected. */
+/** Exposes discovery, which the object API keeps protected, through kubectl's cache on disk. */
 class ObjectApi extends KubernetesObjectApi {
-  discover(apiVersion: string, kind: string): Promise<V1APIResource | undefined> {
-    return this.resource(apiVersion, kind);
+  /** src/runtime/discovery-cache.ts; unset: every process asks the server. */
+  disk?: DiscoveryCache;
+  /** Group versions read from disk that the server has not confirmed in this process. */
+  private readonly fromDisk = new Set<string>();
+
+  async discover(apiVersion: string, kind: string): Promise<V1APIResource | undefined> {
+    const read = this.apiVersionResourceCache[apiVersion] ? undefined : this.disk?.read(apiVersion);
+    if (read) {
+      this.apiVersionResourceCache[apiVersion] = read;
+      this.fromDisk.add(apiVersion);
+    }
+    const before = this.apiVersionResourceCache[apiVersion];
+    const r = await this.resource(apiVersion, kind); // asks the server when the kind is not listed
+    const answer = this.apiVersionResourceCache[apiVersion];
+    if (answer && answer !== before) {
+      this.fromDisk.delete(apiVersion);
+      this.disk?.write(apiVersion, answer);
+    }
+    return r;
+  }
+
+  /** A 404 for a kind read from disk: forget the group version (true), so discovery asks the server. */
+  forgetFromDisk(apiVersion: string): boolean {
+    if (!this.fromDisk.delete(apiVersion)) return false;
+    delete this.apiVersionResourceCache[apiVersion];
+    this.disk?.forget(apiVersion);
+    return true;
+  }
+
+  /** The resources discovery listed for a group/version, when it answered: what a missing kind's message names. */
+  served(apiVersion: string): string[] | undefined {
+    return this.apiVersionResourceCache[apiVersion]?.resources.map((r) => r.name).filter((n) => !n.includes('/'));
+  }
+
+  /** GET /apis/<group>: its preferred version (an ApplySet parent names its kinds by group only). */
+  async preferredVersion(group: string): Promise<string | undefined> {
+    const ctx = this.configuration.baseServer.makeRequestContext(`/apis/${group}`, 'GET' as Parameters<ServerConfiguration<Record<string, string>>['makeRequestContext']>[1]);
+    ctx.setHeaderParam('Accept', 'application/json');
+    const g = await this.requestPromise(ctx, 'V1APIGroup') as unknown as { preferredVersion?: { groupVersion?: string } };
+    return g.preferredVersion?.groupVersion;
   }
 }
 
@@ -129,6 +168,7 @@ export class Cluster {
       httpApi: guardedHttpLibrary(this.limits),
     });
     this.api = new ObjectApi(config);
+    this.api.disk = new DiscoveryCache(discoveryCacheDir(cluster.server));
     this.version = new VersionApi(config);
     this.watcher = new GuardedWatch(kc, this.limits);
     this.logs = new Log(kc);
@@ -161,14 +201,7 @@ export class Cluster {
         }
         let delay = transient(e, this.reachable, attempt) ? retryDelayMs(attempt, api?.retryAfter, this.backoff) : undefined;
         if (delay !== undefined && deadline !== undefined && Date.now() + delay >= deadline) delay = undefined;
-        if (delay === undefined) {
-          if (api) {
-            api.message = `${what}: ${api.message}`;
-            throw api;
-          }
-          if (isHttpFailure(e)) throw this.misbehaved(`${what}: ${e.message}`);
-          throw e;
-        }
+        if (delay === undefined) throw this.gaveUp(what, e, api, attempt);
         this.retries++;
         await sleep(delay);
       }
@@ -179,7 +212,35 @@ export class Cluster {
     return new ClusterMisbehaved(message, this.inStep);
   }
 
-  /** GET /version: proves the API server answers. Network and TLS failures become Unreachable (exit 3). */
+  /** Whom the requests go to, as whom: what error messages tell the user to check. */
+  get endpoint(): Endpoint {
+    return { server: this.server, cluster: this.kc.getCurrentCluster()?.name ?? '', user: this.kc.getCurrentUser()?.name ?? '', context: this.kc.getCurrentContext() };
+  }
+
+  /**
+   * A request that failed for good, as the error the verbs report: an API refusal worded and
+   * coded (src/runtime/errors.ts `refusal`), a connection failure in the user's words, a
+   * misbehaving API; anything else as it was thrown.
+   */
+  private gaveUp(what: string, e: unknown, api: ApiError | undefined, attempts: number): unknown {
+    if (api) {
+      const r = refusal(what, api, this.endpoint, attempts, this.inStep);
+      return new ApiError(api.status, api.reason, r?.message ?? `${what}: ${api.message}`, api.causes, api.retryAfter, r?.exitCode);
+    }
+    // the HTTP layer names the request itself (`GET /version: ...`): no second name when it is the same
+    const said = (m: string) => (m.startsWith(`${what}: `) ? m : `${what}: ${m}`);
+    if (e instanceof RequestTimeout) return this.misbehaved(`${said(e.message)}; check the API server's load and the network to it ($UYUNI_CDK_REQUEST_TIMEOUT_SECONDS sets the limit)`);
+    if (isHttpFailure(e)) return this.misbehaved(said(e.message));
+    const code = networkCode(e);
+    if (code) return new Unreachable(`${what}: ${connectionFailure(code, (e as Error).message, this.endpoint)}`, this.inStep);
+    return e;
+  }
+
+  /**
+   * GET /version: proves the API server answers and accepts our credentials. Network and TLS
+   * failures, and a server that is no Kubernetes API server, become Unreachable (exit 3);
+   * refused credentials are bad input (exit 2).
+   */
   async ping(): Promise<string> {
     try {
       const v = await this.call('GET /version', () => this.version.getCode());
@@ -187,12 +248,16 @@ export class Cluster {
       return v.gitVersion;
     } catch (e) {
       if (e instanceof ApiError) {
+        if (e.status === 401 || e.status === 429 || e.status >= 500) throw e;
+        if (e.status === 404) {
+          throw new Unreachable(`${this.server} answers, but not as a Kubernetes API server (GET /version: HTTP 404); check the server of cluster "${this.endpoint.cluster}" of the kubeconfig`);
+        }
         this.reachable = true;
         return `unknown (GET /version: ${e.status})`;
       }
       if (e instanceof ClusterMisbehaved) throw new Unreachable(`the cluster at ${this.server} does not answer properly: ${e.message}`);
-      const code = networkCode(e) ?? (e as Error).message;
-      throw new Unreachable(`cannot reach the cluster at ${this.server}: ${code}`);
+      if (e instanceof Unreachable) throw new Unreachable(e.message.replace(/^GET \/version: /, ''));
+      throw new Unreachable(`cannot reach the cluster at ${this.server}: ${(e as Error).message}`);
     }
   }
 
@@ -205,8 +270,28 @@ export class Cluster {
       if (e instanceof ApiError && e.status === 404) throw new MissingKind(apiVersion, kind);
       throw e;
     }
-    if (!r) throw new MissingKind(apiVersion, kind);
+    if (!r) throw new MissingKind(apiVersion, kind, this.api.served(apiVersion));
     return r;
+  }
+
+  /** The apiVersion to use for a group's kinds: `v1` for the core group, else the group's preferred version; undefined when nobody serves it. */
+  async groupVersion(group: string): Promise<string | undefined> {
+    if (group === '') return 'v1';
+    try {
+      return await this.call(`discovery ${group}`, () => this.api.preferredVersion(group));
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 404) return undefined;
+      throw e;
+    }
+  }
+
+  /**
+   * After a 404 other than the API server's `<resource> "<name>" not found` of an absent object:
+   * if the kind's discovery came from disk, ask the server again (MissingKind when it is gone).
+   */
+  private async recheckKind(r: { apiVersion: string; kind: string; name?: string }, e: ApiError): Promise<void> {
+    if (r.name !== undefined && e.message.includes(`"${r.name}" not found`)) return;
+    if (this.api.forgetFromDisk(r.apiVersion)) await this.resource(r.apiVersion, r.kind);
   }
 
   /** An object, or undefined when it does not exist; typed as the kind asked for. */
@@ -217,7 +302,10 @@ export class Cluster {
         this.api.read({ apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name, namespace: ref.namespace } }));
       return plain<T>(o);
     } catch (e) {
-      if (e instanceof ApiError && e.status === 404) return undefined;
+      if (e instanceof ApiError && e.status === 404) {
+        await this.recheckKind(ref, e);
+        return undefined;
+      }
       throw e;
     }
   }
@@ -230,7 +318,11 @@ export class Cluster {
     let rv = '';
     do {
       const page: KubernetesListObject<KubernetesObject> = await this.call(`LIST ${q.kind}`, () =>
-        this.api.list(q.apiVersion, q.kind, q.namespace, undefined, undefined, undefined, q.fieldSelector, q.labelSelector, 500, cont));
+        this.api.list(q.apiVersion, q.kind, q.namespace, undefined, undefined, undefined, q.fieldSelector, q.labelSelector, 500, cont))
+        .catch(async (e) => {
+          if (e instanceof ApiError && e.status === 404) await this.recheckKind(q, e);
+          throw e;
+        });
       const p = plain<ListPage>(page);
       for (const it of p.items ?? []) items.push({ apiVersion: q.apiVersion, kind: q.kind, ...it } as T);
       rv = p.metadata?.resourceVersion ?? rv;
@@ -268,7 +360,10 @@ export class Cluster {
           undefined, undefined, undefined, undefined, propagationPolicy));
       return true;
     } catch (e) {
-      if (e instanceof ApiError && e.status === 404) return false;
+      if (e instanceof ApiError && e.status === 404) {
+        await this.recheckKind(ref, e);
+        return false;
+      }
       throw e;
     }
   }

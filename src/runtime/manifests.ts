@@ -4,7 +4,8 @@ import type { KubernetesObject, V1ObjectMeta } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { MAX_STEP_FILE_BYTES, PLAN_INDEX, PlanError, readInside } from '../plan/reader';
 import { hashSpec } from '../plan/spec-hash';
-import { ANNOTATIONS, LABELS, ObjectRef, Plan, Step } from '../plan/types';
+import { ANNOTATIONS, APPLYSET, LABELS, ObjectRef, Plan, Step } from '../plan/types';
+import { isMember } from './applyset';
 import { BadInput } from './errors';
 
 /** An object of a step file: every document names its apiVersion, kind and metadata.name. */
@@ -102,6 +103,8 @@ export function relocatePlan(plan: Plan, ns: string | undefined): Plan {
     namespace: mapNs(r.namespace),
     name: r.kind === 'Namespace' && r.name === from ? ns : r.name,
   });
+  // The commands in messages (`kubectl -n uyuni create secret …`) name the plan's namespace too.
+  const hint = <T extends { message?: string }>(x: T): T => (x.message === undefined ? x : { ...x, message: relocateHint(x.message, from, ns) });
   return {
     ...plan,
     namespace: ns,
@@ -110,10 +113,17 @@ export function relocatePlan(plan: Plan, ns: string | undefined): Plan {
       objects: s.objects.map(mapRef),
       waits: s.waits.map((w) => ({ ...w, object: mapRef(w.object) })),
       actions: s.actions.map((a) => ({ ...a, object: mapRef(a.object) })),
-      requires: s.requires.map((r) => ({ ...r, namespace: mapNs(r.namespace)! })),
+      requires: s.requires.map((r) => hint({ ...r, namespace: mapNs(r.namespace)! })),
+      gates: s.gates.map(hint),
       factsFrom: s.factsFrom ? mapRef(s.factsFrom) : undefined,
     })),
   };
+}
+
+/** `-n <from>`, `--namespace <from>` and `--namespace=<from>` in a hint's commands, moved to `to`. */
+export function relocateHint(text: string, from: string, to: string): string {
+  const esc = from.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return text.replace(new RegExp(`(^|\\s)(-n |--namespace[= ])${esc}(?=[\\s;&|)'"]|$)`, 'g'), `$1$2${to}`);
 }
 
 export function relocateObject(obj: Manifest, from: string, to: string | undefined): Manifest {
@@ -124,10 +134,13 @@ export function relocateObject(obj: Manifest, from: string, to: string | undefin
   return o;
 }
 
-/** What the runtime adds at apply time: the run label, and a spec hash on Jobs that lack one. */
-export function stampForApply(obj: Manifest, runId: string): Manifest {
+/**
+ * What the runtime adds at apply time: the run label, a spec hash on Jobs that lack one, and on
+ * members of the plan's ApplySet (src/runtime/applyset.ts) its label, as kubectl adds it.
+ */
+export function stampForApply(obj: Manifest, runId: string, applySetId?: string): Manifest {
   const o = structuredClone(obj);
-  o.metadata.labels = { ...(o.metadata.labels ?? {}), [LABELS.run]: runId };
+  o.metadata.labels = { ...(o.metadata.labels ?? {}), [LABELS.run]: runId, ...(applySetId && isMember(o) ? { [APPLYSET.partOf]: applySetId } : {}) };
   if (o.kind === 'Job' && !o.metadata.annotations?.[ANNOTATIONS.specHash]) {
     o.metadata.annotations = { ...(o.metadata.annotations ?? {}), [ANNOTATIONS.specHash]: specHash(o) };
   }

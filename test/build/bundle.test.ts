@@ -1,0 +1,125 @@
+/**
+ * The bundles (scripts/build.js) and the agent's single executable (scripts/build-agent.js),
+ * built into a temporary directory so the bundles other tests run are left alone; and the rule
+ * by which the bin scripts choose a bundle or the sources (bin/bundle.js).
+ */
+import { execFileSync, spawnSync } from 'child_process';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+
+const ROOT = path.join(__dirname, '..', '..');
+const { isFresh, ENTRIES } = require(path.join(ROOT, 'bin', 'bundle.js')) as {
+  isFresh(dir: string, root: string): boolean;
+  ENTRIES: Record<string, { source: string }>;
+};
+const out = fs.mkdtempSync(path.join(os.tmpdir(), 'uyuni-cdk-build-'));
+afterAll(() => fs.rmSync(out, { recursive: true, force: true }));
+
+const POD = `apiVersion: v1
+kind: Pod
+metadata: {name: web, namespace: demo}
+spec:
+  nodeName: node-1
+  initContainers:
+  - {name: prepare, image: "tools:2", command: [prepare.sh], args: ["--dir", "/srv/a b"]}
+  containers:
+  - name: svc
+    image: "noop:1.0"
+    command: [start.sh]
+    args: ["--port", "80", "it's \\"quoted\\" $HOME"]
+    env: [{name: GREETING, value: "hello world"}]
+`;
+
+/** Every file of a directory, by name, with its content. */
+const files = (dir: string) => Object.fromEntries(fs.readdirSync(dir).sort().map((f) => [f, fs.readFileSync(path.join(dir, f), 'utf8')]));
+
+describe('bin/bundle.js: bundle or sources', () => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'uyuni-cdk-fresh-'));
+  const bundle = path.join(root, 'bundle');
+  afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
+  const write = (builtAt: number, inputs: string[]) => {
+    fs.mkdirSync(bundle, { recursive: true });
+    fs.writeFileSync(path.join(bundle, 'sources.json'), JSON.stringify({ builtAt, inputs }));
+  };
+
+  it('runs a bundle only while none of its sources changed after the build began', () => {
+    fs.mkdirSync(path.join(root, 'src'), { recursive: true });
+    fs.writeFileSync(path.join(root, 'src', 'a.ts'), 'export {};\n');
+    const old = (Date.now() - 60_000) / 1000;
+    fs.utimesSync(path.join(root, 'src', 'a.ts'), old, old);
+    fs.mkdirSync(path.join(root, 'src', 'cli'), { recursive: true });
+    fs.writeFileSync(path.join(root, 'src', 'cli', 'main.ts'), 'export {};\n');
+    fs.utimesSync(path.join(root, 'src', 'cli', 'main.ts'), old, old);
+    write(Date.now() - 30_000, ['src/a.ts', 'src/cli/main.ts']);
+    expect(isFresh(bundle, root)).toBe(true);
+    fs.writeFileSync(path.join(root, 'src', 'a.ts'), 'export const edited = 1;\n'); // an edit after the build
+    expect(isFresh(bundle, root)).toBe(false);
+  });
+
+  it('runs the sources when a source is gone or nothing was built', () => {
+    write(Date.now(), ['src/removed.ts']);
+    expect(isFresh(bundle, root)).toBe(false);
+    fs.rmSync(bundle, { recursive: true });
+    expect(isFresh(bundle, root)).toBe(false);
+  });
+});
+
+describe('scripts/build.js', () => {
+  beforeAll(() => {
+    execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'build.js'), '--outdir', out], { stdio: 'pipe' });
+  }, 120_000);
+
+  it('writes one entry per command group and names every project file it read', () => {
+    for (const name of Object.keys(ENTRIES)) expect(fs.existsSync(path.join(out, `${name}.mjs`))).toBe(true);
+    const manifest = JSON.parse(fs.readFileSync(path.join(out, 'sources.json'), 'utf8'));
+    expect(manifest.inputs).toEqual(expect.arrayContaining(['src/cli/main.ts', 'src/main.ts', 'src/runtime/client.ts', 'src/systemd/render.ts', 'package-lock.json']));
+    expect(manifest.inputs.some((f: string) => f.includes('node_modules'))).toBe(false);
+    expect(isFresh(out, ROOT)).toBe(manifest.inputs.every((f: string) => fs.statSync(path.join(ROOT, f)).mtimeMs <= manifest.builtAt));
+  });
+
+  it('loads neither the runtime nor the agent with the synth app or the CLI before a verb runs', () => {
+    const meta = JSON.parse(fs.readFileSync(path.join(out, 'meta.json'), 'utf8'));
+    /** The inputs of an output and of everything it imports statically (what loading it evaluates). */
+    const statically = (file: string, seen = new Set<string>()): string[] => {
+      if (seen.has(file)) return [];
+      seen.add(file);
+      const o = meta.outputs[file];
+      return [...Object.keys(o.inputs), ...o.imports.filter((i: { kind: string; external?: boolean }) => i.kind === 'import-statement' && !i.external)
+        .flatMap((i: { path: string }) => statically(i.path, seen))];
+    };
+    const key = (name: string) => Object.keys(meta.outputs).find((k) => k.endsWith(`/${name}.mjs`))!;
+    const heavy = /src\/runtime\/|src\/agent\/|@kubernetes\/client-node|dbus-next/;
+    expect(statically(key('synth')).filter((i) => heavy.test(i))).toEqual([]);
+    expect(statically(key('cli')).filter((i) => heavy.test(i))).toEqual([]);
+    expect(statically(key('agent')).filter((i) => /src\/runtime\/|@kubernetes\/client-node\/dist\/index/.test(i))).toEqual([]);
+  });
+
+  it('builds the agent into one executable that renders the units the source CLI renders', () => {
+    const r = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'build-agent.js'), '--bundle-dir', out], { encoding: 'utf8' });
+    if (r.status !== 0 && /postject|inject|LIEF/i.test(r.stderr)) {
+      console.warn(`skipped: postject cannot inject into ${process.execPath} here: ${r.stderr}`);
+      return;
+    }
+    expect(r.status).toBe(0);
+    const exe = path.join(out, 'uyuni-cdk');
+    const pod = path.join(out, 'pod.yaml');
+    fs.writeFileSync(pod, POD);
+    const version = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version;
+    // No Node.js on the PATH: the executable carries its own.
+    const env = { PATH: '/nonexistent', HOME: out };
+    expect(execFileSync(exe, ['--version'], { encoding: 'utf8', env }).trim()).toBe(version);
+    const sea = spawnSync(exe, ['agent', 'render', '-f', pod, '--out', path.join(out, 'sea'), '--kubeconfig', '/etc/uyuni/kubeconfig'], { encoding: 'utf8', env });
+    expect(sea.stderr).toBe('');
+    expect(sea.status).toBe(0);
+    const src = spawnSync(process.execPath, [path.join(ROOT, 'bin', 'uyuni-cdk.js'), 'agent', 'render', '-f', pod, '--out', path.join(out, 'src'), '--kubeconfig', '/etc/uyuni/kubeconfig'],
+      { encoding: 'utf8', env: { ...process.env, UYUNI_CDK_SOURCES: '1' } });
+    expect(src.status).toBe(0);
+    expect(Object.keys(files(path.join(out, 'sea')))).toEqual(['demo-web-prepare.service', 'demo-web-svc.service']);
+    expect(files(path.join(out, 'sea'))).toEqual(files(path.join(out, 'src')));
+    // A bad file: the same message and exit code as the CLI.
+    const bad = spawnSync(exe, ['agent', 'render', '-f', path.join(out, 'missing.yaml'), '--out', path.join(out, 'x')], { encoding: 'utf8', env });
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toMatch(/^uyuni-cdk agent render: .*missing\.yaml: /);
+  }, 180_000);
+});
