@@ -3,7 +3,7 @@
 import { spawn, spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
-import { SCRIPTS_DIR } from '../src/constructs/script-job';
+import { readScript } from '../src/constructs/script-job';
 import { tempDir } from './helpers/synth';
 import { Simulator, startSimulator } from './sim';
 
@@ -46,7 +46,8 @@ function run(dir: string, env: Record<string, string> = {}): Promise<{ code: num
   const sa = tempDir('uyuni-cdk-sa-');
   fs.writeFileSync(path.join(sa, 'token'), 'test-token');
   return new Promise((resolve) => {
-    const child = spawn('sh', [path.join(SCRIPTS_DIR, 'import-secrets.sh')], {
+    // The text the Job runs (`sh -c`, src/scripts/lib/ inlined), not the file.
+    const child = spawn('sh', ['-c', readScript('import-secrets.sh')], {
       env: {
         PATH: process.env.PATH ?? '/usr/bin:/bin', MIGRATION_DIR: dir, NAMESPACE: NS, IMPORT_CA: 'true', CA_PASSWORD: PASSWORD,
         SECRET_LABELS: '{"app.kubernetes.io/part-of":"uyuni","app.kubernetes.io/managed-by":"uyuni-cdk"}',

@@ -12,6 +12,8 @@ import {
 const tempDir = (prefix: string) => fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 
 const ALL = fs.readdirSync(SCRIPTS_DIR).filter((f) => f.endsWith('.sh')).sort();
+/** Shared pieces (src/scripts/lib/) that scripts include; synth inlines them. */
+const LIBS = fs.readdirSync(path.join(SCRIPTS_DIR, 'lib')).filter((f) => f.endsWith('.sh')).sort();
 
 /** The comment block a script opens with: what it does and its Input env vars. */
 function header(text: string): string {
@@ -38,8 +40,8 @@ describe('every step script', () => {
     expect(r.status).toBe(0);
   });
 
-  it.each(ALL)('%s passes shellcheck -s sh', (file) => {
-    const r = spawnSync('shellcheck', ['-s', 'sh', '-f', 'gcc', path.join(SCRIPTS_DIR, file)], { encoding: 'utf8' });
+  it.each([...ALL, ...LIBS.map((l) => `lib/${l}`)])('%s passes shellcheck -s sh (following its includes)', (file) => {
+    const r = spawnSync('shellcheck', ['-s', 'sh', '-x', '-f', 'gcc', path.join(SCRIPTS_DIR, file)], { encoding: 'utf8' });
     if (r.error) throw new Error(`shellcheck is not installed (Debian package shellcheck): ${r.error.message}`);
     expect(r.stdout).toBe('');
     expect(r.status).toBe(0);

@@ -13,9 +13,16 @@ export const JOB_LABEL = 'uyuni-cdk.io/job';
 
 export const SCRIPTS_DIR = path.join(__dirname, '..', 'scripts');
 
-/** Reads a step script by file name (`data-sync.sh`). */
+/**
+ * A script's include of a shared piece (`. "$(dirname "$0")/lib/kube-api.sh"`, with the
+ * shellcheck directive above it): a Job runs `sh -c <text>`, where there is no file beside it.
+ */
+const INCLUDE = /^# shellcheck source-path=SCRIPTDIR source=lib\/([a-z0-9-]+\.sh)\n\. "\$\(dirname "\$0"\)\/lib\/\1"\n/gm;
+
+/** Reads a step script by file name (`data-sync.sh`), with its includes from src/scripts/lib/ inlined. */
 export function readScript(name: string): string {
-  return fs.readFileSync(path.join(SCRIPTS_DIR, name), 'utf8');
+  return fs.readFileSync(path.join(SCRIPTS_DIR, name), 'utf8')
+    .replace(INCLUDE, (_line, lib: string) => fs.readFileSync(path.join(SCRIPTS_DIR, 'lib', lib), 'utf8').replace(/^# shellcheck shell=sh\n/, ''));
 }
 
 export interface ScriptJobProps {

@@ -22,22 +22,8 @@ fail() {
 case $IMPORT_CA in true | false) ;; *) fail "IMPORT_CA must be true or false, not '$IMPORT_CA'" ;; esac
 case $NAMESPACE in '' | *[!a-z0-9-]*) fail "NAMESPACE is not a namespace name: '$NAMESPACE'" ;; esac
 
-# Nothing below may end up on disk in clear: work in a private directory, removed on exit.
-umask 077
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-# curl's arguments: the token never appears on a command line (ps) but in a config file.
-{
-  printf 'header = "Authorization: Bearer %s"\n' "$(cat "$sa/token")"
-  printf 'header = "Content-Type: application/json"\n'
-  if [ -f "$sa/ca.crt" ]; then printf 'cacert = "%s"\n' "$sa/ca.crt"; fi
-} >"$work/curl.conf"
-
-# Prints the HTTP status of a request; the body goes to $work/body.
-request() {
-  curl -sS -K "$work/curl.conf" -o "$work/body" -w '%{http_code}' "$@"
-}
+# shellcheck source-path=SCRIPTDIR source=lib/kube-api.sh
+. "$(dirname "$0")/lib/kube-api.sh"
 
 b64() {
   base64 | tr -d '\n'

@@ -4,7 +4,7 @@
 import { spawn } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
-import { SCRIPTS_DIR } from '../../src/constructs/script-job';
+import { readScript } from '../../src/constructs/script-job';
 import { defaultConfigWith, synthYaml, tempDir } from '../helpers/synth';
 import { Simulator, startSimulator } from '../sim';
 
@@ -35,7 +35,7 @@ afterEach(async () => {
 /** Runs the script as the Job's pod would, with the simulator as the API. */
 function run(env: Record<string, string> = {}): Promise<{ code: number; out: string }> {
   return new Promise((resolve) => {
-    const child = spawn('sh', [path.join(SCRIPTS_DIR, 'create-credentials.sh')], {
+    const child = spawn('sh', ['-c', readScript('create-credentials.sh')], {
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...ENV, NAMESPACE: NS, API_URL: sim.url, SA_DIR: sa, ...env },
     });
     let out = '';
