@@ -127,24 +127,35 @@ function writeUnitFile(file: string, content: string): void {
   }
 }
 
+/** What `cleanup` and `run` share: the node, the manager, paths and limits, defaults applied (seconds → ms). */
+function nodeOptions(
+  flags: Omit<CleanupFlags, 'dryRun'>,
+  defaultUnitDir: (session: boolean, env: NodeJS.ProcessEnv, home: string) => string,
+  defaultKubeconfig: (flag: string | undefined, env: NodeJS.ProcessEnv, home: string) => string,
+) {
+  const session = flags.session ?? false;
+  return {
+    node: flags.node,
+    session,
+    packageDir: flags.packageDir,
+    unitDir: flags.unitDir ?? defaultUnitDir(session, process.env, os.homedir()),
+    slice: flags.slice,
+    kubeconfig: defaultKubeconfig(flags.kubeconfig, process.env, os.homedir()),
+    apiTimeoutMs: flags.apiTimeout * 1000,
+    jobTimeoutMs: flags.jobTimeout * 1000,
+    concurrency: flags.concurrency,
+  };
+}
+
 async function cleanup(flags: CleanupFlags): Promise<void> {
   const { defaultKubeconfig, defaultUnitDir } = await import('../systemd/paths');
   const { runCleanup } = await import('../agent/cleanup');
   const { PodListError } = await import('../agent/pods');
   const { streamLogger, CLEANUP_TARGET } = await import('../agent/log');
-  const session = flags.session ?? false;
   try {
     const result = await runCleanup({
-      node: flags.node,
-      session,
+      ...nodeOptions(flags, defaultUnitDir, defaultKubeconfig),
       dryRun: flags.dryRun ?? false,
-      packageDir: flags.packageDir,
-      unitDir: flags.unitDir ?? defaultUnitDir(session, process.env, os.homedir()),
-      slice: flags.slice,
-      kubeconfig: defaultKubeconfig(flags.kubeconfig, process.env, os.homedir()),
-      apiTimeoutMs: flags.apiTimeout * 1000,
-      jobTimeoutMs: flags.jobTimeout * 1000,
-      concurrency: flags.concurrency,
       log: streamLogger(CLEANUP_TARGET, (text) => process.stderr.write(text)),
     });
     if (result.failures.length) {
@@ -167,7 +178,6 @@ async function run(flags: RunFlags): Promise<void> {
   const { defaultNodeIP } = await import('../agent/node-lease');
   const { notifyReady } = await import('../agent/sd-notify');
   const { streamLogger, jsonLogger, CLEANUP_TARGET, RUN_TARGET } = await import('../agent/log');
-  const session = flags.session ?? false;
   const logger = flags.output === 'json'
     ? (target: string) => jsonLogger(target, (text) => process.stdout.write(text))
     : (target: string) => streamLogger(target, (text) => process.stderr.write(text));
@@ -179,15 +189,7 @@ async function run(flags: RunFlags): Promise<void> {
   process.once('SIGINT', onSignal);
   try {
     const result = await runAgent({
-      node: flags.node,
-      session,
-      packageDir: flags.packageDir,
-      unitDir: flags.unitDir ?? defaultUnitDir(session, process.env, os.homedir()),
-      slice: flags.slice,
-      kubeconfig: defaultKubeconfig(flags.kubeconfig, process.env, os.homedir()),
-      apiTimeoutMs: flags.apiTimeout * 1000,
-      jobTimeoutMs: flags.jobTimeout * 1000,
-      concurrency: flags.concurrency,
+      ...nodeOptions(flags, defaultUnitDir, defaultKubeconfig),
       resyncMs: flags.resync * 1000,
       nodeIP: flags.nodeIp ?? defaultNodeIP(),
       cleanupLog: logger(CLEANUP_TARGET),
