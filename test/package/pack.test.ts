@@ -66,7 +66,7 @@ describe('npm pack', () => {
     const expected = [
       'README.md', 'package.json', 'bin/bundle.js', 'bin/uyuni-cdk.js',
       ...fs.readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`),
-      ...fs.readdirSync(path.join(ROOT, 'src', 'scripts')).map((f) => `src/scripts/${f}`),
+      ...fs.readdirSync(path.join(ROOT, 'src', 'scripts'), { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => path.relative(ROOT, path.join(e.parentPath ?? e.path, e.name))),
       ...bundles, ...lib,
     ].sort();
     expect(files).toEqual(expected);
