@@ -2,7 +2,9 @@
  * `agent run`: the start-up cleanup (exactly `agent cleanup`'s decisions, log lines and
  * fail-closed refusal), then the reconcile loop until the caller's signal aborts it. The pod list
  * is read once, for the cleanup and as the watch's starting point, so nothing between the two
- * is missed. Stopping leaves every unit running: the units are not the agent's children.
+ * is missed. Stopping leaves every unit running: the units are not the agent's children. A lost
+ * bus connection ends the loop too (`busLost`): the agent's unit restarts it, and the new agent
+ * connects again and adopts the units.
  */
 import { DEFAULT_CONCURRENCY, DEFAULT_JOB_TIMEOUT_SECONDS, LEASE_RENEW_SECONDS, SYSTEMD_NODE } from '../systemd/defaults';
 import { apiClient } from './api';
@@ -38,6 +40,8 @@ export interface RunOptions extends Omit<CleanupOptions, 'dryRun' | 'pods' | 'lo
 export interface RunResult {
   /** Units the start-up cleanup could not remove cleanly. */
   readonly cleanupFailures: number;
+  /** The loop ended because the connection to systemd's bus was lost (the caller exits non-zero). */
+  readonly busLost?: boolean;
 }
 
 export async function runAgent(o: RunOptions): Promise<RunResult> {
@@ -52,6 +56,7 @@ export async function runAgent(o: RunOptions): Promise<RunResult> {
   let reconciler: Reconciler | undefined;
   let watcher: PodWatcher | undefined;
   let ticker: NodeJS.Timeout | undefined;
+  let busLost = false;
   try {
     const tracker = new UnitTracker(mgr, (unit) => reconciler?.unitChanged(unit), (unit, e) => o.log.log('WARN', `The state of the systemd unit [${unit}] could not be read: ${e.message}`, { unit, action: 'observe' }));
     // Signals first, so no JobRemoved or PropertiesChanged of our own starts is missed.
@@ -116,8 +121,21 @@ export async function runAgent(o: RunOptions): Promise<RunResult> {
 
     o.log.log('INFO', `Watching the pods of node [${o.node}] (resync every ${Math.round(o.resyncMs / 1000)} s).`, { action: 'watch' });
     await o.ready?.();
-    if (!o.signal.aborted) await new Promise<void>((resolve) => o.signal.addEventListener('abort', () => resolve(), { once: true }));
-    o.log.log('INFO', 'Stopping; the systemd units keep running.', { action: 'stop' });
+    const lost = await Promise.race([
+      mgr.lost,
+      new Promise<undefined>((resolve) => {
+        if (o.signal.aborted) resolve(undefined);
+        else o.signal.addEventListener('abort', () => resolve(undefined), { once: true });
+      }),
+    ]);
+    if (lost) {
+      // Without the bus no state arrives and nothing can be started or stopped: keeping on would
+      // be running blind. A fresh agent (Restart=always) reconnects and adopts the units.
+      busLost = true;
+      o.log.log('ERROR', `The connection to ${lost.bus} was lost (${lost.reason}); stopping so that a new agent connects again, the systemd units keep running.`, { action: 'disconnect' });
+    } else {
+      o.log.log('INFO', 'Stopping; the systemd units keep running.', { action: 'stop' });
+    }
   } finally {
     clearInterval(ticker);
     await watcher?.stop();
@@ -125,5 +143,5 @@ export async function runAgent(o: RunOptions): Promise<RunResult> {
     mgr.close();
     api.close();
   }
-  return { cleanupFailures: cleanup.failures.length };
+  return { cleanupFailures: cleanup.failures.length, busLost };
 }

@@ -1,7 +1,8 @@
 /**
  * The systemd manager over D-Bus (dbus-next), with the method names of the upstream API
  * (org.freedesktop.systemd1.Manager). Plain method calls, no introspection: one round trip per
- * call, and every call and every job wait has a timeout.
+ * call, and every call and every job wait has a timeout. A connection the bus closes or breaks
+ * is reported once (`lost`) and fails every pending and later call at once.
  */
 import type { MessageBus, Message as DBusMessage } from 'dbus-next';
 
@@ -19,6 +20,18 @@ const PROPERTIES_CHANGED_MATCH = `type='signal',sender='${DEST}',interface='${PR
 export type PropertiesChangedHandler = (path: string, iface: string, changed: Record<string, unknown>, invalidated: string[]) => void;
 
 export class SystemdError extends Error {}
+
+/** The bus closed or broke the connection: no call can be answered any more. */
+export class BusLostError extends SystemdError {
+  constructor(
+    /** `the session bus (unix:path=...)` */
+    readonly bus: string,
+    /** What the socket reported. */
+    readonly reason: string,
+  ) {
+    super(`the connection to ${bus} was lost (${reason})`);
+  }
+}
 
 /** JobRemoved results remembered before anyone waits for them. */
 const MAX_FINISHED_JOBS = 4096;
@@ -46,12 +59,24 @@ export interface ConnectOptions {
   readonly callTimeoutMs?: number;
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string, lost?: Promise<never>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new SystemdError(`${what}: no answer within ${ms} ms`)), ms);
   });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+  return Promise.race(lost ? [promise, timeout, lost] : [promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** The address dbus-next connects to, as it derives it, to name the bus in messages. */
+function busAddress(options: ConnectOptions): string {
+  if (options.address) return options.address;
+  if (options.session) return process.env.DBUS_SESSION_BUS_ADDRESS ?? '';
+  return process.env.DBUS_SYSTEM_BUS_ADDRESS || 'unix:path=/var/run/dbus/system_bus_socket';
+}
+
+/** The socket under a MessageBus: dbus-next forwards its errors but not its end (`_connection` is not in its types). */
+function busStream(bus: MessageBus): NodeJS.EventEmitter | undefined {
+  return (bus as unknown as { _connection?: { stream?: NodeJS.EventEmitter } })._connection?.stream;
 }
 
 /** The name of a D-Bus error (`org.freedesktop.systemd1.NoSuchUnit`), if it is one. */
@@ -62,14 +87,39 @@ export function dbusErrorName(e: unknown): string | undefined {
 
 export class SystemdManager {
   private readonly finishedJobs = new Map<string, string>();
-  private readonly jobWaiters = new Map<string, (result: string) => void>();
+  private readonly jobWaiters = new Map<string, { resolve: (result: string) => void; reject: (e: Error) => void }>();
   private propertiesChanged?: PropertiesChangedHandler;
+  private closing = false;
+  private lostError?: BusLostError;
+  private reportLost!: (e: BusLostError) => void;
+  /**
+   * Settles once, with the reason, when the bus closes or breaks the connection (not on close()).
+   * systemd's answers and signals can no longer arrive: the caller has to connect anew.
+   */
+  readonly lost: Promise<BusLostError> = new Promise((resolve) => { this.reportLost = resolve; });
+  /** Rejects with the loss, for racing calls against it. */
+  private readonly lostRejection: Promise<never> = this.lost.then((e) => Promise.reject(e));
 
   private constructor(
     private readonly bus: MessageBus,
     private readonly dbus: typeof import('dbus-next'),
     private readonly callTimeoutMs: number,
+    busName: string,
   ) {
+    this.lostRejection.catch(() => undefined);
+    const lose = (why: string): void => {
+      if (this.closing || this.lostError) return;
+      this.lostError = new BusLostError(busName, why);
+      for (const waiter of this.jobWaiters.values()) waiter.reject(this.lostError);
+      this.jobWaiters.clear();
+      this.reportLost(this.lostError);
+    };
+    // The socket's own events: the bus's 'error' also carries messages it could not parse.
+    const stream = busStream(bus);
+    bus.on('error', (err: Error) => { if (!stream) lose(err.message); });
+    stream?.on('error', (err: Error) => lose(err.message));
+    stream?.on('end', () => lose('the bus closed it'));
+    stream?.on('close', () => lose('the socket closed'));
     bus.on('message', (msg: DBusMessage) => {
       if (msg.type !== dbus.MessageType.SIGNAL) return;
       if (msg.interface === PROPERTIES && msg.member === 'PropertiesChanged' && msg.path?.startsWith(`${UNIT_PATHS}/`)) {
@@ -82,7 +132,7 @@ export class SystemdManager {
       const waiter = this.jobWaiters.get(job);
       if (waiter) {
         this.jobWaiters.delete(job);
-        waiter(result);
+        waiter.resolve(result);
       } else {
         // Kept for a waitForJob that comes just after its StopUnit returned; jobs nobody waits for
         // (StartUnit's, other units') must not pile up in a long-running agent.
@@ -96,6 +146,7 @@ export class SystemdManager {
     const dbus = await import('dbus-next');
     const callTimeoutMs = options.callTimeoutMs ?? 30_000;
     const which = options.session ? 'session' : 'system';
+    const busName = `the ${which} bus (${busAddress(options) || 'no address'})`;
     let bus: MessageBus;
     try {
       if (options.session) {
@@ -115,15 +166,18 @@ export class SystemdManager {
       bus.disconnect();
       throw e;
     });
-    // Later errors (the bus going away) surface through the pending calls' timeouts.
-    bus.on('error', () => undefined);
-    return new SystemdManager(bus, dbus, callTimeoutMs);
+    return new SystemdManager(bus, dbus, callTimeoutMs, busName);
   }
 
   private async call(path: string, iface: string, member: string, signature = '', body: unknown[] = []): Promise<unknown[]> {
     const msg = new this.dbus.Message({ destination: DEST, path, interface: iface, member, signature, body });
-    const reply = await withTimeout(this.bus.call(msg), this.callTimeoutMs, `${member}(${body.map((b) => JSON.stringify(b)).join(', ')})`);
+    const reply = await this.send(msg, `${member}(${body.map((b) => JSON.stringify(b)).join(', ')})`);
     return reply?.body ?? [];
+  }
+
+  private send(msg: DBusMessage, what: string): Promise<DBusMessage | null> {
+    if (this.lostError) return Promise.reject(this.lostError);
+    return withTimeout(this.bus.call(msg), this.callTimeoutMs, what, this.lostRejection);
   }
 
   private manager(member: string, signature = '', body: unknown[] = []): Promise<unknown[]> {
@@ -133,7 +187,7 @@ export class SystemdManager {
   /** Asks the manager to send JobRemoved and the other Manager signals to us. */
   async Subscribe(): Promise<void> {
     const msg = new this.dbus.Message({ destination: 'org.freedesktop.DBus', path: '/org/freedesktop/DBus', interface: 'org.freedesktop.DBus', member: 'AddMatch', signature: 's', body: [JOB_REMOVED_MATCH] });
-    await withTimeout(this.bus.call(msg), this.callTimeoutMs, 'AddMatch');
+    await this.send(msg, 'AddMatch');
     await this.manager('Subscribe');
   }
 
@@ -144,7 +198,7 @@ export class SystemdManager {
   async watchUnitProperties(handler: PropertiesChangedHandler): Promise<void> {
     this.propertiesChanged = handler;
     const msg = new this.dbus.Message({ destination: 'org.freedesktop.DBus', path: '/org/freedesktop/DBus', interface: 'org.freedesktop.DBus', member: 'AddMatch', signature: 's', body: [PROPERTIES_CHANGED_MATCH] });
-    await withTimeout(this.bus.call(msg), this.callTimeoutMs, 'AddMatch');
+    await this.send(msg, 'AddMatch');
   }
 
   /** Every property of one interface of an object, values unwrapped. */
@@ -188,14 +242,21 @@ export class SystemdManager {
       this.finishedJobs.delete(job);
       return Promise.resolve(known);
     }
+    if (this.lostError) return Promise.reject(this.lostError);
     return new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.jobWaiters.delete(job);
         reject(new SystemdError(`job ${job} did not finish within ${timeoutMs} ms`));
       }, timeoutMs);
-      this.jobWaiters.set(job, (result) => {
-        clearTimeout(timer);
-        resolve(result);
+      this.jobWaiters.set(job, {
+        resolve: (result) => {
+          clearTimeout(timer);
+          resolve(result);
+        },
+        reject: (e) => {
+          clearTimeout(timer);
+          reject(e);
+        },
       });
     });
   }
@@ -222,7 +283,8 @@ export class SystemdManager {
   }
 
   close(): void {
-    for (const waiter of this.jobWaiters.values()) waiter('canceled');
+    this.closing = true;
+    for (const waiter of this.jobWaiters.values()) waiter.resolve('canceled');
     this.jobWaiters.clear();
     this.bus.disconnect();
   }

@@ -203,7 +203,9 @@ async function run(flags: RunFlags): Promise<void> {
         }
       },
     });
-    if (result.cleanupFailures) {
+    // Logged by the loop (one ERROR record); the unit's Restart=always starts a fresh agent.
+    if (result.busLost) process.exitCode = EXIT.unreachable;
+    else if (result.cleanupFailures) {
       fail('run', `${result.cleanupFailures} systemd units could not be removed cleanly at start-up (see above)`, EXIT.stepFailed);
     }
   } catch (e) {
@@ -253,6 +255,7 @@ export function register(program: Command): void {
     .addOption(new Option('-o, --output <format>', 'text (env_logger lines on stderr) or json (one object per line on stdout)').choices(['text', 'json']).default('text'))
     .addHelpText('after', `
 Exit codes: ${EXIT.ok} stopped by SIGTERM/SIGINT, ${EXIT.stepFailed} stopped, but the start-up cleanup could not remove some unit,
-${EXIT.badInput} bad option, ${EXIT.unreachable} the pods could not be listed at start-up or the bus could not be used (nothing touched).`))
+${EXIT.badInput} bad option, ${EXIT.unreachable} the pods could not be listed at start-up or the bus could not be used (nothing touched),
+or the connection to the bus was lost while running (the units keep running; Restart=always starts a new agent).`))
     .action((flags: RunFlags) => run(flags));
 }
