@@ -79,7 +79,11 @@ function classify(s: UnitState | undefined): Classified {
     const startedAt = seconds(s.execMainStartTimestamp);
     return { kind: 'running', state: { running: startedAt ? { startedAt } : {} }, lastState: last };
   }
-  if ((s.activeState === 'active' && s.subState === 'exited') || s.activeState === 'failed' || (s.activeState === 'inactive' && ran)) {
+  // inactive with a start time is a finished run only once its exit is recorded too: systemd
+  // signals the Service interface's ExecMainStartTimestamp of a new start before the Unit
+  // interface's ActiveState, and that moment is a start, not an exit.
+  const exited = (s.execMainExitTimestamp ?? 0) >= (s.execMainStartTimestamp ?? 0) && Boolean(s.execMainExitTimestamp);
+  if ((s.activeState === 'active' && s.subState === 'exited') || s.activeState === 'failed' || (s.activeState === 'inactive' && ran && exited)) {
     return { kind: 'terminated', state: { terminated: terminated(s) }, lastState: {} };
   }
   return { kind: 'waiting', state: { waiting: { reason: 'ContainerCreating' } }, lastState: last };

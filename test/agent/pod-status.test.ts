@@ -42,6 +42,15 @@ describe('pod status from unit state', () => {
     expect(cond(s, 'Ready')).toMatchObject({ status: 'False', reason: 'ContainersNotReady' });
   });
 
+  it('does not take a start whose ActiveState has not arrived yet (inactive, a start time, no exit) for a finished run', () => {
+    const starting: UnitState = { activeState: 'inactive', subState: 'dead', execMainStartTimestamp: T1, execMainExitTimestamp: T0 };
+    const s = status(pod(), { main: starting });
+    expect(s.phase).toBe('Pending');
+    expect((s.containerStatuses as any[])[0].state).toEqual({ waiting: { reason: 'ContainerCreating' } });
+    const ended = status(pod({ restartPolicy: 'Never' }), { main: { ...starting, execMainExitTimestamp: T1 + 1, execMainCode: 1, execMainStatus: 3, result: 'exit-code' } });
+    expect((ended.containerStatuses as any[])[0].state.terminated).toMatchObject({ exitCode: 3 });
+  });
+
   it('maps exit 3 with Never to terminated.exitCode 3, reason Error, phase Failed', () => {
     const s = status(pod({ restartPolicy: 'Never' }), { main: { activeState: 'failed', subState: 'failed', execMainStartTimestamp: T0, execMainExitTimestamp: T1, execMainCode: 1, execMainStatus: 3, result: 'exit-code', nRestarts: 0 } });
     expect(s.phase).toBe('Failed');
