@@ -1,6 +1,7 @@
 'use strict';
-// Which code a bin script runs: the bundle scripts/build.js wrote into bundle/ (one file, fast
-// start) while it is fresh, else the TypeScript sources through bin/register.js.
+// Which code a bin script runs: the bundle scripts/build.js wrote into bundle/ (one file, its
+// compiled code cached by bin/code-cache.js: fast start) while it is fresh, else the TypeScript
+// sources through bin/register.js.
 //
 // Fresh means: bundle/sources.json exists and none of the project files the bundles were built
 // from (its `inputs`, package-lock.json among them) is missing or changed after the build
@@ -10,7 +11,6 @@
 // old one (benchmarks of a tree that is being edited).
 const fs = require('fs');
 const path = require('path');
-const { pathToFileURL } = require('url');
 
 const ROOT = path.join(__dirname, '..');
 const BUNDLE_DIR = path.join(ROOT, 'bundle');
@@ -55,14 +55,11 @@ function bundleFresh() {
 }
 
 /**
- * The exports of bundle `name` (bundle/<name>.mjs, an ES module: import() it) when it is fresh,
- * else of its sources, which `fromSources` requires.
+ * The exports of bundle `name` (bundle/<name>.cjs) when it is fresh, with the code cache of
+ * `variant` (bin/code-cache.js), else of its sources, which `fromSources` requires.
  */
-async function load(name, fromSources) {
-  if (bundleFresh()) {
-    const m = await import(pathToFileURL(path.join(BUNDLE_DIR, `${name}.mjs`)).href);
-    return m.default ?? m; // a CommonJS entry's exports are its default export
-  }
+function load(name, fromSources, variant = '') {
+  if (bundleFresh()) return require('./code-cache').runBundle(path.join(BUNDLE_DIR, `${name}.cjs`), variant).exports;
   require('./register');
   return fromSources();
 }

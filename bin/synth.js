@@ -16,8 +16,6 @@ const { bundleFresh, load } = require('./bundle');
 // From the sources, V8's compiled code of every module (cdk8s-plus-28's 3 MB of types first) is
 // cached between runs: a synth would otherwise spend most of its start compiling, not working.
 if (!bundleFresh()) require('v8-compile-cache');
-load('synth', () => require('../src/main.ts')).then((m) => {
-  m.main();
-  // One turn of the event loop, in which a signal received during the synth is handled.
-  setImmediate(() => {});
-});
+load('synth', () => require('../src/main.ts')).main();
+// One turn of the event loop, in which a signal received during the synth is handled.
+setImmediate(() => {});

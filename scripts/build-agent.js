@@ -2,7 +2,7 @@
 'use strict';
 // `npm run build:agent`: the node agent as one executable, bundle/uyuni-cdk, for nodes without
 // Node.js: a Node single executable application (node --experimental-sea-config, then postject)
-// made of this Node binary and bundle/agent-sea.js (scripts/build.js). It answers as
+// made of this Node binary and bundle/agent.cjs (scripts/build.js). It answers as
 // `uyuni-cdk agent render|cleanup` and `uyuni-cdk --version`; docs/agent.md installs it.
 // It runs on machines of this one's architecture and C library (glibc) only.
 const { execFileSync } = require('child_process');
@@ -19,7 +19,7 @@ const SENTINEL_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 const OUT = path.join(BUNDLE_DIR, 'uyuni-cdk');
 
 async function main() {
-  const bundle = path.join(BUNDLE_DIR, 'agent-sea.js');
+  const bundle = path.join(BUNDLE_DIR, 'agent.cjs');
   if (!fs.existsSync(bundle)) throw new Error(`${bundle} is missing: run \`npm run build\` first`);
   const started = Date.now();
   const script = path.join(BUNDLE_DIR, 'agent-sea-main.js');

@@ -12,7 +12,8 @@ import { portFeatures } from './features';
  */
 function yamlLib(): typeof import('yaml') {
   try {
-    return require(require.resolve('yaml', { paths: [path.dirname(require.resolve('cdk8s'))] }));
+    // A literal path, so that a bundle (scripts/build.js) includes it: the copy cdk8s itself loads.
+    return require('cdk8s/node_modules/yaml');
   } catch {
     return require('yaml');
   }

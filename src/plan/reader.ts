@@ -49,10 +49,13 @@ export function readInside(dir: string, name: string, cap: number): string {
     const st = fs.fstatSync(fd);
     if (!st.isFile()) throw new PlanError(`${shown} is not a regular file`);
     if (st.size > cap) throw new PlanError(`${shown} is larger than ${cap / MIB} MiB (${st.size} bytes)`);
-    const buf = Buffer.alloc(cap + 1);
+    // Sized by the fstat, grown (to cap + 1 at most) only if the file grows while read: a buffer
+    // of the cap for every file was 16 MiB zeroed per step file, a tenth of a `status`.
+    let buf = Buffer.allocUnsafe(st.size + 1);
     let n = 0;
     for (let r = 1; r > 0 && n <= cap;) {
-      r = fs.readSync(fd, buf, n, cap + 1 - n, null);
+      if (n === buf.length) buf = Buffer.concat([buf], Math.min(cap + 1, 2 * buf.length));
+      r = fs.readSync(fd, buf, n, buf.length - n, null);
       n += r;
     }
     if (n > cap) throw new PlanError(`${shown} is larger than ${cap / MIB} MiB (it grew while read)`);

@@ -7,6 +7,7 @@ import { hashSpec } from '../plan/spec-hash';
 import { ANNOTATIONS, APPLYSET, LABELS, ObjectRef, Plan, Step } from '../plan/types';
 import { isMember } from './applyset';
 import { BadInput } from './errors';
+import { ParseCache, parseCacheDir } from './parse-cache';
 
 /** An object of a step file: every document names its apiVersion, kind and metadata.name. */
 export type Manifest = KubernetesObject & {
@@ -23,19 +24,10 @@ function isManifest(o: unknown): o is Manifest {
     && (m.metadata.namespace === undefined || nonEmpty(m.metadata.namespace));
 }
 
-/**
- * The objects of a step's manifest file, in file order: read only from a regular file inside the
- * plan directory, at most 16 MiB (src/plan/reader.ts `readInside`).
- */
-export function loadStepObjects(planDir: string, step: Step): Manifest[] {
-  const file = path.join(planDir, step.file);
-  let text: string;
-  try {
-    text = readInside(planDir, step.file, MAX_STEP_FILE_BYTES);
-  } catch (e) {
-    if (e instanceof PlanError) throw new BadInput(e.message);
-    throw e;
-  }
+const NOT_MANIFEST = 'every document needs apiVersion, kind and metadata.name (strings)';
+
+/** The objects of a step file's YAML, in file order (empty documents left out). */
+function parseObjects(file: string, text: string): Manifest[] {
   const objects: Manifest[] = [];
   for (const doc of parseAllDocuments(text)) {
     if (doc.errors.length) throw new BadInput(`${file}: ${doc.errors[0].message}`);
@@ -46,9 +38,32 @@ export function loadStepObjects(planDir: string, step: Step): Manifest[] {
       throw new BadInput(`${file}: ${(e as Error).message}`);
     }
     if (o == null) continue;
-    if (!isManifest(o)) throw new BadInput(`${file}: every document needs apiVersion, kind and metadata.name (strings)`);
+    if (!isManifest(o)) throw new BadInput(`${file}: ${NOT_MANIFEST}`);
     objects.push(o);
   }
+  return objects;
+}
+
+/** The parse cache of this user (src/runtime/parse-cache.ts); an entry may be twice a step file's size. */
+const userParseCache = () => new ParseCache(parseCacheDir(), 2 * MAX_STEP_FILE_BYTES);
+
+/**
+ * The objects of a step's manifest file, in file order: read only from a regular file inside the
+ * plan directory, at most 16 MiB (src/plan/reader.ts `readInside`), then parsed, or taken from the
+ * cache of parsed step files by their text (src/runtime/parse-cache.ts).
+ */
+export function loadStepObjects(planDir: string, step: Step, cache = userParseCache()): Manifest[] {
+  const file = path.join(planDir, step.file);
+  let text: string;
+  try {
+    text = readInside(planDir, step.file, MAX_STEP_FILE_BYTES);
+  } catch (e) {
+    if (e instanceof PlanError) throw new BadInput(e.message);
+    throw e;
+  }
+  const objects = cache.documents(text, () => parseObjects(file, text));
+  // A cache entry passed these checks when it was written; checked again all the same (a hand-edited cache).
+  if (!objects.every(isManifest)) throw new BadInput(`${file}: ${NOT_MANIFEST}`);
   return objects;
 }
 

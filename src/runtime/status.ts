@@ -1,15 +1,16 @@
 /**
- * `status`: each step's state read from the cluster (one GET per wait, no watches; a rollout that
- * is not done also lists its ReplicaSets and pods).
+ * `status`: each step's state read from the cluster (one GET per object, a step's together, its
+ * waits judged from those answers; no watches; a rollout that is not done also lists its
+ * ReplicaSets and pods).
  */
 import type { KubernetesObject, V1Deployment, V1Job, V1PersistentVolumeClaim, V1Pod, V1ReplicaSet, V1StorageClass } from '@kubernetes/client-node';
 import { EXIT } from '../plan/exit-codes';
 import { sameSpecHash } from '../plan/spec-hash';
 import { ANNOTATIONS, Plan, Step, Wait } from '../plan/types';
 import { Cluster, refString } from './client';
-import { MissingKind } from './errors';
+import { ApiError, MissingKind } from './errors';
 import { Facts, readFacts } from './facts';
-import { Manifest, refOf, specHash } from './manifests';
+import { isObject, Manifest, refOf, specHash } from './manifests';
 import { describePod, podProgress, rolloutPods, selectorString, storageClassOf, Verdict, verdictFor } from './readiness';
 import { jobPhase } from './readiness/batch_v1_job';
 
@@ -44,10 +45,42 @@ async function readObject(cluster: Cluster, o: Manifest): Promise<KubernetesObje
   }
 }
 
-async function scanObjects(cluster: Cluster, objs: readonly Manifest[]): Promise<Scan> {
+/**
+ * The objects as the cluster has them, in the order given: one LIST per kind and namespace that
+ * holds several of them (as `kubectl get` reads), a GET for a kind with one. A LIST that is
+ * forbidden (a user who may only get) falls back to the GETs.
+ */
+async function readObjects(cluster: Cluster, objs: readonly Manifest[]): Promise<Array<KubernetesObject | undefined>> {
+  const groups = new Map<string, number[]>();
+  objs.forEach((o, i) => {
+    const key = `${o.apiVersion}\0${o.kind}\0${o.metadata.namespace ?? ''}`;
+    groups.set(key, [...(groups.get(key) ?? []), i]);
+  });
+  const read: Array<KubernetesObject | undefined> = new Array(objs.length);
+  await Promise.all([...groups.values()].map(async (idx): Promise<unknown> => {
+    const first = objs[idx[0]];
+    const byGet = () => Promise.all(idx.map(async (i) => { read[i] = await readObject(cluster, objs[i]); }));
+    if (idx.length === 1) return byGet();
+    let items: KubernetesObject[];
+    try {
+      items = (await cluster.list({ apiVersion: first.apiVersion, kind: first.kind, namespace: first.metadata.namespace })).items;
+    } catch (e) {
+      if (e instanceof MissingKind) return undefined;
+      if (e instanceof ApiError && e.status === 403) return byGet();
+      throw e;
+    }
+    // A list's items carry no apiVersion and kind: they are the list's.
+    const byName = new Map(items.map((it) => [it.metadata?.name, { ...it, apiVersion: first.apiVersion, kind: first.kind }]));
+    for (const i of idx) read[i] = byName.get(objs[i].metadata.name);
+    return undefined;
+  }));
+  return read;
+}
+
+function scanObjects(objs: readonly Manifest[], read: ReadonlyArray<KubernetesObject | undefined>): Scan {
   const scan: Scan = { present: [], details: [] };
-  for (const o of objs) {
-    const there = await readObject(cluster, o);
+  for (const [i, o] of objs.entries()) {
+    const there = read[i];
     if (!there) continue;
     scan.present.push(there);
     if (o.kind !== 'Job') continue;
@@ -70,8 +103,9 @@ async function storageClasses(cluster: Cluster): Promise<V1StorageClass[]> {
 }
 
 /** One wait, judged from one GET (and, for a rollout that is not done, its pods). */
-async function judgeWait(cluster: Cluster, w: Wait, classes: Classes): Promise<{ v: Verdict; extra: string }> {
-  const obj = await cluster.get(w.object).catch(() => undefined);
+async function judgeWait(cluster: Cluster, w: Wait, classes: Classes, present: readonly KubernetesObject[]): Promise<{ v: Verdict; extra: string }> {
+  // The step's objects were just read: a wait on one of them judges that answer, not a second GET.
+  const obj = present.find((p) => isObject(p, w.object)) ?? await cluster.get(w.object).catch(() => undefined);
   if (w.for === 'bound' && obj) classes.list ??= await storageClasses(cluster);
   const storageClass = obj && classes.list ? storageClassOf(obj as V1PersistentVolumeClaim, classes.list) : undefined;
   const v = verdictFor(w.for, { object: obj, storageClass });
@@ -85,7 +119,7 @@ async function judgeWait(cluster: Cluster, w: Wait, classes: Classes): Promise<{
 
 async function judgeWaits(cluster: Cluster, step: Step, scan: Scan, classes: Classes): Promise<void> {
   for (const w of step.waits) {
-    const { v, extra } = await judgeWait(cluster, w, classes);
+    const { v, extra } = await judgeWait(cluster, w, classes, scan.present);
     if (v.state === 'done') continue;
     scan.state = v.state === 'failed' ? 'failed' : 'waiting';
     scan.details.push(`${refString(w.object)} ${w.for}: ${v.reason}${v.state === 'waiting' ? extra : ''}`);
@@ -100,9 +134,14 @@ async function stepFacts(cluster: Cluster, step: Step, present: readonly Kuberne
 export async function stepStatuses(cluster: Cluster, plan: Plan, objectsOf: (step: string) => Manifest[]): Promise<StepStatus[]> {
   const out: StepStatus[] = [];
   const classes: Classes = {};
+  // Every step's objects read at once (a LIST per kind, as kubectl get), judged step by step.
+  const all = plan.steps.flatMap((step) => objectsOf(step.name));
+  const read = await readObjects(cluster, all);
+  let at = 0;
   for (const step of plan.steps) {
     const objs = objectsOf(step.name);
-    const scan = await scanObjects(cluster, objs);
+    const scan = scanObjects(objs, read.slice(at, at + objs.length));
+    at += objs.length;
     if (scan.present.length === 0) {
       out.push({ name: step.name, state: 'not-applied', detail: `0/${objs.length} objects` });
       continue;

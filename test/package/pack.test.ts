@@ -59,12 +59,12 @@ describe('npm pack', () => {
     const files: string[] = dry.files.map((f: { path: string }) => f.path).sort();
     expect(files).toEqual(packed.files);
 
-    // The bundles' modules (bin/bundle.js imports them) and what tells them fresh; not the agent's
+    // The bundles (bin/bundle.js runs them) and what tells them fresh; not the agent's
     // single executable (one machine's binary) nor esbuild's metafiles.
-    const bundles = filesUnder(path.join(ROOT, 'bundle')).filter((f) => f.endsWith('.mjs') || f === 'sources.json').map((f) => `bundle/${f}`);
+    const bundles = filesUnder(path.join(ROOT, 'bundle')).filter((f) => f.endsWith('.cjs') || f === 'sources.json').map((f) => `bundle/${f}`);
     const lib = filesUnder(path.join(ROOT, 'lib')).map((f) => `lib/${f}`);
     const expected = [
-      'README.md', 'package.json', 'bin/bundle.js', 'bin/uyuni-cdk.js',
+      'README.md', 'package.json', 'bin/bundle.js', 'bin/code-cache.js', 'bin/heap.js', 'bin/uyuni-cdk.js',
       ...fs.readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`),
       ...fs.readdirSync(path.join(ROOT, 'src', 'scripts'), { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => path.relative(ROOT, path.join(e.parentPath ?? e.path, e.name))),
       ...bundles, ...lib,
