@@ -26,6 +26,7 @@ import { executableProblem, readUnitFile, removeUnitFile, writeUnitFileAtomic } 
 import type { UnitTracker } from './unit-state';
 import { podIsTerminating } from '../systemd/pod';
 import { PodRenderError, RenderedUnit, renderPodUnits, RenderOptions } from '../systemd/render';
+import { UnitNameError } from '../systemd/unit-name';
 
 export interface ReconcilerOptions {
   readonly mgr: SystemdManager;
@@ -316,7 +317,7 @@ export class Reconciler {
     try {
       units = renderPodUnits(pod, this.o.render);
     } catch (e) {
-      if (!(e instanceof PodRenderError) && !(e instanceof Error && e.name === 'UnitNameError')) throw e;
+      if (!(e instanceof PodRenderError) && !(e instanceof UnitNameError)) throw e;
       return { blocked: { phase: 'Failed', reason: 'UnitRenderError', message: (e as Error).message } };
     }
     const taken = units.find((u) => (this.unitOwner.get(u.name) ?? key) !== key);
