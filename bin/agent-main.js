@@ -3,8 +3,8 @@
 // runtime's Kubernetes client or the synth side. bin/uyuni-cdk.js sends the agent verb here, and
 // `npm run build:agent` makes a single executable of its bundle that a node runs as `uyuni-cdk`
 // (docs/agent.md), so the unit's `uyuni-cdk agent cleanup` command line is the same either way.
-const { Command, CommanderError } = require('commander');
-const { EXIT } = require('../src/plan/exit-codes');
+const { Command } = require('commander');
+const { parseToExit } = require('../src/cli/parse');
 const { register } = require('../src/cli/agent');
 // Inlined into the bundle: the single executable has no package.json beside it.
 const { version } = require('../package.json');
@@ -16,16 +16,7 @@ async function main(argv) {
     .showHelpAfterError()
     .exitOverride();
   register(program);
-  try {
-    await program.parseAsync(argv, { from: 'user' });
-  } catch (e) {
-    if (e instanceof CommanderError) {
-      // As src/cli/main.ts: --help and --version exit 0; every usage error is bad input.
-      process.exitCode = e.exitCode === 0 ? EXIT.ok : EXIT.badInput;
-      return;
-    }
-    throw e;
-  }
+  await parseToExit(program, argv);
 }
 
 module.exports = { main };

@@ -1,5 +1,5 @@
-import { Command, CommanderError } from 'commander';
-import { EXIT } from '../plan/exit-codes';
+import { Command } from 'commander';
+import { parseToExit } from './parse';
 import { packageVersion } from '../version';
 
 /**
@@ -57,19 +57,5 @@ export function buildProgram(): Command {
 }
 
 export async function main(argv: string[]): Promise<void> {
-  const program = buildProgram();
-  try {
-    await program.parseAsync(argv, { from: 'user' });
-  } catch (e) {
-    if (e instanceof CommanderError) {
-      // --help and --version exit 0; every usage error is bad input.
-      process.exitCode = e.exitCode === 0 ? EXIT.ok : EXIT.badInput;
-      return;
-    }
-    // the verbs report their own errors; this is one nobody expected
-    process.stderr.write(process.env.UYUNI_CDK_DEBUG === '1' || program.opts().debug
-      ? `uyuni-cdk: ${(e as Error)?.stack ?? e}\n`
-      : `uyuni-cdk: ${(e as Error)?.message ?? e} (an unexpected error: --debug shows where)\n`);
-    process.exitCode = EXIT.stepFailed;
-  }
+  await parseToExit(buildProgram(), argv);
 }
