@@ -8,6 +8,7 @@
  */
 import * as http from 'http';
 import * as https from 'https';
+import { Answer, exchange } from './http-exchange';
 import { apiConnection, ApiConnection } from './pods';
 
 /** An answer that is not 2xx, with the API's Status `reason` when it sent one. */
@@ -58,7 +59,7 @@ export async function apiClient(kubeconfig: string, defaultTimeoutMs: number): P
   const base = conn.server.href.endsWith('/') ? conn.server.href : `${conn.server.href}/`;
   const urlOf = (p: string): URL => new URL(p.replace(/^\//, ''), base);
 
-  function request<T>(method: string, p: string, options: { body?: unknown; contentType?: string; timeoutMs?: number } = {}): Promise<T> {
+  async function request<T>(method: string, p: string, options: { body?: unknown; contentType?: string; timeoutMs?: number } = {}): Promise<T> {
     const url = urlOf(p);
     const timeoutMs = options.timeoutMs ?? defaultTimeoutMs;
     const payload = options.body === undefined ? undefined : Buffer.from(JSON.stringify(options.body));
@@ -67,34 +68,21 @@ export async function apiClient(kubeconfig: string, defaultTimeoutMs: number): P
       headers['Content-Type'] = options.contentType ?? 'application/json';
       headers['Content-Length'] = payload.length;
     }
-    return new Promise<T>((resolve, reject) => {
-      const req = lib.request(url, { ...conn.request, agent, method, headers }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          clearTimeout(timer);
-          if (!res.complete) return reject(new ApiUnreachable(`${method} ${url.pathname}: the connection closed before the answer was complete`));
-          const text = Buffer.concat(chunks).toString('utf8');
-          const status = res.statusCode ?? 0;
-          if (status < 200 || status > 299) {
-            const s = statusMessage(status, text);
-            return reject(new ApiError(`${method} ${url.pathname}: HTTP ${status}: ${s.message}`, status, s.reason));
-          }
-          try {
-            resolve((text ? JSON.parse(text) : undefined) as T);
-          } catch (e) {
-            reject(new ApiUnreachable(`${method} ${url.pathname}: the answer is not JSON (${(e as Error).message})`));
-          }
-        });
-        res.on('aborted', () => reject(new ApiUnreachable(`${method} ${url.pathname}: the connection closed before the answer was complete`)));
-      });
-      const timer = setTimeout(() => req.destroy(new Error(`no complete answer within ${timeoutMs} ms`)), timeoutMs);
-      req.on('error', (e) => {
-        clearTimeout(timer);
-        reject(new ApiUnreachable(`${method} ${url.pathname}: ${e.message}`));
-      });
-      req.end(payload);
-    });
+    let answer: Answer;
+    try {
+      answer = await exchange(url, { ...conn.request, agent, method, headers }, payload, timeoutMs);
+    } catch (e) {
+      throw new ApiUnreachable(`${method} ${url.pathname}: ${(e as Error).message}`);
+    }
+    if (answer.status < 200 || answer.status > 299) {
+      const s = statusMessage(answer.status, answer.body);
+      throw new ApiError(`${method} ${url.pathname}: HTTP ${answer.status}: ${s.message}`, answer.status, s.reason);
+    }
+    try {
+      return (answer.body ? JSON.parse(answer.body) : undefined) as T;
+    } catch (e) {
+      throw new ApiUnreachable(`${method} ${url.pathname}: the answer is not JSON (${(e as Error).message})`);
+    }
   }
 
   function watch(p: string, onEvent: (e: WatchEvent) => void, options: { idleTimeoutMs: number; onOpen?: () => void }): WatchHandle {

@@ -12,13 +12,13 @@
  * the agent's whole budget, so it is only loaded for those users.
  */
 import * as fs from 'fs';
-import * as http from 'http';
 import * as https from 'https';
 import * as path from 'path';
 import { parse as parseYaml } from 'yaml';
 import { newClusters, newContexts, newUsers } from '@kubernetes/client-node/dist/config_types.js';
 import { DEFAULT_API_TIMEOUT_SECONDS } from '../systemd/defaults';
 import type { PodLike } from '../systemd/pod';
+import { exchange } from './http-exchange';
 
 export class PodListError extends Error {}
 
@@ -94,35 +94,6 @@ export async function apiConnection(kubeconfig: string): Promise<ApiConnection> 
   }
 }
 
-function get(conn: ApiConnection, url: URL, timeoutMs: number): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const lib = url.protocol === 'https:' ? https : http;
-    const req = lib.request(url, { ...conn.request, method: 'GET', headers: { ...conn.request.headers, Accept: 'application/json' } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        clearTimeout(timer);
-        if (!res.complete) reject(new Error('the connection closed before the answer was complete'));
-        else resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') });
-      });
-      res.on('error', (e) => {
-        clearTimeout(timer);
-        reject(e);
-      });
-      res.on('aborted', () => {
-        clearTimeout(timer);
-        reject(new Error('the connection closed before the answer was complete'));
-      });
-    });
-    const timer = setTimeout(() => req.destroy(new Error(`no complete answer within ${timeoutMs} ms`)), timeoutMs);
-    req.on('error', (e) => {
-      clearTimeout(timer);
-      reject(e);
-    });
-    req.end();
-  });
-}
-
 /** Field selector values escape `\`, `,` and `=` with a backslash. */
 function selectorValue(value: string): string {
   return value.replace(/[\\,=]/g, (c) => `\\${c}`);
@@ -155,7 +126,7 @@ export async function listNodePodList(options: PodListOptions): Promise<{ pods: 
 
     let answer: { status: number; body: string };
     try {
-      answer = await get(conn, url, timeoutMs);
+      answer = await exchange(url, { ...conn.request, method: 'GET', headers: { ...conn.request.headers, Accept: 'application/json' } }, undefined, timeoutMs);
     } catch (e) {
       throw new PodListError(`${where}: ${(e as Error).message}`);
     }
