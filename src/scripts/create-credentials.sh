@@ -88,20 +88,18 @@ check_line() {
   done
 }
 
-# Split on blanks only, never globbed.
+# each_line FN: FN with the words of each non-empty line of SECRETS (split on blanks only, never
+# globbed). Every line is checked before the first request, then each Secret is created.
 set -f
-while read -r line; do
-  [ -n "$line" ] || continue
-  # shellcheck disable=SC2086
-  check_line $line
-done <<EOF
+each_line() {
+  while read -r line; do
+    [ -n "$line" ] || continue
+    # shellcheck disable=SC2086
+    "$1" $line
+  done <<EOF
 $SECRETS
 EOF
-while read -r line; do
-  [ -n "$line" ] || continue
-  # shellcheck disable=SC2086
-  create_secret $line
-done <<EOF
-$SECRETS
-EOF
+}
+each_line check_line
+each_line create_secret
 echo "uyuni-credentials: done"
