@@ -1,9 +1,9 @@
 // uyuni-import-secrets run for real: Debian's sh, curl and openssl against the API simulator, with
 // an old CA whose key openssl encrypted with a known password, as the old server's ssl-build has it.
-import { spawn, spawnSync } from 'child_process';
+import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
-import { readScript } from '../src/constructs/script-job';
+import { runScript } from './helpers/script-run';
 import { tempDir } from './helpers/synth';
 import { Simulator, startSimulator } from './sim';
 
@@ -45,23 +45,10 @@ afterEach(async () => {
 function run(dir: string, env: Record<string, string> = {}): Promise<{ code: number; out: string }> {
   const sa = tempDir('uyuni-cdk-sa-');
   fs.writeFileSync(path.join(sa, 'token'), 'test-token');
-  return new Promise((resolve) => {
-    // The text the Job runs (`sh -c`, src/scripts/lib/ inlined), not the file.
-    const child = spawn('sh', ['-c', readScript('import-secrets.sh')], {
-      env: {
-        PATH: process.env.PATH ?? '/usr/bin:/bin', MIGRATION_DIR: dir, NAMESPACE: NS, IMPORT_CA: 'true', CA_PASSWORD: PASSWORD,
-        SECRET_LABELS: '{"app.kubernetes.io/part-of":"uyuni","app.kubernetes.io/managed-by":"uyuni-cdk"}',
-        API_URL: sim.url, SA_DIR: sa, ...env,
-      },
-    });
-    let out = '';
-    child.stdout.on('data', (d) => { out += d; });
-    child.stderr.on('data', (d) => { out += d; });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code: code ?? -1, out });
-    });
+  return runScript('import-secrets.sh', {
+    MIGRATION_DIR: dir, NAMESPACE: NS, IMPORT_CA: 'true', CA_PASSWORD: PASSWORD,
+    SECRET_LABELS: '{"app.kubernetes.io/part-of":"uyuni","app.kubernetes.io/managed-by":"uyuni-cdk"}',
+    API_URL: sim.url, SA_DIR: sa, ...env,
   });
 }
 

@@ -1,10 +1,9 @@
 // uyuni-credentials run for real: Debian's sh, curl, tr and base64 against the API simulator, with
 // the SECRETS of the Job synth writes for gitops.credentials: job (derived from the plan's
 // requirements), as the Job's pod would run it.
-import { spawn } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
-import { readScript } from '../../src/constructs/script-job';
+import { runScript } from '../helpers/script-run';
 import { defaultConfigWith, synthYaml, tempDir } from '../helpers/synth';
 import { Simulator, startSimulator } from '../sim';
 
@@ -34,19 +33,7 @@ afterEach(async () => {
 
 /** Runs the script as the Job's pod would, with the simulator as the API. */
 function run(env: Record<string, string> = {}): Promise<{ code: number; out: string }> {
-  return new Promise((resolve) => {
-    const child = spawn('sh', ['-c', readScript('create-credentials.sh')], {
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...ENV, NAMESPACE: NS, API_URL: sim.url, SA_DIR: sa, ...env },
-    });
-    let out = '';
-    child.stdout.on('data', (d) => { out += d; });
-    child.stderr.on('data', (d) => { out += d; });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code: code ?? -1, out });
-    });
-  });
+  return runScript('create-credentials.sh', { ...ENV, NAMESPACE: NS, API_URL: sim.url, SA_DIR: sa, ...env });
 }
 
 const secret = (name: string) => sim.get('v1', 'Secret', name, NS);
