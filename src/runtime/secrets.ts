@@ -29,6 +29,24 @@ function keysOf(obj: (V1Secret & V1ConfigMap) | undefined): string[] {
   return [...Object.keys(obj?.data ?? {}), ...Object.keys(obj?.stringData ?? {}), ...Object.keys(obj?.binaryData ?? {})];
 }
 
+export type RequirementCheck =
+  | { readonly state: 'present' }
+  /** `run` stops: `why` follows the object's name (`is missing`, `lacks key(s) …`, and the plan's message). */
+  | { readonly state: 'missing'; readonly why: string }
+  /** `run` creates the Secret, or adds the keys it lacks. */
+  | { readonly state: 'generate'; readonly existing: boolean; readonly missingKeys: readonly string[] };
+
+/** What the preflight of a step does with a requirement, given what the cluster holds: `run` acts on it, `plan` shows it. */
+export function checkRequirement(r: Requirement, existing: (V1Secret & V1ConfigMap) | undefined): RequirementCheck {
+  const missingKeys = r.keys.filter((k) => !keysOf(existing).includes(k));
+  if (existing && missingKeys.length === 0) return { state: 'present' };
+  if (r.ifMissing === 'fail' || r.kind !== 'Secret') {
+    const what = existing ? `lacks key(s) ${missingKeys.join(', ')}` : 'is missing';
+    return { state: 'missing', why: `${what}${r.message ? `: ${r.message}` : ''}` };
+  }
+  return { state: 'generate', existing: existing !== undefined, missingKeys };
+}
+
 /** Creates; a 409 after a retried create means the first attempt went through (never overwrite a Secret). */
 async function createOnce(cluster: Cluster, obj: V1Secret): Promise<void> {
   try {
@@ -42,15 +60,13 @@ export async function satisfyRequirements(cluster: Cluster, plan: Plan, step: st
   for (const r of reqs) {
     const ref = { apiVersion: 'v1', kind: r.kind, name: r.name, namespace: r.namespace };
     const existing = await cluster.get<V1Secret & V1ConfigMap>(ref);
-    const missingKeys = r.keys.filter((k) => !keysOf(existing).includes(k));
-    if (existing && missingKeys.length === 0) {
+    const check = checkRequirement(r, existing);
+    if (check.state === 'present') {
       reporter.emit({ type: 'requirement', step, kind: r.kind, name: r.name, namespace: r.namespace, result: 'present', keys: [...r.keys] });
       continue;
     }
-    if (r.ifMissing === 'fail' || r.kind !== 'Secret') {
-      const what = existing ? `${r.kind} ${r.namespace}/${r.name} lacks key(s) ${missingKeys.join(', ')}` : `${r.kind} ${r.namespace}/${r.name} is missing`;
-      throw new StepFailed(step, `${what}${r.message ? `: ${r.message}` : ''}`);
-    }
+    if (check.state === 'missing') throw new StepFailed(step, `${r.kind} ${r.namespace}/${r.name} ${check.why}`);
+    const { missingKeys } = check;
     const data: Record<string, string> = {};
     for (const k of missingKeys) data[k] = Buffer.from(generated(r.generate?.[k])).toString('base64');
     if (existing) {
@@ -68,6 +84,6 @@ export async function satisfyRequirements(cluster: Cluster, plan: Plan, step: st
         data,
       });
     }
-    reporter.emit({ type: 'requirement', step, kind: r.kind, name: r.name, namespace: r.namespace, result: existing ? 'completed-keys' : 'generated', keys: missingKeys });
+    reporter.emit({ type: 'requirement', step, kind: r.kind, name: r.name, namespace: r.namespace, result: existing ? 'completed-keys' : 'generated', keys: [...missingKeys] });
   }
 }
