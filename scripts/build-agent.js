@@ -2,13 +2,15 @@
 'use strict';
 // `npm run build:agent`: the node agent as one executable, bundle/uyuni-cdk, for nodes without
 // Node.js: a Node single executable application (node --experimental-sea-config, then postject)
-// made of this Node binary and bundle/agent.cjs (scripts/build.js). It answers as
+// made of this Node binary and the agent's bundle with the Kubernetes client inlined (bundle/agent.cjs
+// requires it from a file beside it, which an executable does not have; scripts/build.js). It answers as
 // `uyuni-cdk agent render|cleanup` and `uyuni-cdk --version`; docs/agent.md installs it.
 // It runs on machines of this one's architecture and C library (glibc) only.
 const { execFileSync } = require('child_process');
 const fs = require('fs');
 const path = require('path');
 const { BUNDLE_DIR: DEFAULT_DIR } = require('../bin/bundle');
+const { agentOptions } = require('./build');
 
 // `--bundle-dir DIR`: what `scripts/build.js --outdir DIR` built, and where the executable goes.
 const at = process.argv.indexOf('--bundle-dir');
@@ -19,9 +21,9 @@ const SENTINEL_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 const OUT = path.join(BUNDLE_DIR, 'uyuni-cdk');
 
 async function main() {
-  const bundle = path.join(BUNDLE_DIR, 'agent.cjs');
-  if (!fs.existsSync(bundle)) throw new Error(`${bundle} is missing: run \`npm run build\` first`);
   const started = Date.now();
+  const bundle = path.join(BUNDLE_DIR, 'agent-sea.cjs');
+  await require('esbuild').build(agentOptions(bundle, { executable: true }));
   const script = path.join(BUNDLE_DIR, 'agent-sea-main.js');
   // The bundle exports `main`; the executable runs it. Its argv is [executable, executable, ...args].
   fs.writeFileSync(script, `${fs.readFileSync(bundle, 'utf8')}\nmodule.exports.main(process.argv.slice(2));\n`);
@@ -36,7 +38,7 @@ async function main() {
   const { inject } = require('postject');
   await inject(tmp, 'NODE_SEA_BLOB', fs.readFileSync(blob), { sentinelFuse: SENTINEL_FUSE });
   fs.renameSync(tmp, OUT);
-  for (const f of [script, blob, config]) fs.rmSync(f, { force: true });
+  for (const f of [bundle, script, blob, config]) fs.rmSync(f, { force: true });
   console.log(`uyuni-cdk: built ${path.relative(process.cwd(), OUT)} (${(fs.statSync(OUT).size / 1e6).toFixed(0)} MB, Node ${process.version}) in ${Date.now() - started} ms`);
 }
 

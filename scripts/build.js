@@ -8,15 +8,11 @@ const fs = require('fs');
 const path = require('path');
 const { ENTRIES, BUNDLE_DIR: DEFAULT_DIR, MANIFEST_NAME, ROOT } = require('../bin/bundle');
 
-// `--outdir DIR`: elsewhere than bundle/ (the tests build there, leaving the bundles in use alone).
-const at = process.argv.indexOf('--outdir');
-const BUNDLE_DIR = at > 0 ? path.resolve(process.argv[at + 1]) : DEFAULT_DIR;
-
 /**
  * Source files that read files beside themselves (`path.join(__dirname, '..', 'scripts')`):
- * in a bundle `__dirname` is bundle/, so each file's own directory is put back.
+ * in a bundle `__dirname` is the bundle's directory, so each file's own directory is put back.
  */
-const sourceDirname = {
+const sourceDirname = (BUNDLE_DIR) => ({
   name: 'source-dirname',
   setup(build) {
     build.onLoad({ filter: /\.ts$/ }, async (args) => {
@@ -27,10 +23,49 @@ const sourceDirname = {
       return { contents: text.replace(/\b__dirname\b/g, `require('path').join(__dirname, ${JSON.stringify(rel)})`), loader: 'ts' };
     });
   },
+});
+
+/**
+ * The Kubernetes client in the agent's bundle is only reached for exec and auth-provider
+ * kubeconfig users (src/agent/pods.ts, behind an `import()`), yet it was 5.8 of the bundle's 6.2 MB:
+ * every agent start read, hashed and deserialized it. So it is a bundle of its own beside
+ * agent.cjs, which a small module in its place requires when it is reached (a `require()`, not
+ * an `import()`: bin/code-cache.js compiles bundles as scripts, which cannot import). The single
+ * executable has no files beside it: its script inlines the client (scripts/build-agent.js).
+ */
+const AGENT_CLIENT = 'agent-client.cjs';
+const splitClient = {
+  name: 'split-client',
+  setup(build) {
+    build.onResolve({ filter: /^@kubernetes\/client-node$/ }, () => ({ path: AGENT_CLIENT, namespace: 'split-client' }));
+    build.onLoad({ filter: /.*/, namespace: 'split-client' }, () => ({
+      contents: `module.exports = require(require('path').join(__dirname, ${JSON.stringify(AGENT_CLIENT)}));`,
+      loader: 'js',
+    }));
+  },
+};
+
+/**
+ * Modules the bundled code requires only in a try/catch, absent being fine: `ws`'s native
+ * speed-ups, node-fetch's `encoding`, dbus-next's X11 lookup. A bundle leaves them to `require`;
+ * in the single executable, whose `require` loads built-in modules only and warns on anything
+ * else, they are modules that say they are not installed.
+ */
+const OPTIONAL = ['bufferutil', 'utf-8-validate', 'encoding', 'x11'];
+const absentOptional = {
+  name: 'absent-optional',
+  setup(build) {
+    const filter = new RegExp(`^(${OPTIONAL.join('|')})$`);
+    build.onResolve({ filter }, (args) => ({ path: args.path, namespace: 'absent-optional' }));
+    build.onLoad({ filter: /.*/, namespace: 'absent-optional' }, (args) => ({
+      contents: `throw Object.assign(new Error(${JSON.stringify(`Cannot find module '${args.path}'`)}), { code: 'MODULE_NOT_FOUND' });`,
+      loader: 'js',
+    }));
+  },
 };
 
 /** What every bundle shares. */
-const COMMON = {
+const common = (BUNDLE_DIR) => ({
   bundle: true,
   platform: 'node',
   target: 'node20',
@@ -42,13 +77,21 @@ const COMMON = {
   legalComments: 'none',
   metafile: true,
   logLevel: 'warning',
-  // Optional: `ws`'s native speed-ups (loaded in try/catch) and dbus-next's session bus lookup
-  // through X11 (only without DBUS_SESSION_BUS_ADDRESS); absent is fine.
-  external: ['bufferutil', 'utf-8-validate', 'x11'],
-  plugins: [sourceDirname],
-};
+  external: OPTIONAL,
+  plugins: [sourceDirname(BUNDLE_DIR)],
+});
 
-async function build() {
+/**
+ * esbuild's options for the agent's bundle at `outfile`: beside agent-client.cjs, or (`executable`)
+ * the single executable's script, whole.
+ */
+function agentOptions(outfile, { executable = false } = {}) {
+  const options = common(path.dirname(outfile));
+  const plugins = [...options.plugins, executable ? absentOptional : splitClient];
+  return { ...options, entryPoints: [path.join(ROOT, ENTRIES.agent.source)], outfile, format: 'cjs', plugins, external: executable ? [] : options.external };
+}
+
+async function build(BUNDLE_DIR) {
   const esbuild = require('esbuild');
   const started = Date.now();
   fs.rmSync(BUNDLE_DIR, { recursive: true, force: true });
@@ -59,20 +102,33 @@ async function build() {
   // Kubernetes client behind the agent's rare kubeconfig cases) stays unevaluated until reached.
   // agent.cjs is also the single executable's script (scripts/build-agent.js).
   const metafiles = {};
-  await Promise.all(Object.entries(ENTRIES).map(async ([name, e]) => {
-    const r = await esbuild.build({ ...COMMON, entryPoints: [path.join(ROOT, e.source)], outfile: path.join(BUNDLE_DIR, `${name}.cjs`), format: 'cjs' });
-    metafiles[name] = r.metafile;
-  }));
+  const outfile = (name) => path.join(BUNDLE_DIR, `${name}.cjs`);
+  await Promise.all([
+    ...Object.entries(ENTRIES).map(async ([name, e]) => {
+      const options = name === 'agent' ? agentOptions(outfile(name)) : { ...common(BUNDLE_DIR), entryPoints: [path.join(ROOT, e.source)], outfile: outfile(name), format: 'cjs' };
+      metafiles[name] = (await esbuild.build(options)).metafile;
+    }),
+    (async () => {
+      const r = await esbuild.build({ ...common(BUNDLE_DIR), entryPoints: ['@kubernetes/client-node'], absWorkingDir: ROOT, outfile: path.join(BUNDLE_DIR, AGENT_CLIENT), format: 'cjs' });
+      metafiles[AGENT_CLIENT.replace(/\.cjs$/, '')] = r.metafile;
+    })(),
+  ]);
   const inputs = new Set(['package-lock.json']);
-  for (const m of Object.values(metafiles)) for (const input of Object.keys(m.inputs)) if (!input.includes('node_modules/')) inputs.add(input);
+  for (const m of Object.values(metafiles)) for (const input of Object.keys(m.inputs)) if (!input.includes('node_modules/') && !/^[a-z-]+:/.test(input)) inputs.add(input); // not the plugins' modules (`split-client:…`)
   fs.writeFileSync(path.join(BUNDLE_DIR, 'meta.json'), JSON.stringify(metafiles));
   // What bin/bundle.js compares the bundles' age with: every project file they were built from.
   fs.writeFileSync(path.join(BUNDLE_DIR, MANIFEST_NAME), JSON.stringify({ builtAt: started, inputs: [...inputs].sort() }, null, 1));
   const size = (f) => `${f} ${(fs.statSync(path.join(BUNDLE_DIR, f)).size / 1e6).toFixed(2)} MB`;
-  console.log(`uyuni-cdk: built ${path.relative(process.cwd(), BUNDLE_DIR) || '.'}/ in ${Date.now() - started} ms: ${Object.keys(ENTRIES).map((n) => `${n}.cjs`).map(size).join(', ')}`);
+  console.log(`uyuni-cdk: built ${path.relative(process.cwd(), BUNDLE_DIR) || '.'}/ in ${Date.now() - started} ms: ${[...Object.keys(ENTRIES).map((n) => `${n}.cjs`), AGENT_CLIENT].map(size).join(', ')}`);
 }
 
-build().catch((e) => {
-  console.error(`uyuni-cdk build: ${e.message}`);
-  process.exit(1);
-});
+module.exports = { agentOptions, AGENT_CLIENT };
+
+if (require.main === module) {
+  // `--outdir DIR`: elsewhere than bundle/ (the tests build there, leaving the bundles in use alone).
+  const at = process.argv.indexOf('--outdir');
+  build(at > 0 ? path.resolve(process.argv[at + 1]) : DEFAULT_DIR).catch((e) => {
+    console.error(`uyuni-cdk build: ${e.message}`);
+    process.exit(1);
+  });
+}

@@ -8,8 +8,9 @@
  *
  * The kubeconfig is read with @kubernetes/client-node's own parser (config_types). Certificate,
  * token and basic auth are applied here; for exec and auth-provider users the full client's
- * KubeConfig supplies the request options. Loading the full client costs ~70 MB of RSS, more than
- * the agent's whole budget, so it is only loaded for those users.
+ * KubeConfig supplies the request options. Loading the full client costs ~35 MB of RSS and 0.2 s,
+ * so it is only loaded for those users (in the agent's bundle it is a file of its own,
+ * scripts/build.js).
  */
 import * as fs from 'fs';
 import * as https from 'https';

@@ -50,6 +50,13 @@ describe('listing the pods of a node (fail closed)', () => {
     await expect(listing).rejects.toThrow(/page 2/);
   });
 
+  it('takes the token of an exec credential plugin, through the full Kubernetes client', async () => {
+    const fs = await import('fs');
+    const pods = await listNodePods({ kubeconfig: api.execKubeconfig, node: 'localhost' });
+    expect(pods).toHaveLength(7);
+    expect(fs.readFileSync(api.execRuns, 'utf8')).toBe('run\n');
+  });
+
   it('rejects when the server refuses the credentials', async () => {
     const fs = await import('fs');
     fs.writeFileSync(api.kubeconfig, fs.readFileSync(api.kubeconfig, 'utf8').replace(/token: .*/, 'token: wrong'));

@@ -3,10 +3,11 @@
  * built into a temporary directory so the bundles other tests run are left alone; and the rule
  * by which the bin scripts choose a bundle or the sources (bin/bundle.js).
  */
-import { execFileSync, spawnSync } from 'child_process';
+import { execFile, execFileSync, spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
+import { startPodsServer } from '../agent/harness/pods-server';
 
 const ROOT = path.join(__dirname, '..', '..');
 const { isFresh, ENTRIES } = require(path.join(ROOT, 'bin', 'bundle.js')) as {
@@ -30,6 +31,27 @@ spec:
     args: ["--port", "80", "it's \\"quoted\\" $HOME"]
     env: [{name: GREETING, value: "hello world"}]
 `;
+
+/**
+ * `agent cleanup --dry-run` of `argv` (an agent executable and its first arguments) with a
+ * kubeconfig whose token comes from an exec plugin, which only the full Kubernetes client serves:
+ * the pod list succeeds (so the bus, which is not there, is what fails) and the plugin ran.
+ */
+async function cleanupWithExecPlugin(argv: string[], env: NodeJS.ProcessEnv): Promise<{ stderr: string; pluginRuns: string }> {
+  const api = await startPodsServer([{ metadata: { name: 'p', namespace: 'd' }, spec: { nodeName: 'node-1', containers: [{ name: 'c', image: 'x:1', command: ['/bin/true'] }] } }]);
+  try {
+    const stderr = await new Promise<string>((resolve) => {
+      execFile(argv[0], [...argv.slice(1), 'agent', 'cleanup', '--dry-run', '--session', '--node', 'node-1', '--kubeconfig', api.execKubeconfig],
+        { encoding: 'utf8', env: { ...env, DBUS_SESSION_BUS_ADDRESS: `unix:path=${path.join(out, 'no-bus')}` } }, (_e, _stdout, err) => resolve(err));
+    });
+    return { stderr, pluginRuns: fs.existsSync(api.execRuns) ? fs.readFileSync(api.execRuns, 'utf8') : '' };
+  } finally {
+    await api.close();
+  }
+}
+
+/** What cleanupWithExecPlugin shows when the client was found and used. */
+const LISTED_WITH_EXEC_PLUGIN = { stderr: expect.stringMatching(/^uyuni-cdk agent cleanup: cannot connect to the session bus: .*ENOENT.*; no systemd unit was removed\n$/), pluginRuns: 'run\n' };
 
 /** Every file of a directory, by name, with its content. */
 const files = (dir: string) => Object.fromEntries(fs.readdirSync(dir).sort().map((f) => [f, fs.readFileSync(path.join(dir, f), 'utf8')]));
@@ -103,9 +125,13 @@ describe('scripts/build.js', () => {
     // the bundles, behind their import().
     expect(statically('cli')).toEqual(expect.arrayContaining(['src/cli/status.ts', 'node_modules/commander/esm.mjs']));
     expect(Object.keys(meta.cli.inputs)).toEqual(expect.arrayContaining(['src/runtime/commands.ts', 'node_modules/@kubernetes/client-node/dist/index.js']));
+    // The agent's bundle leaves the full client to a bundle of its own, which it requires when reached.
+    expect(Object.keys(meta.agent.inputs)).not.toContain('node_modules/@kubernetes/client-node/dist/index.js');
+    expect(Object.keys(meta['agent-client'].inputs)).toContain('node_modules/@kubernetes/client-node/dist/index.js');
+    expect(fs.statSync(path.join(out, 'agent.cjs')).size).toBeLessThan(fs.statSync(path.join(out, 'agent-client.cjs')).size / 4);
   });
 
-  it('runs an installed package\'s bundles with a code cache that the next start takes', () => {
+  it('runs an installed package\'s bundles with a code cache that the next start takes', async () => {
     // An installed package's layout: bin/, bundle/ and package.json, no sources.
     const pkg = fs.mkdtempSync(path.join(os.tmpdir(), 'uyuni-cdk-installed-'));
     const cache = path.join(pkg, 'cache');
@@ -127,12 +153,15 @@ describe('scripts/build.js', () => {
       expect([fs.statSync(file).mtimeMs, fs.readFileSync(file).equals(made)]).toEqual([1000 * 1000, true]);
       expect(cli('agent', 'render', '--help').status).toBe(0);
       expect(caches()).toEqual([expect.stringMatching(/^agent\.cjs-agent-render-/), expect.stringMatching(/^cli\.cjs-status-/)]);
+      // The full client, for an exec plugin's token, is found beside the agent's bundle.
+      expect(await cleanupWithExecPlugin([process.execPath, path.join(pkg, 'bin', 'uyuni-cdk.js')], { PATH: process.env.PATH, HOME: pkg, XDG_CACHE_HOME: cache }))
+        .toEqual(LISTED_WITH_EXEC_PLUGIN);
     } finally {
       fs.rmSync(pkg, { recursive: true, force: true });
     }
   });
 
-  it('builds the agent into one executable that renders the units the source CLI renders', () => {
+  it('builds the agent into one executable that renders the units the source CLI renders', async () => {
     const r = spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'build-agent.js'), '--bundle-dir', out], { encoding: 'utf8' });
     if (r.status !== 0 && /postject|inject|LIEF/i.test(r.stderr)) {
       console.warn(`skipped: postject cannot inject into ${process.execPath} here: ${r.stderr}`);
@@ -158,5 +187,7 @@ describe('scripts/build.js', () => {
     const bad = spawnSync(exe, ['agent', 'render', '-f', path.join(out, 'missing.yaml'), '--out', path.join(out, 'x')], { encoding: 'utf8', env });
     expect(bad.status).toBe(2);
     expect(bad.stderr).toMatch(/^uyuni-cdk agent render: .*missing\.yaml: /);
+    // The executable carries the full client inside (it has no bundle beside it).
+    expect(await cleanupWithExecPlugin([exe], { PATH: '/usr/bin:/bin', HOME: out })).toEqual(LISTED_WITH_EXEC_PLUGIN);
   }, 180_000);
 });

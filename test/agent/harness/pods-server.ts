@@ -15,6 +15,12 @@ export interface PodsServer {
   readonly url: string;
   /** A kubeconfig file pointing at this server (token auth). */
   readonly kubeconfig: string;
+  /**
+   * The same server, its token from an exec credential plugin (what only the full Kubernetes
+   * client serves): a shell script that also appends a line to `execRuns` each time it runs.
+   */
+  readonly execKubeconfig: string;
+  readonly execRuns: string;
   /** Every request's path and query, in order. */
   readonly requests: string[];
   pods: Array<Record<string, unknown>>;
@@ -30,7 +36,7 @@ const TOKEN = 'agent-test-token';
 export async function startPodsServer(pods: Array<Record<string, unknown>> = []): Promise<PodsServer> {
   const hanging = new Set<http.ServerResponse>();
   const state: PodsServer = {
-    url: '', kubeconfig: '', requests: [], pods,
+    url: '', kubeconfig: '', execKubeconfig: '', execRuns: '', requests: [], pods,
     close: async () => undefined,
   };
   const server = http.createServer((req, res) => {
@@ -80,9 +86,22 @@ export async function startPodsServer(pods: Array<Record<string, unknown>> = [])
     'users:', '- name: test', '  user:', `    token: ${TOKEN}`,
     'contexts:', '- name: test', '  context:', '    cluster: test', '    user: test',
   ].join('\n'));
+  const execRuns = path.join(dir, 'exec-runs');
+  const plugin = path.join(dir, 'credential-plugin.sh');
+  fs.writeFileSync(plugin, `#!/bin/sh\necho run >> '${execRuns}'\nprintf '%s' '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"${TOKEN}"}}'\n`, { mode: 0o755 });
+  const execKubeconfig = path.join(dir, 'kubeconfig-exec');
+  fs.writeFileSync(execKubeconfig, [
+    'apiVersion: v1', 'kind: Config', 'current-context: test',
+    // The full client takes plain HTTP only with the TLS check off (it says so otherwise).
+    'clusters:', `- name: test`, '  cluster:', `    server: http://127.0.0.1:${port}`, '    insecure-skip-tls-verify: true',
+    'users:', '- name: test', '  user:', '    exec:', '      apiVersion: client.authentication.k8s.io/v1', `      command: ${plugin}`, '      interactiveMode: Never',
+    'contexts:', '- name: test', '  context:', '    cluster: test', '    user: test',
+  ].join('\n'));
   Object.assign(state, {
     url: `http://127.0.0.1:${port}`,
     kubeconfig,
+    execKubeconfig,
+    execRuns,
     close: async () => {
       for (const res of hanging) res.destroy();
       server.closeAllConnections();
