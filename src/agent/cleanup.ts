@@ -111,15 +111,18 @@ export async function findSliceUnits(mgr: SystemdManager, options: Pick<CleanupO
 
 const IGNORABLE = new Set(['org.freedesktop.systemd1.NoSuchUnit', 'org.freedesktop.DBus.Error.FileNotFound']);
 
-/** Stop, waiting for the job's JobRemoved, then reset-failed (#321). Returns problems, if any. */
-export async function stopUnit(mgr: SystemdManager, unit: string, jobTimeoutMs: number): Promise<string[]> {
-  const problems: string[] = [];
-  let job: string | undefined;
+/** Queues the unit's stop job: its object path, if systemd queued one, and what went wrong. */
+async function requestStop(mgr: SystemdManager, unit: string, problems: string[]): Promise<string | undefined> {
   try {
-    job = await mgr.StopUnit(unit, 'replace');
+    return await mgr.StopUnit(unit, 'replace');
   } catch (e) {
     if (!IGNORABLE.has(dbusErrorName(e) ?? '')) problems.push(`StopUnit: ${(e as Error).message}`);
+    return undefined;
   }
+}
+
+/** Waits for the stop job's JobRemoved, then reset-failed (#321). */
+async function finishStop(mgr: SystemdManager, unit: string, job: string | undefined, jobTimeoutMs: number, problems: string[]): Promise<void> {
   if (job) {
     try {
       const result = await mgr.waitForJob(job, jobTimeoutMs);
@@ -134,7 +137,27 @@ export async function stopUnit(mgr: SystemdManager, unit: string, jobTimeoutMs: 
     // A stopped unit without references may already be gone (garbage-collected): nothing to reset.
     if (!IGNORABLE.has(dbusErrorName(e) ?? '')) problems.push(`ResetFailedUnit: ${(e as Error).message}`);
   }
+}
+
+/** Stop, waiting for the job's JobRemoved, then reset-failed (#321). Returns problems, if any. */
+export async function stopUnit(mgr: SystemdManager, unit: string, jobTimeoutMs: number): Promise<string[]> {
+  const problems: string[] = [];
+  await finishStop(mgr, unit, await requestStop(mgr, unit, problems), jobTimeoutMs, problems);
   return problems;
+}
+
+/**
+ * Stops many units: at most `concurrency` StopUnit calls in flight, but every queued job waited
+ * for at once. systemd runs the jobs side by side, so a pool that held a slot per job until its
+ * JobRemoved stopped the units in waves (64, then the rest) and took a third longer for 100.
+ */
+export async function stopUnits(mgr: SystemdManager, units: readonly string[], concurrency: number, jobTimeoutMs: number, problems: Map<string, string[]>): Promise<void> {
+  const finishing: Array<Promise<void>> = [];
+  await pool(units, concurrency, async (unit) => {
+    const job = await requestStop(mgr, unit, problems.get(unit)!);
+    finishing.push(finishStop(mgr, unit, job, jobTimeoutMs, problems.get(unit)!));
+  });
+  await Promise.all(finishing);
 }
 
 /**
@@ -180,8 +203,8 @@ export async function runCleanup(options: CleanupOptions): Promise<CleanupResult
     options.pods ? Promise.resolve([...options.pods]) : listNodePods({ kubeconfig: options.kubeconfig, node: options.node, timeoutMs: options.apiTimeoutMs }),
     (async () => {
       mgr = await SystemdManager.connect({ session: options.session, address: options.busAddress, callTimeoutMs: options.callTimeoutMs });
-      // Subscribed before any StopUnit, so no JobRemoved is missed.
-      if (!options.dryRun) await mgr.Subscribe();
+      // Before any StopUnit, so no JobRemoved is missed; not subscribed (watchJobs says why).
+      if (!options.dryRun) await mgr.watchJobs();
       return findSliceUnits(mgr, options);
     })(),
   ]);
@@ -217,11 +240,10 @@ async function decideAndRemove(mgr: SystemdManager, pods: PodLike[], units: Obse
   // (disabling only removes symlinks, it does not touch the running unit); then delete the files,
   // one Reload at the end.
   const problems = new Map(removals.map((d) => [d.unit, [] as string[]]));
+  const names = removals.map((d) => d.unit);
   await Promise.all([
-    pool(removals, options.concurrency ?? DEFAULT_CONCURRENCY, async (d) => {
-      problems.get(d.unit)!.push(...(await stopUnit(mgr, d.unit, options.jobTimeoutMs ?? DEFAULT_JOB_TIMEOUT_SECONDS * 1000)));
-    }),
-    disableUnits(mgr, removals.map((d) => d.unit), problems),
+    stopUnits(mgr, names, options.concurrency ?? DEFAULT_CONCURRENCY, options.jobTimeoutMs ?? DEFAULT_JOB_TIMEOUT_SECONDS * 1000, problems),
+    disableUnits(mgr, names, problems),
   ]);
   for (const d of removals) deleteUnitFile(d, options, problems.get(d.unit)!);
   if (removals.length) await mgr.Reload();
