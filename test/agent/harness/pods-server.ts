@@ -79,24 +79,24 @@ export async function startPodsServer(pods: Array<Record<string, unknown>> = [])
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'uyuni-pods-api-'));
-  const kubeconfig = path.join(dir, 'kubeconfig');
-  fs.writeFileSync(kubeconfig, [
-    'apiVersion: v1', 'kind: Config', 'current-context: test',
-    'clusters:', `- name: test`, '  cluster:', `    server: http://127.0.0.1:${port}`,
-    'users:', '- name: test', '  user:', `    token: ${TOKEN}`,
-    'contexts:', '- name: test', '  context:', '    cluster: test', '    user: test',
-  ].join('\n'));
+  /** A kubeconfig of this server: its cluster's extra lines, its user's lines. */
+  const writeKubeconfig = (name: string, cluster: string[], user: string[]): string => {
+    const file = path.join(dir, name);
+    fs.writeFileSync(file, [
+      'apiVersion: v1', 'kind: Config', 'current-context: test',
+      'clusters:', `- name: test`, '  cluster:', `    server: http://127.0.0.1:${port}`, ...cluster,
+      'users:', '- name: test', '  user:', ...user,
+      'contexts:', '- name: test', '  context:', '    cluster: test', '    user: test',
+    ].join('\n'));
+    return file;
+  };
+  const kubeconfig = writeKubeconfig('kubeconfig', [], [`    token: ${TOKEN}`]);
   const execRuns = path.join(dir, 'exec-runs');
   const plugin = path.join(dir, 'credential-plugin.sh');
   fs.writeFileSync(plugin, `#!/bin/sh\necho run >> '${execRuns}'\nprintf '%s' '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"${TOKEN}"}}'\n`, { mode: 0o755 });
-  const execKubeconfig = path.join(dir, 'kubeconfig-exec');
-  fs.writeFileSync(execKubeconfig, [
-    'apiVersion: v1', 'kind: Config', 'current-context: test',
-    // The full client takes plain HTTP only with the TLS check off (it says so otherwise).
-    'clusters:', `- name: test`, '  cluster:', `    server: http://127.0.0.1:${port}`, '    insecure-skip-tls-verify: true',
-    'users:', '- name: test', '  user:', '    exec:', '      apiVersion: client.authentication.k8s.io/v1', `      command: ${plugin}`, '      interactiveMode: Never',
-    'contexts:', '- name: test', '  context:', '    cluster: test', '    user: test',
-  ].join('\n'));
+  // The full client takes plain HTTP only with the TLS check off (it says so otherwise).
+  const execKubeconfig = writeKubeconfig('kubeconfig-exec', ['    insecure-skip-tls-verify: true'],
+    ['    exec:', '      apiVersion: client.authentication.k8s.io/v1', `      command: ${plugin}`, '      interactiveMode: Never']);
   Object.assign(state, {
     url: `http://127.0.0.1:${port}`,
     kubeconfig,
