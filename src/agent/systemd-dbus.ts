@@ -60,12 +60,12 @@ export interface ConnectOptions {
   readonly callTimeoutMs?: number;
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string | (() => string), lost?: Promise<never>): Promise<T> {
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string | (() => string)): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new SystemdError(`${typeof what === 'function' ? what() : what}: no answer within ${ms} ms`)), ms);
   });
-  return Promise.race(lost ? [promise, timeout, lost] : [promise, timeout]).finally(() => clearTimeout(timer));
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 /** The address the manager is reached at, also to name the bus in messages. */
@@ -93,15 +93,12 @@ export class SystemdManager {
    * systemd's answers and signals can no longer arrive: the caller has to connect anew.
    */
   readonly lost: Promise<BusLostError> = new Promise((resolve) => { this.reportLost = resolve; });
-  /** Rejects with the loss, for racing calls against it. */
-  private readonly lostRejection: Promise<never> = this.lost.then((e) => Promise.reject(e));
 
   private constructor(
     private readonly bus: BusConnection,
     private readonly callTimeoutMs: number,
     busName: string,
   ) {
-    this.lostRejection.catch(() => undefined);
     bus.on('lost', (why: string) => {
       if (this.closing || this.lostError) return;
       this.lostError = new BusLostError(busName, why);
@@ -152,9 +149,16 @@ export class SystemdManager {
     return reply.body;
   }
 
+  /**
+   * The connection fails its pending calls when it ends, and says why before their rejections
+   * are seen ('lost' is emitted synchronously): they fail with the BusLostError naming the bus.
+   */
   private send(call: Call, what: () => string): Promise<Message> {
     if (this.lostError) return Promise.reject(this.lostError);
-    return withTimeout(this.bus.call(call), this.callTimeoutMs, what, this.lostRejection);
+    const answer = this.bus.call(call).catch((e: unknown) => {
+      throw this.lostError ?? e;
+    });
+    return withTimeout(answer, this.callTimeoutMs, what);
   }
 
   private manager(member: string, signature = '', body: unknown[] = []): Promise<unknown[]> {

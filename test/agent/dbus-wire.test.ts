@@ -9,6 +9,7 @@ import * as net from 'net';
 import * as os from 'os';
 import * as path from 'path';
 import { BusConnection, DBusError, socketOf } from '../../src/agent/dbus-connection';
+import { BusLostError, SystemdManager } from '../../src/agent/systemd-dbus';
 import { decodeMessage, encodeCall, Message, messageLength, parseSignature, Variant, WireError } from '../../src/agent/dbus-wire';
 
 // dbus-next's own marshaller and parser (not its public API: the functions its connection uses).
@@ -216,68 +217,59 @@ async function fakeBus(auth: 'ok' | 'reject' = 'ok') {
   };
 }
 
+/** Runs `test` with a fake bus and a connection to it, closing both after. */
+async function withConnection(test: (bus: Awaited<ReturnType<typeof fakeBus>>, conn: BusConnection) => Promise<void>): Promise<void> {
+  const bus = await fakeBus();
+  const conn = await BusConnection.connect(bus.address);
+  try {
+    await test(bus, conn);
+  } finally {
+    conn.close();
+    await bus.close();
+  }
+}
+
 describe('BusConnection', () => {
-  it('authenticates, says Hello, matches replies to calls and batches the calls of one tick', async () => {
-    const bus = await fakeBus();
-    const conn = await BusConnection.connect(bus.address);
-    try {
-      expect(conn.uniqueName).toBe(':1.42');
-      const answers = await Promise.all([
-        conn.call({ destination: 'org.example', path: '/a', member: 'Echo', signature: 's', body: ['first'] }),
-        conn.call({ destination: 'org.example', path: '/a', member: 'Echo', signature: 'asb', body: [['x', 'y'], true] }),
-        conn.call({ destination: 'org.example', path: '/a', member: 'Fail' }).catch((e) => e),
-      ]);
-      expect(answers[0].body).toEqual(['first']);
-      expect(answers[1].body).toEqual([['x', 'y'], true]);
-      expect(answers[2]).toBeInstanceOf(DBusError);
-      expect([(answers[2] as DBusError).type, (answers[2] as DBusError).message]).toEqual(['org.example.Error.Nope', 'nope, really']);
-      expect(bus.received.map((m) => m.member)).toEqual(['Hello', 'Echo', 'Echo', 'Fail']);
-      // Distinct serials, each answered; the three calls of one tick came in one write, after Hello's.
-      expect(new Set(bus.received.map((m) => m.serial)).size).toBe(4);
-      expect(bus.reads.slice(1)).toEqual([bus.reads[1], bus.reads[1], bus.reads[1]]);
-      expect(bus.reads[1]).toBeGreaterThan(bus.reads[0]);
-    } finally {
-      conn.close();
-      await bus.close();
-    }
-  });
+  it('authenticates, says Hello, matches replies to calls and batches the calls of one tick', () => withConnection(async (bus, conn) => {
+    expect(conn.uniqueName).toBe(':1.42');
+    const answers = await Promise.all([
+      conn.call({ destination: 'org.example', path: '/a', member: 'Echo', signature: 's', body: ['first'] }),
+      conn.call({ destination: 'org.example', path: '/a', member: 'Echo', signature: 'asb', body: [['x', 'y'], true] }),
+      conn.call({ destination: 'org.example', path: '/a', member: 'Fail' }).catch((e) => e),
+    ]);
+    expect(answers[0].body).toEqual(['first']);
+    expect(answers[1].body).toEqual([['x', 'y'], true]);
+    expect(answers[2]).toBeInstanceOf(DBusError);
+    expect([(answers[2] as DBusError).type, (answers[2] as DBusError).message]).toEqual(['org.example.Error.Nope', 'nope, really']);
+    expect(bus.received.map((m) => m.member)).toEqual(['Hello', 'Echo', 'Echo', 'Fail']);
+    // Distinct serials, each answered; the three calls of one tick came in one write, after Hello's.
+    expect(new Set(bus.received.map((m) => m.serial)).size).toBe(4);
+    expect(bus.reads.slice(1)).toEqual([bus.reads[1], bus.reads[1], bus.reads[1]]);
+    expect(bus.reads[1]).toBeGreaterThan(bus.reads[0]);
+  }));
 
-  it('reassembles a signal that arrives a byte at a time', async () => {
-    const bus = await fakeBus();
-    const conn = await BusConnection.connect(bus.address);
-    try {
-      const signals: Message[] = [];
-      conn.on('signal', (m: Message) => signals.push(m));
-      await bus.trickleSignal('JobRemoved', 'uoss', [7, '/org/freedesktop/systemd1/job/7', 'web.service', 'done']);
-      await bus.trickleSignal('JobRemoved', 'uoss', [8, '/org/freedesktop/systemd1/job/8', 'db.service', 'canceled']);
-      expect(signals.map((m) => [m.member, m.body])).toEqual([
-        ['JobRemoved', [7, '/org/freedesktop/systemd1/job/7', 'web.service', 'done']],
-        ['JobRemoved', [8, '/org/freedesktop/systemd1/job/8', 'db.service', 'canceled']],
-      ]);
-    } finally {
-      conn.close();
-      await bus.close();
-    }
-  });
+  it('reassembles a signal that arrives a byte at a time', () => withConnection(async (bus, conn) => {
+    const signals: Message[] = [];
+    conn.on('signal', (m: Message) => signals.push(m));
+    await bus.trickleSignal('JobRemoved', 'uoss', [7, '/org/freedesktop/systemd1/job/7', 'web.service', 'done']);
+    await bus.trickleSignal('JobRemoved', 'uoss', [8, '/org/freedesktop/systemd1/job/8', 'db.service', 'canceled']);
+    expect(signals.map((m) => [m.member, m.body])).toEqual([
+      ['JobRemoved', [7, '/org/freedesktop/systemd1/job/7', 'web.service', 'done']],
+      ['JobRemoved', [8, '/org/freedesktop/systemd1/job/8', 'db.service', 'canceled']],
+    ]);
+  }));
 
-  it('reports the end of the connection once and fails the calls still waiting', async () => {
-    const bus = await fakeBus();
-    const conn = await BusConnection.connect(bus.address);
-    try {
-      const lost: string[] = [];
-      conn.on('lost', (reason: string) => lost.push(reason));
-      const waiting = conn.call({ destination: 'org.example', path: '/a', member: 'NeverAnswered' }).catch((e: Error) => e.message);
-      await new Promise((r) => setTimeout(r, 50));
-      bus.hangUp();
-      expect(await waiting).toMatch(/the connection to the bus ended \(the bus closed it\)/);
-      await new Promise((r) => setTimeout(r, 50));
-      expect(lost).toEqual(['the bus closed it']);
-      await expect(conn.call({ destination: 'org.example', path: '/a', member: 'Echo' })).rejects.toThrow(/has ended/);
-    } finally {
-      conn.close();
-      await bus.close();
-    }
-  });
+  it('reports the end of the connection once and fails the calls still waiting', () => withConnection(async (bus, conn) => {
+    const lost: string[] = [];
+    conn.on('lost', (reason: string) => lost.push(reason));
+    const waiting = conn.call({ destination: 'org.example', path: '/a', member: 'NeverAnswered' }).catch((e: Error) => e.message);
+    await new Promise((r) => setTimeout(r, 50));
+    bus.hangUp();
+    expect(await waiting).toMatch(/the connection to the bus ended \(the bus closed it\)/);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(lost).toEqual(['the bus closed it']);
+    await expect(conn.call({ destination: 'org.example', path: '/a', member: 'Echo' })).rejects.toThrow(/has ended/);
+  }));
 
   it('says why it could not connect: no socket, or a refused authentication', async () => {
     await expect(BusConnection.connect('unix:path=/nonexistent/uyuni-cdk-test-bus')).rejects.toThrow(/ENOENT/);
@@ -285,6 +277,27 @@ describe('BusConnection', () => {
     try {
       await expect(BusConnection.connect(bus.address)).rejects.toThrow(/refused the authentication: REJECTED EXTERNAL/);
     } finally {
+      await bus.close();
+    }
+  });
+});
+
+describe('SystemdManager on a connection that ends', () => {
+  it('fails a call in flight, and every later one, with the loss naming the bus, and settles `lost` once', async () => {
+    const bus = await fakeBus();
+    const mgr = await SystemdManager.connect({ session: true, address: bus.address });
+    try {
+      // The fake bus answers no systemd method: Reload waits until the hang-up.
+      const reload = mgr.Reload().catch((e: unknown) => e);
+      await new Promise((r) => setTimeout(r, 50));
+      bus.hangUp();
+      const failed = await reload;
+      expect(failed).toBeInstanceOf(BusLostError);
+      expect((failed as Error).message).toBe(`the connection to the session bus (${bus.address}) was lost (the bus closed it)`);
+      expect(await mgr.lost).toBe(failed);
+      await expect(mgr.StopUnit('web.service')).rejects.toBe(failed);
+    } finally {
+      mgr.close();
       await bus.close();
     }
   });
