@@ -107,6 +107,14 @@ describe('import-secrets.sh against the API simulator', () => {
     expect(secret('uyuni-ca')).toBeUndefined();
   });
 
+  it('fails with the API\'s own words when the service account may not read a Secret', async () => {
+    sim.failNext(1, 403, 'GET /api/v1/namespaces');
+    const r = await run(migrationDir());
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/uyuni-import-secrets: reading Secret db-credentials: HTTP 403: \{.*simulated RBAC refusal/);
+    expect(secret('db-credentials')).toBeUndefined();
+  });
+
   it('fails, naming the file, when the data sync wrote no credentials', async () => {
     const dir = migrationDir();
     fs.rmSync(path.join(dir, 'secrets'));

@@ -10,15 +10,13 @@
 #   /var/run/secrets/kubernetes.io/serviceaccount: token and ca.crt).
 set -eu
 : "${NAMESPACE:?}" "${SECRETS:?}"
-api=${API_URL:-https://kubernetes.default.svc}
-sa=${SA_DIR:-/var/run/secrets/kubernetes.io/serviceaccount}
-labels=${SECRET_LABELS:-"{}"}
+me=uyuni-credentials
+role=uyuni-credentials
 
 fail() {
-  echo "uyuni-credentials: $*" >&2
+  echo "$me: $*" >&2
   exit 1
 }
-case $NAMESPACE in '' | *[!a-z0-9-]*) fail "NAMESPACE is not a namespace name: '$NAMESPACE'" ;; esac
 [ -r /dev/urandom ] || fail "/dev/urandom cannot be read: no random values"
 
 # shellcheck source-path=SCRIPTDIR source=lib/kube-api.sh
@@ -31,42 +29,26 @@ random_value() {
   LC_ALL=C tr -dc 'A-Za-z0-9' </dev/urandom | head -c "$1"
 }
 
-# create_secret NAME TYPE ITEM...: ITEM is key=literal:value or key=random:length.
+# create_secret NAME TYPE ITEM...: ITEM is key=literal:value or key=random:length. The random
+# values are made only for a Secret that is missing.
 create_secret() {
   name=$1 type=$2
   shift 2
-  status=$(request "$api/api/v1/namespaces/$NAMESPACE/secrets/$name") || fail "cannot reach the API at $api"
-  case $status in
-    200) echo "uyuni-credentials: Secret $name exists already: kept as it is"; return 0 ;;
-    404) ;;
-    403) fail "reading Secret $name: HTTP 403: the service account may not get it (Role uyuni-credentials)" ;;
-    *) fail "reading Secret $name: HTTP $status: $(head -c 300 "$work/body")" ;;
-  esac
-  {
-    printf '{"apiVersion":"v1","kind":"Secret","type":"%s","metadata":{"name":"%s","namespace":"%s","labels":%s},"data":{' \
-      "$type" "$name" "$NAMESPACE" "$labels"
-    keys=
-    for item in "$@"; do
-      key=${item%%=*} how=${item#*=}
-      case $how in
-        literal:*) value=${how#literal:} ;;
-        random:*)
-          value=$(random_value "${how#random:}")
-          [ ${#value} -eq "${how#random:}" ] || fail "Secret $name: /dev/urandom gave too few characters"
-          ;;
-      esac
-      printf '%s"%s":"%s"' "${keys:+,}" "$key" "$(printf '%s' "$value" | base64 | tr -d '\n')"
-      keys="$keys${keys:+, }$key"
-    done
-    printf '} }'
-  } >"$work/secret.json"
-  status=$(request -X POST --data-binary "@$work/secret.json" "$api/api/v1/namespaces/$NAMESPACE/secrets") || fail "cannot reach the API at $api"
-  rm -f "$work/secret.json"
-  case $status in
-    201) echo "uyuni-credentials: created Secret $name (keys $keys)" ;;
-    409) echo "uyuni-credentials: Secret $name was created meanwhile: kept as it is" ;;
-    *) fail "creating Secret $name: HTTP $status: $(head -c 300 "$work/body")" ;;
-  esac
+  secret_missing "$name" || return 0
+  data='' keys=''
+  for item in "$@"; do
+    key=${item%%=*} how=${item#*=}
+    case $how in
+      literal:*) value=${how#literal:} ;;
+      random:*)
+        value=$(random_value "${how#random:}")
+        [ ${#value} -eq "${how#random:}" ] || fail "Secret $name: /dev/urandom gave too few characters"
+        ;;
+    esac
+    data="$data${data:+,}\"$key\":\"$(printf '%s' "$value" | b64)\""
+    keys="$keys${keys:+, }$key"
+  done
+  if post_secret "$name" "$type" "$data"; then echo "$me: created Secret $name (keys $keys)"; fi
 }
 
 # Every line is checked before the first request: a bad one creates nothing.
@@ -102,4 +84,4 @@ EOF
 }
 each_line check_line
 each_line create_secret
-echo "uyuni-credentials: done"
+echo "$me: done"

@@ -11,51 +11,27 @@
 #   /var/run/secrets/kubernetes.io/serviceaccount: token and ca.crt).
 set -eu
 : "${MIGRATION_DIR:?}" "${NAMESPACE:?}" "${IMPORT_CA:?}"
-api=${API_URL:-https://kubernetes.default.svc}
-sa=${SA_DIR:-/var/run/secrets/kubernetes.io/serviceaccount}
-labels=${SECRET_LABELS:-"{}"}
+me=uyuni-import-secrets
 
 fail() {
-  echo "uyuni-import-secrets: $*" >&2
+  echo "$me: $*" >&2
   exit 1
 }
 case $IMPORT_CA in true | false) ;; *) fail "IMPORT_CA must be true or false, not '$IMPORT_CA'" ;; esac
-case $NAMESPACE in '' | *[!a-z0-9-]*) fail "NAMESPACE is not a namespace name: '$NAMESPACE'" ;; esac
 
 # shellcheck source-path=SCRIPTDIR source=lib/kube-api.sh
 . "$(dirname "$0")/lib/kube-api.sh"
-
-b64() {
-  base64 | tr -d '\n'
-}
 
 # create_secret NAME TYPE FILE...: FILE is key=path; creates the Secret unless it exists.
 create_secret() {
   name=$1 type=$2
   shift 2
-  status=$(request "$api/api/v1/namespaces/$NAMESPACE/secrets/$name") || fail "cannot reach the API at $api"
-  case $status in
-    200) echo "uyuni-import-secrets: Secret $name exists already: kept as it is"; return 0 ;;
-    404) ;;
-    *) fail "reading Secret $name: HTTP $status: $(head -c 300 "$work/body")" ;;
-  esac
-  {
-    printf '{"apiVersion":"v1","kind":"Secret","type":"%s","metadata":{"name":"%s","namespace":"%s","labels":%s},"data":{' \
-      "$type" "$name" "$NAMESPACE" "$labels"
-    sep=
-    for item in "$@"; do
-      printf '%s"%s":"%s"' "$sep" "${item%%=*}" "$(b64 <"${item#*=}")"
-      sep=,
-    done
-    printf '} }'
-  } >"$work/secret.json"
-  status=$(request -X POST --data-binary "@$work/secret.json" "$api/api/v1/namespaces/$NAMESPACE/secrets") || fail "cannot reach the API at $api"
-  rm -f "$work/secret.json"
-  case $status in
-    201) echo "uyuni-import-secrets: created Secret $name" ;;
-    409) echo "uyuni-import-secrets: Secret $name was created meanwhile: kept as it is" ;;
-    *) fail "creating Secret $name: HTTP $status: $(head -c 300 "$work/body")" ;;
-  esac
+  secret_missing "$name" || return 0
+  data=''
+  for item in "$@"; do
+    data="$data${data:+,}\"${item%%=*}\":\"$(b64 <"${item#*=}")\""
+  done
+  if post_secret "$name" "$type" "$data"; then echo "$me: created Secret $name"; fi
 }
 
 # The value of a key in the secrets file (key=value lines, as uyuni-data-sync writes them).
@@ -88,4 +64,4 @@ if [ "$IMPORT_CA" = true ]; then
   [ "$cert_pub" = "$key_pub" ] || fail "the old CA key does not belong to RHN-ORG-TRUSTED-SSL-CERT"
   create_secret uyuni-ca kubernetes.io/tls "tls.crt=$ca_dir/RHN-ORG-TRUSTED-SSL-CERT" "tls.key=$work/ca.key"
 fi
-echo "uyuni-import-secrets: done"
+echo "$me: done"

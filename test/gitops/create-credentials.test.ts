@@ -95,6 +95,14 @@ describe('create-credentials.sh against the API simulator', () => {
     expect(r3.out).toContain('SECRETS: the literal of key user holds characters other than');
   });
 
+  it('names its Role when the service account may not read a Secret, and creates nothing', async () => {
+    sim.failNext(1, 403, 'GET /api/v1/namespaces');
+    const r = await run();
+    expect(r.code).toBe(1);
+    expect(r.out).toContain('uyuni-credentials: reading Secret db-admin-credentials: HTTP 403: the service account may not get it (Role uyuni-credentials)');
+    for (const n of NAMES) expect(secret(n)).toBeUndefined();
+  });
+
   it('fails, naming the Secret and the status, when the API refuses', async () => {
     const r = await run({ NAMESPACE: 'missing-namespace' });
     expect(r.code).toBe(1);
