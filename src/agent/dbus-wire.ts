@@ -180,9 +180,12 @@ class Writer {
         v.copy(this.buf, this.length);
         this.length += v.length;
       } else if (el.code === '{') {
+        const kc = el.children[0].code;
+        // A Map's keys are values already; an object's are strings, turned back into the key type.
+        const key = v instanceof Map ? (k: unknown) => k : (k: string) => ('xt'.includes(kc) ? BigInt(k) : 'ynqiuhd'.includes(kc) ? Number(k) : kc === 'b' ? k === 'true' : k);
         for (const [k, x] of v instanceof Map ? v : Object.entries(v as Record<string, unknown>)) {
           this.align(8);
-          this.value(el.children[0], /^[nqiuyxt]$/.test(el.children[0].code) ? Number(k) : k);
+          this.value(el.children[0], key(k as string));
           this.value(el.children[1], x);
         }
       } else {
@@ -219,6 +222,8 @@ function str(v: unknown): string {
 }
 
 const FIELD = { path: 1, interface: 2, member: 3, errorName: 4, replySerial: 5, destination: 6, sender: 7, signature: 8 } as const;
+/** A header field's name by its code. */
+const FIELD_NAME = Object.fromEntries(Object.entries(FIELD).map(([name, code]) => [code, name])) as Record<number, keyof typeof FIELD | undefined>;
 const FIELD_TYPE: Record<number, string> = { 1: 'o', 2: 's', 3: 's', 4: 's', 5: 'u', 6: 's', 7: 's', 8: 'g' };
 
 /** A method call as bytes (little-endian), with `serial`. */
@@ -364,7 +369,7 @@ export function decodeMessage(buf: Buffer): Message {
   const fields = r.value(HEADER_FIELDS) as Array<[number, Variant]>;
   const header: Record<string, unknown> = {};
   for (const [code, v] of fields) {
-    const name = (Object.keys(FIELD) as Array<keyof typeof FIELD>).find((k) => FIELD[k] === code);
+    const name = FIELD_NAME[code];
     if (name) header[name] = v.value;
   }
   r.align(8);

@@ -51,6 +51,8 @@ describe('writing method calls', () => {
     { member: 'DisableUnitFiles', signature: 'asb', body: [[], false] },
     { member: 'ListUnitsByPatterns', signature: 'asas', body: [['active'], ['bench-*']] },
     { member: 'KillUnit', signature: 'ssi', body: ['web.service', 'all', 9] },
+    // Object keys are strings: a 64-bit key beyond 2^53 keeps every digit, a boolean key its value.
+    { member: 'Keys', signature: 'a{ts}a{bs}', body: [{ '9223372036854775809': 'big' }, { true: 'yes', false: 'no' }] },
     { member: 'Typed', signature: 'ynqiuxtdgoa{su}(sb)ay', body: [255, -2, 65535, -123456, 4294967295, -(2n ** 63n), 2n ** 64n - 1n, 0.5, 'a(sv)', '/org/x_2', { one: 1, two: 2 }, ['s', true], Buffer.from([0, 1, 2])] },
   ];
 
