@@ -10,26 +10,36 @@ import { kubectl as kubectlIn, KUBECTL } from './sim/helpers';
 
 const kubectl = (sim: Simulator, cache: string, args: string[]) => kubectlIn(sim, cache, args, 60_000);
 
-describe.each(['install', 'migrate', 'upgrade', 'proxy', 'node-services'])('kubectl apply --server-side of dist/%s', (name) => {
-  let sim: Simulator;
-  const cache = tempDir('kubectl-cache-');
+/** A simulator and a kubectl cache directory for the tests of one describe block, stopped and removed after. */
+function cluster(): { sim: Simulator; cache: string } {
+  const c = { sim: undefined as unknown as Simulator, cache: tempDir('kubectl-cache-') };
   beforeAll(async () => {
     if (!fs.existsSync(KUBECTL)) throw new Error(`${KUBECTL} is missing: apt-get install kubectl (.ci/run does)`);
-    sim = await startSimulator();
+    c.sim = await startSimulator();
   });
   afterAll(async () => {
-    await sim?.stop();
-    fs.rmSync(cache, { recursive: true, force: true });
+    await c.sim?.stop();
+    fs.rmSync(c.cache, { recursive: true, force: true });
   });
+  return c;
+}
+
+/** The upgrade plan works on a server that exists: its namespace is made first when the plan has none. */
+async function ensureNamespace(c: { sim: Simulator; cache: string }, plan: ReturnType<typeof readPlan>): Promise<void> {
+  const hasNamespace = plan.steps.some((s) => s.objects.some((o) => o.kind === 'Namespace'));
+  if (!hasNamespace && (await kubectl(c.sim, c.cache, ['get', 'namespace', plan.namespace])).code !== 0) {
+    expect((await kubectl(c.sim, c.cache, ['create', 'namespace', plan.namespace])).code).toBe(0);
+  }
+}
+
+describe.each(['install', 'migrate', 'upgrade', 'proxy', 'node-services'])('kubectl apply --server-side of dist/%s', (name) => {
+  const c = cluster();
 
   it('applies every step file on its own, in order, and kubectl get finds every listed object', async () => {
+    const { sim, cache } = c;
     const dir = path.join(ROOT, 'dist', name);
     const plan = readPlan(dir);
-    // The upgrade plan works on a server that exists: its namespace is there already.
-    const hasNamespace = plan.steps.some((s) => s.objects.some((o) => o.kind === 'Namespace'));
-    if (!hasNamespace && (await kubectl(sim, cache, ['get', 'namespace', plan.namespace])).code !== 0) {
-      expect((await kubectl(sim, cache, ['create', 'namespace', plan.namespace])).code).toBe(0);
-    }
+    await ensureNamespace(c, plan);
     for (const step of plan.steps) {
       const r = await kubectl(sim, cache, ['apply', '--server-side', '--field-manager', 'kubectl-test', '-f', path.join(dir, step.file)]);
       expect({ step: step.name, code: r.code, stderr: r.stderr }).toEqual({ step: step.name, code: 0, stderr: '' });
@@ -52,23 +62,13 @@ describe.each(['install', 'migrate', 'upgrade', 'proxy', 'node-services'])('kube
 // The README's promise: a plan directory applies whole, as it is (uyuni.plan and Kustomization are
 // no manifests kubectl reads). kubectl reads the files in name order, so the Namespace comes first.
 describe.each(['install', 'migrate', 'upgrade', 'proxy', 'node-services'])('kubectl apply --server-side -f dist/%s/ (the whole directory)', (name) => {
-  let sim: Simulator;
-  const cache = tempDir('kubectl-cache-');
-  beforeAll(async () => {
-    sim = await startSimulator();
-  });
-  afterAll(async () => {
-    await sim?.stop();
-    fs.rmSync(cache, { recursive: true, force: true });
-  });
+  const c = cluster();
 
   it('applies every object of the plan in one command, with no error', async () => {
+    const { sim, cache } = c;
     const dir = path.join(ROOT, 'dist', name);
     const plan = readPlan(dir);
-    const hasNamespace = plan.steps.some((s) => s.objects.some((o) => o.kind === 'Namespace'));
-    if (!hasNamespace && (await kubectl(sim, cache, ['get', 'namespace', plan.namespace])).code !== 0) {
-      expect((await kubectl(sim, cache, ['create', 'namespace', plan.namespace])).code).toBe(0);
-    }
+    await ensureNamespace(c, plan);
     const r = await kubectl(sim, cache, ['apply', '--server-side', '--field-manager', 'kubectl-test', '-f', `${dir}/`]);
     expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
     const listed = plan.steps.flatMap((s) => s.objects);
@@ -80,19 +80,12 @@ describe.each(['install', 'migrate', 'upgrade', 'proxy', 'node-services'])('kube
 });
 
 describe('why the kustomization file is named Kustomization', () => {
-  let sim: Simulator;
-  const cache = tempDir('kubectl-cache-');
+  const c = cluster();
   const copy = tempDir('kubectl-dist-copy-');
-  beforeAll(async () => {
-    sim = await startSimulator();
-  });
-  afterAll(async () => {
-    await sim?.stop();
-    fs.rmSync(cache, { recursive: true, force: true });
-    fs.rmSync(copy, { recursive: true, force: true });
-  });
+  afterAll(() => fs.rmSync(copy, { recursive: true, force: true }));
 
   it('kubectl apply -f of the directory refuses it as kustomization.yaml (kind Kustomization is no API kind)', async () => {
+    const { sim, cache } = c;
     fs.cpSync(path.join(ROOT, 'dist', 'install'), copy, { recursive: true });
     fs.renameSync(path.join(copy, 'Kustomization'), path.join(copy, 'kustomization.yaml'));
     const r = await kubectl(sim, cache, ['apply', '--server-side', '--field-manager', 'kubectl-test', '-f', `${copy}/`]);
