@@ -2,7 +2,8 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { ConfigError, configPath, loadConfigFile } from './config/load';
 import { EXIT } from './plan/exit-codes';
-import { JOURNAL, recover, writePlans } from './synth';
+import { PublishBusy } from './publish-lock';
+import { JOURNAL, recover, withPublishLock, writePlans } from './synth';
 
 /** What one synth reads and where it writes: the cdk8s app and `uyuni-cdk synth` both run it. */
 export interface SynthRun {
@@ -12,8 +13,9 @@ export interface SynthRun {
   readonly outdir: string;
   /**
    * The cdk8s CLI's default output directory (cdk8s.yaml `output`, which the CLI wipes and then
-   * lists): the plans are staged there and copied into `outdir`.
-   * @default a staging directory of our own beside `outdir`, whose plans are renamed in
+   * lists): it gets a copy of the published plans, for the listing only (plans are always staged
+   * in a directory of our own beside `outdir`: every CLI wipes this one at its start).
+   * @default none
    */
   readonly cliOutdir?: string;
   /** Test hook: SIGKILL right after that many renames of the publish. @default none */
@@ -86,15 +88,18 @@ function configuredOutput(cwd: string): string | undefined {
  * one line per plan on stderr (the cdk8s CLI keeps the app's stdout to itself). Returns the exit
  * code: 0, 2 on a bad configuration, 1 on any other failure; `outdir` is then left as it was.
  *
- * Every synth first completes a publish a crash interrupted and removes what dead synths left
- * (src/synth.ts `recover`); all plans of a configuration are then published as one unit.
+ * Every synth holds the output's publish lock throughout (a second one waits, src/publish-lock.ts),
+ * first completes a publish a crash interrupted and removes what dead synths left (src/synth.ts
+ * `recover`); all plans of a configuration are then published as one unit.
  */
 export function synthRun(run: SynthRun): number {
   const { config: file, outdir, cliOutdir } = run;
   const shown = shownPath(outdir);
   try {
-    for (const done of recover(outdir)) console.error(`uyuni-cdk: ${shown}/: ${done}`);
-    const dirs = writePlans(loadConfigFile(file), file, outdir, { staging: cliOutdir, crashAfterRename: run.crashAfterRename });
+    const dirs = withPublishLock(outdir, shown, () => {
+      for (const done of recover(outdir)) console.error(`uyuni-cdk: ${shown}/: ${done}`);
+      return writePlans(loadConfigFile(file), file, outdir, { listing: cliOutdir, crashAfterRename: run.crashAfterRename });
+    });
     for (const dir of dirs) {
       const files = fs.readdirSync(path.join(outdir, dir));
       console.error(`uyuni-cdk: wrote ${shownPath(path.join(outdir, dir))}/ (${files.length} file${files.length === 1 ? '' : 's'}) from ${shownPath(file)}`);
@@ -106,7 +111,13 @@ export function synthRun(run: SynthRun): number {
       console.error(`uyuni-cdk: nothing written; ${shown}/ is unchanged`);
       return EXIT.badInput;
     }
-    console.error(`uyuni-cdk: synth failed: ${(e as Error).stack ?? e}`);
+    if (e instanceof PublishBusy) {
+      console.error(`uyuni-cdk: ${e.message}`);
+      console.error(`uyuni-cdk: nothing written; ${shown}/ is unchanged`);
+      return 1;
+    }
+    // A stack only on request: what failed is in the message (an I/O error names its path).
+    console.error(`uyuni-cdk: synth failed: ${process.env.UYUNI_CDK_DEBUG === '1' ? ((e as Error).stack ?? e) : ((e as Error).message ?? e)}`);
     console.error(fs.existsSync(path.join(outdir, JOURNAL))
       ? `uyuni-cdk: publish interrupted; the next synth completes it from ${shown}/${JOURNAL}`
       : `uyuni-cdk: nothing written; ${shown}/ is unchanged`);

@@ -3,6 +3,7 @@ import * as path from 'path';
 import { checkConfig, ConfigError, plansOf } from './config/load';
 import type { UyuniConfig } from './config/schema';
 import { planProblems, PLANS } from './plans';
+import { acquirePublishLock, describe, processAlive, processStart } from './publish-lock';
 import type { UyuniSettings } from './plans/settings';
 import { PACKAGE_NAME, packageVersion } from './version';
 
@@ -24,11 +25,11 @@ export function synthesize(config: UyuniConfig, staging: string): string[] {
 
 export interface WriteOptions {
   /**
-   * Stage in this directory (which must be empty or absent, and is left holding the plans: the
-   * cdk8s CLI's output, which it lists) and copy into `outdir`.
-   * @default a staging directory of our own beside `outdir`, renamed in and then removed
+   * The cdk8s CLI's output directory, which it wipes at its start and lists after the app: it gets
+   * a copy of the published plans. Never a staging directory: two CLIs share it, and each wipes it.
+   * @default none
    */
-  readonly staging?: string;
+  readonly listing?: string;
   /** Test hook, see PublishOptions. @default none */
   readonly crashAfterRename?: number;
 }
@@ -43,13 +44,48 @@ export function writePlans(config: UyuniConfig, source: string, outdir: string, 
   const problems = planProblems(config, plansOf(config));
   if (problems.length > 0) throw new ConfigError(source, problems);
   // Our own staging directory sits beside the output, so the finished plans are renamed in, not copied.
-  const staging = opts.staging ?? stagingBeside(outdir);
+  const staging = stagingBeside(outdir);
   try {
     const dirs = synthesize(config, staging);
-    publish(staging, dirs, outdir, { move: !opts.staging, crashAfterRename: opts.crashAfterRename });
+    publish(staging, dirs, outdir, { move: true, crashAfterRename: opts.crashAfterRename });
+    if (opts.listing) mirrorForListing(outdir, dirs, opts.listing);
     return dirs;
   } finally {
-    if (!opts.staging) fs.rmSync(staging, { recursive: true, force: true });
+    fs.rmSync(staging, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The published plans copied into the cdk8s CLI's output directory, which it lists. Only a
+ * listing: another CLI started meanwhile may wipe it, which must not fail a synth that published.
+ */
+function mirrorForListing(outdir: string, dirs: readonly string[], listing: string): void {
+  try {
+    fs.rmSync(listing, { recursive: true, force: true });
+    for (const d of dirs) fs.cpSync(path.join(outdir, d), path.join(listing, d), { recursive: true });
+  } catch {
+    // best effort; see above
+  }
+  // The CLI fails when its output directory is missing after the app.
+  fs.mkdirSync(listing, { recursive: true });
+}
+
+/** How long a synth waits for another one publishing into the same directory. */
+export const PUBLISH_WAIT_MS = 120_000;
+
+/**
+ * Runs `fn` holding the publish lock of `outdir` (src/publish-lock.ts): a synth's recovery pass,
+ * staging and publish never overlap another's. A synth that has to wait says so once on stderr.
+ */
+export function withPublishLock<T>(outdir: string, shown: string, fn: () => T, waitMs = PUBLISH_WAIT_MS): T {
+  const release = acquirePublishLock(outdir, {
+    waitMs, shown,
+    onWait: (h) => console.error(`uyuni-cdk: waiting for the synth publishing into ${shown}/ (${describe(h)})`),
+  });
+  try {
+    return fn();
+  } finally {
+    release();
   }
 }
 
@@ -60,24 +96,30 @@ export function writePlans(config: UyuniConfig, source: string, outdir: string, 
  */
 export function synthesizePlans(settings: UyuniSettings, outdir: string): string[] {
   const dir = path.resolve(outdir);
-  recover(dir);
-  return writePlans(checkConfig(structuredClone(settings), 'synthesizePlans settings'), 'synthesizePlans settings', dir);
+  const config = checkConfig(structuredClone(settings), 'synthesizePlans settings');
+  return withPublishLock(dir, dir, () => {
+    recover(dir);
+    return writePlans(config, 'synthesizePlans settings', dir);
+  });
 }
 
 function stagingBeside(dist: string): string {
   const parent = path.dirname(dist);
   fs.mkdirSync(parent, { recursive: true });
-  // The pid in the name tells `recover` whether its synth still runs.
-  return fs.mkdtempSync(path.join(parent, `${STAGING_PREFIX}${process.pid}-`));
+  // The pid and its start time in the name tell `recover` whether its synth still runs (a synth
+  // into another directory of the same parent holds another lock).
+  return fs.mkdtempSync(path.join(parent, `${STAGING_PREFIX}${process.pid}-${processStart(process.pid) ?? 0}-`));
 }
 
 /** The journal of a publish in progress: dist/ holds it from before the first swap to after the last. */
 export const JOURNAL = '.uyuni-cdk-publish.json';
-/** Our staging directories beside dist/: `.uyuni-cdk-synth-<pid>-<random>`. */
+/** Our staging directories beside dist/: `.uyuni-cdk-synth-<pid>-<start time>-<random>`. */
 export const STAGING_PREFIX = '.uyuni-cdk-synth-';
 
 interface Journal {
   readonly pid: number;
+  /** The publishing process's start time (src/publish-lock.ts processStart): a pid alone may be another process's by now. */
+  readonly start?: string;
   readonly id: string;
   /** Per plan: `incoming` (staged beside it) becomes `plan`; the old `plan`, if any, `outgoing`. */
   readonly moves: ReadonlyArray<{ plan: string; incoming: string; outgoing: string }>;
@@ -116,7 +158,7 @@ export function publish(staging: string, dirs: readonly string[], dist: string, 
     if (++renames === opts.crashAfterRename) process.kill(process.pid, 'SIGKILL');
   };
   const journal: Journal = {
-    pid: process.pid, id,
+    pid: process.pid, start: processStart(process.pid), id,
     moves: dirs.map((plan) => ({ plan, incoming: `.${plan}.new-${id}`, outgoing: `.${plan}.old-${id}` })),
   };
   try {
@@ -190,30 +232,20 @@ function syncDir(dir: string): void {
   }
 }
 
-/**
- * Whether another process `pid` runs (EPERM: it does, as another user). Our own pid is a dead
- * predecessor's (a container's synth often has the same pid every run): recover runs before this
- * process stages or publishes anything.
- */
-function alive(pid: number): boolean {
-  if (pid === process.pid) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 const LEFTOVER = /^\.(.+)\.(old|new)-(\d+)-\d+$/;
-const STAGING = new RegExp(`^${STAGING_PREFIX.replace(/[.]/g, '\\.')}(?:(\\d+)-)?`);
+/** `<pid>-<start>-` (or an earlier version's `<pid>-`, or none at all). */
+const STAGING = new RegExp(`^${STAGING_PREFIX.replace(/[.]/g, '\\.')}(?:(\\d+)-(?:(\\d+)-)?)?`);
 /** A staging directory without the pid in its name (an earlier version's) counts as stale after this long. */
 const STALE_MS = 10 * 60 * 1000;
 
 /**
- * Run at the start of every synth: completes a publish a crash interrupted (from its journal) and
- * removes what dead synths left: `.<plan>.old-*`, `.<plan>.new-*` in dist/ and our staging
- * directories beside it. Leftovers of a synth that still runs are left to it. Returns what it did.
+ * Run at the start of every synth, holding the publish lock (`withPublishLock`): completes a
+ * publish a crash interrupted (from its journal) and removes what dead synths left:
+ * `.<plan>.old-*`, `.<plan>.new-*` in dist/ and our staging directories beside it. Under the lock
+ * nobody else publishes into dist/, so its leftovers are a dead synth's (only a journal whose
+ * holder runs, from a version without the lock, keeps its own); a staging directory beside it may
+ * be that of a synth into another directory, and is removed only when its process is gone.
+ * Returns what it did.
  */
 export function recover(dist: string): string[] {
   const done: string[] = [];
@@ -227,7 +259,8 @@ export function recover(dist: string): string[] {
       throw new Error(`${journalFile}: cannot be read (${(e as Error).message}): remove it once no synth runs`);
     }
   }
-  if (journal && !alive(journal.pid)) {
+  const live = journal && processAlive(journal.pid, journal.start) ? journal.pid : undefined;
+  if (journal && live === undefined) {
     swap(dist, journal, (from, to) => fs.renameSync(from, to));
     done.push(`completed the interrupted publish of ${journal.moves.map((m) => `${m.plan}/`).join(', ')}`);
   }
@@ -242,7 +275,7 @@ export function recover(dist: string): string[] {
     const m = LEFTOVER.exec(name);
     const tmpJournal = name.startsWith(`${JOURNAL}.`) ? /^(\d+)-/.exec(name.slice(JOURNAL.length + 1)) : null;
     const pid = m ? Number(m[3]) : tmpJournal ? Number(tmpJournal[1]) : undefined;
-    if (pid === undefined || alive(pid)) continue;
+    if (pid === undefined || pid === live) continue;
     fs.rmSync(path.join(dist, name), { recursive: true, force: true });
     done.push(`removed ${name}`);
   }
@@ -251,7 +284,8 @@ export function recover(dist: string): string[] {
     const m = STAGING.exec(name);
     if (!m) continue;
     const full = path.join(parent, name);
-    const stale = m[1] ? !alive(Number(m[1])) : Date.now() - fs.statSync(full).mtimeMs > STALE_MS;
+    // start time 0: it could not be read when the directory was made
+    const stale = m[1] ? !processAlive(Number(m[1]), m[2] && m[2] !== '0' ? m[2] : undefined) : Date.now() - fs.statSync(full).mtimeMs > STALE_MS;
     if (!stale) continue;
     fs.rmSync(full, { recursive: true, force: true });
     done.push(`removed staging directory ${name}`);

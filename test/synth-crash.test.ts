@@ -1,7 +1,8 @@
-import { spawnSync } from 'child_process';
+import { spawn, spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
-import { JOURNAL } from '../src/synth';
+import { PUBLISH_LOCK, processStart, PublishBusy } from '../src/publish-lock';
+import { JOURNAL, withPublishLock } from '../src/synth';
 import { defaultConfigWith, ROOT, tempDir, tree } from './helpers/synth';
 
 /**
@@ -107,7 +108,7 @@ describe('a synth killed during its publish', () => {
 });
 
 describe('the recovery pass', () => {
-  it('removes the staging directories and leftovers of dead synths, and keeps those of running ones and others', () => {
+  it('removes the staging directories of dead synths and every leftover in dist/ (the lock proves nobody publishes there), and keeps running synths\' staging and others', () => {
     const cwd = project();
     const dist = path.join(cwd, 'dist');
     fs.mkdirSync(path.join(dist, 'install'), { recursive: true });
@@ -123,7 +124,8 @@ describe('the recovery pass', () => {
     expect(r.status).toBe(2);
     expect(r.stderr).toContain(`removed staging directory .uyuni-cdk-synth-${dead}-abc`);
     expect(fs.readdirSync(cwd).filter((n) => n.startsWith('.')).sort()).toEqual(['.not-ours', `.uyuni-cdk-synth-${live}-abc`]);
-    expect(fs.readdirSync(dist).sort()).toEqual([`.install.new-${live}-1`, '.keep', 'install']);
+    // `.install.new-<live pid>-1`: named after a running process, but no synth publishes while we hold the lock
+    expect(fs.readdirSync(dist).sort()).toEqual(['.keep', 'install']);
   });
 
   it('refuses to publish while a running synth holds the journal', () => {
@@ -136,5 +138,125 @@ describe('the recovery pass', () => {
     expect(r.stderr).toContain('another synth is publishing into');
     expect(fs.readdirSync(dist)).toEqual([JOURNAL]);
     expect(fs.readdirSync(cwd).filter((n) => n.startsWith('.uyuni-cdk-synth-'))).toEqual([]);
+  });
+});
+
+describe('a pid alone proves nothing', () => {
+  // This jest worker runs, under a pid a dead synth could have had: its start time tells them apart.
+  const reused = { pid: process.pid, start: '1' };
+
+  it('completes the publish of a crashed synth whose pid another process has taken since', () => {
+    const cwd = project();
+    const dist = path.join(cwd, 'dist');
+    expect(synth(cwd, 'old.yaml').status).toBe(0);
+    const OLD = trees(dist);
+    // the crashed publish: install renamed aside, its new generation staged, the journal in place
+    const fresh = project();
+    expect(synth(fresh, 'new.yaml').status).toBe(0);
+    const id = `${reused.pid}-1`;
+    fs.renameSync(path.join(dist, 'install'), path.join(dist, `.install.old-${id}`));
+    fs.cpSync(path.join(fresh, 'dist', 'install'), path.join(dist, `.install.new-${id}`), { recursive: true });
+    fs.writeFileSync(path.join(dist, JOURNAL), JSON.stringify({ ...reused, id, moves: [{ plan: 'install', incoming: `.install.new-${id}`, outgoing: `.install.old-${id}` }] }));
+
+    const r = synth(cwd, 'bad.yaml');
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('completed the interrupted publish of install/');
+    expect(tree(path.join(dist, 'install'))).toEqual(tree(path.join(fresh, 'dist', 'install')));
+    expect(tree(path.join(dist, 'agent'))).toEqual(OLD.agent);
+    expect(leftovers(cwd)).toEqual([]);
+  });
+
+  it('takes over the lock of a dead synth whose pid runs again, and of one that died before filling it', () => {
+    for (const content of [JSON.stringify({ ...reused, host: require('os').hostname(), since: '2026-01-01T00:00:00Z' }), '']) {
+      const cwd = project();
+      const dist = path.join(cwd, 'dist');
+      fs.mkdirSync(dist);
+      fs.writeFileSync(path.join(dist, PUBLISH_LOCK), content);
+      const old = new Date(Date.now() - 60_000);
+      fs.utimesSync(path.join(dist, PUBLISH_LOCK), old, old);
+      const r = synth(cwd, 'new.yaml');
+      expect({ content, status: r.status, stderr: r.stderr }).toMatchObject({ status: 0, stderr: expect.not.stringContaining('waiting') });
+      expect(leftovers(cwd)).toEqual([]);
+    }
+  });
+});
+
+describe('concurrent synths', () => {
+  const run = (cwd: string, config: string, env: Record<string, string> = {}) => new Promise<{ status: number | null; stderr: string }>((resolve) => {
+    const child = spawn(process.execPath, [SYNTH], {
+      cwd, env: { ...process.env, CDK8S_OUTDIR: '', UYUNI_CONFIG: config, UYUNI_DIST: path.join(cwd, 'dist'), ...env },
+    });
+    let stderr = '';
+    child.stderr.on('data', (d) => { stderr += d; });
+    child.on('close', (status) => resolve({ status, stderr }));
+  });
+
+  it('wait for the live holder of the lock, then publish', async () => {
+    const cwd = project();
+    const dist = path.join(cwd, 'dist');
+    fs.mkdirSync(dist);
+    const holder = spawn('sleep', ['30']);
+    try {
+      const start = processStart(holder.pid!);
+      expect(start).toBeDefined();
+      fs.writeFileSync(path.join(dist, PUBLISH_LOCK), JSON.stringify({ pid: holder.pid, start, host: require('os').hostname(), since: new Date().toISOString() }));
+      const waiting = run(cwd, 'new.yaml');
+      // the synth waits as long as the holder holds: the plans appear only after the release
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(fs.existsSync(path.join(dist, 'install'))).toBe(false);
+      fs.rmSync(path.join(dist, PUBLISH_LOCK));
+      const r = await waiting;
+      expect(r.status).toBe(0);
+      expect(r.stderr).toContain(`waiting for the synth publishing into`);
+      expect(r.stderr).toContain(`pid ${holder.pid}`);
+      expect(fs.readdirSync(dist).sort()).toEqual(PLANS);
+    } finally {
+      holder.kill('SIGKILL');
+    }
+  });
+
+  it('never publish a mixed plan, and every one exits 0 (the cdk8s CLI\'s shared output directory as staging)', async () => {
+    const cwd = project();
+    const dist = path.join(cwd, 'dist');
+    // what the cdk8s CLI passes: its (shared) configured output directory
+    fs.writeFileSync(path.join(cwd, 'cdk8s.yaml'), 'language: typescript\napp: node bin/synth.js\noutput: .cdk8s.out\n');
+    const fqdns = ['a.example.org', 'b.example.org', 'c.example.org'];
+    for (const f of fqdns) fs.writeFileSync(path.join(cwd, `${f}.yaml`), defaultConfigWith({ fqdn: f }));
+    for (let round = 0; round < 8; round++) {
+      const results = await Promise.all(fqdns.map((f) => run(cwd, `${f}.yaml`, { CDK8S_OUTDIR: '.cdk8s.out' })));
+      expect(results.map((r) => [r.status, r.stderr.includes('synth failed')])).toEqual(fqdns.map(() => [0, false]));
+      // every file of the plan names one fqdn and the same one
+      const named = new Set<string>();
+      for (const file of fs.readdirSync(path.join(dist, 'install'))) {
+        const text = fs.readFileSync(path.join(dist, 'install', file), 'utf8');
+        for (const f of fqdns) if (text.includes(f)) named.add(f);
+      }
+      expect({ round, named: [...named] }).toEqual({ round, named: [expect.any(String)] });
+      expect(leftovers(cwd)).toEqual([]);
+    }
+  });
+});
+
+describe('withPublishLock', () => {
+  it('gives up after its wait with one line naming the holder and the lock file, running nothing', () => {
+    const dir = tempDir();
+    const holder = spawn('sleep', ['30']);
+    try {
+      fs.writeFileSync(path.join(dir, PUBLISH_LOCK), JSON.stringify({ pid: holder.pid, start: processStart(holder.pid!), host: require('os').hostname(), since: '2026-12-01T00:00:00Z' }));
+      let ran = false;
+      const errors = jest.spyOn(console, 'error').mockImplementation(() => {});
+      try {
+        expect(() => withPublishLock(dir, 'out', () => { ran = true; }, 300)).toThrow(PublishBusy);
+        expect(() => withPublishLock(dir, 'out', () => { ran = true; }, 300))
+          .toThrow(`another synth is publishing into out/ (pid ${holder.pid} on ${require('os').hostname()}, since 2026-12-01T00:00:00Z) and did not finish within 0s; if no synth runs, remove out/${PUBLISH_LOCK}`);
+        expect(errors).toHaveBeenCalledWith(expect.stringContaining(`waiting for the synth publishing into out/ (pid ${holder.pid}`));
+      } finally {
+        errors.mockRestore();
+      }
+      expect(ran).toBe(false);
+      expect(fs.existsSync(path.join(dir, PUBLISH_LOCK))).toBe(true);
+    } finally {
+      holder.kill('SIGKILL');
+    }
   });
 });
