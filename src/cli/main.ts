@@ -10,12 +10,14 @@ import { packageVersion } from '../version';
 
 /** Verb modules: each exports `register(program)`. */
 const VERBS: ReadonlyArray<() => { register(program: Command): void }> = [
+  () => require('./init'),
   () => require('./synth'),
   () => require('./run'),
   () => require('./plan'),
   () => require('./status'),
   () => require('./destroy'),
   () => require('./agent'),
+  () => require('./completion'),
 ];
 
 /**
@@ -44,7 +46,6 @@ export function buildProgram(): Command {
     .description('Synthesize an Uyuni server\'s plans into dist/, run them against a cluster, and the node agent.')
     .version(packageVersion(), '-V, --version', 'print the version of uyuni-cdk')
     .option('--debug', 'on an error, also print where it happened (its stack trace)')
-    .showHelpAfterError()
     .configureHelp({ showGlobalOptions: true })
     .exitOverride();
   // The verbs report errors in one line; --debug (before or after the verb) adds the stack.

@@ -3,15 +3,18 @@ import { EXIT } from '../plan/exit-codes';
 
 /**
  * Runs a program to its exit code, for the whole CLI and the agent's own entry alike: `--help`
- * and `--version` exit 0, every usage error is bad input, and an error no verb reported is one
- * line (its stack only with --debug).
+ * and `--version` exit 0, every usage error is bad input (but 1 under `--detailed-exitcode`,
+ * where 2 means "changes", as Terraform has it), and an error no verb reported is one line (its
+ * stack only with --debug).
  */
 export async function parseToExit(program: Command, argv: string[]): Promise<void> {
+  hintAfterErrors(program);
+  endQuietlyOnEpipe();
   try {
     await program.parseAsync(argv, { from: 'user' });
   } catch (e) {
     if (e instanceof CommanderError) {
-      process.exitCode = e.exitCode === 0 ? EXIT.ok : EXIT.badInput;
+      process.exitCode = e.exitCode === 0 ? EXIT.ok : argv.some((a) => a === '--detailed-exitcode' || a === '--exit-code') ? EXIT.stepFailed : EXIT.badInput;
       return;
     }
     // the verbs report their own errors; this is one nobody expected
@@ -19,5 +22,29 @@ export async function parseToExit(program: Command, argv: string[]): Promise<voi
       ? `uyuni-cdk: ${(e as Error)?.stack ?? e}\n`
       : `uyuni-cdk: ${(e as Error)?.message ?? e} (an unexpected error: --debug shows where)\n`);
     process.exitCode = EXIT.stepFailed;
+  }
+}
+
+/**
+ * A usage error is its line (and commander's "Did you mean"), then where the help is, as kubectl
+ * has it (`See 'kubectl get --help' for usage.`): not the whole help, which hides the error.
+ */
+export function hintAfterErrors(cmd: Command, parents: readonly string[] = []): void {
+  const words = [...parents, cmd.name()];
+  cmd.showHelpAfterError(`See '${words.join(' ')} --help' for usage.`);
+  for (const sub of cmd.commands) hintAfterErrors(sub, words);
+}
+
+/**
+ * `uyuni-cdk run -o json | head -3`: once the reader has gone, the process ends at the next write
+ * with 141 (128 + SIGPIPE, what the shell reports for kubectl there), without a stack trace.
+ * Whatever runs in the cluster goes on; the same command attaches to it again.
+ */
+function endQuietlyOnEpipe(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (e: NodeJS.ErrnoException) => {
+      if (e.code === 'EPIPE') process.exit(128 + 13);
+      throw e;
+    });
   }
 }
