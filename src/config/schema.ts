@@ -1,6 +1,7 @@
 import {
-  array, define, defaulted, Infer, object, optional, record, refine, Struct, type,
+  array, defaulted, Infer, object, optional, record, refine, Struct, type,
 } from 'superstruct';
+import type { JsonSchema } from './json-schema';
 import type { ObjectSchema } from 'superstruct/dist/utils';
 import { PG_MAJOR } from '../model/db';
 import { DEFAULT_AGENT_EXECUTABLE, DEFAULT_PACKAGE_DIR } from '../systemd/defaults';
@@ -28,9 +29,18 @@ export function isFqdn(value: string): boolean {
 
 const REQUIRED = 'is required';
 
+/**
+ * A leaf value: superstruct's `define`, with the leaf's JSON Schema as its `schema` (unused by
+ * superstruct for leaves, and carried through `optional`, `defaulted` and `refine`), from which
+ * src/config/json-schema.ts writes the editors' schema.
+ */
+function leaf<T>(name: string, json: JsonSchema, validator: (v: unknown) => true | string): Struct<T, JsonSchema> {
+  return new Struct<T, JsonSchema>({ type: name, schema: json, validator: (v) => validator(v) });
+}
+
 /** A value of a JSON type, with `check` on top; `undefined` is reported as missing. */
-function typed<T>(name: string, isType: (v: unknown) => v is T, typeMessage: string, check?: (v: T) => true | string): Struct<T, null> {
-  return define<T>(name, (v) => {
+function typed<T>(name: string, isType: (v: unknown) => v is T, typeMessage: string, check?: (v: T) => true | string, json: JsonSchema = { type: name }): Struct<T, JsonSchema> {
+  return leaf<T>(name, json, (v) => {
     if (v === undefined) return REQUIRED;
     if (!isType(v)) return typeMessage;
     return check ? check(v) : true;
@@ -41,16 +51,16 @@ const isString = (v: unknown): v is string => typeof v === 'string';
 const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 const isBoolean = (v: unknown): v is boolean => typeof v === 'boolean';
 
-const text = (check?: (v: string) => true | string) => typed('string', isString, 'must be a string', check);
-const matching = (re: RegExp, message: string) => text((v) => re.test(v) || message);
+const text = (check?: (v: string) => true | string, json: JsonSchema = { type: 'string' }) => typed('string', isString, 'must be a string', check, json);
+const matching = (re: RegExp, message: string) => text((v) => re.test(v) || message, { type: 'string', pattern: re.source });
 const integer = (min: number, max: number, message = `must be a whole number from ${min} to ${max}`) =>
-  typed('integer', isNumber, 'must be a number', (v) => (Number.isInteger(v) && v >= min && v <= max) || message);
+  typed('integer', isNumber, 'must be a number', (v) => (Number.isInteger(v) && v >= min && v <= max) || message, { type: 'integer', minimum: min, maximum: max });
 const boolean = () => typed('boolean', isBoolean, 'must be a boolean');
 
 /** One of fixed strings; the message lists them. */
-function oneOf<const T extends readonly string[]>(values: T): Struct<T[number], null> {
+function oneOf<const T extends readonly string[]>(values: T): Struct<T[number], JsonSchema> {
   const message = `must be one of ${values.map((v) => JSON.stringify(v)).join(', ')}`;
-  return define<T[number]>('enum', (v) => (v === undefined ? REQUIRED : (values as readonly unknown[]).includes(v) || message));
+  return leaf<T[number]>('enum', { enum: [...values] }, (v) => (v === undefined ? REQUIRED : (values as readonly unknown[]).includes(v) || message));
 }
 
 /** A section: a mapping with known keys only; defaulted sections get a fresh object each time. */
@@ -61,9 +71,10 @@ const defaultedSection = <T, S>(struct: Struct<T, S>) => defaulted(struct, () =>
 const dnsLabel = text((v) => {
   if (v.length > 63) return 'must be at most 63 characters (a DNS-1123 label)';
   return DNS1123_LABEL.test(v) || 'must be a DNS-1123 label: lower-case letters, digits and "-", starting and ending with a letter or digit';
-});
+}, { type: 'string', maxLength: 63, pattern: DNS1123_LABEL.source });
 /** A DNS-1123 subdomain: names of Secrets, storage classes, ingress classes. */
-const dnsSubdomain = text((v) => (v.length <= 253 && DNS1123_SUBDOMAIN.test(v)) || 'must be a DNS-1123 subdomain: lower-case letters, digits, "-" and "."');
+const dnsSubdomain = text((v) => (v.length <= 253 && DNS1123_SUBDOMAIN.test(v)) || 'must be a DNS-1123 subdomain: lower-case letters, digits, "-" and "."',
+  { type: 'string', maxLength: 253, pattern: DNS1123_SUBDOMAIN.source });
 /** Lower-case only: Kubernetes host names (Ingress hosts, certificate DNS names) must be. */
 const fqdn = text((v) => {
   if (!isFqdn(v)) return 'must be a fully qualified domain name such as uyuni.example.com (letters, digits, "-", dot-separated labels)';
@@ -171,7 +182,7 @@ const replicas = section({ replicas: defaulted(integer(0, 10), 0) });
 const MIGRATION_PG = [14, 16];
 const UPGRADE_PG = [14, 16, PG_MAJOR];
 const pgVersion = (allowed: number[], what: string) => typed('integer', isNumber, 'must be a number',
-  (v) => allowed.includes(v) || `must be ${what}: ${allowed.join(', ')}`);
+  (v) => allowed.includes(v) || `must be ${what}: ${allowed.join(', ')}`, { enum: allowed });
 /** The images' PostgreSQL: `to` can only be that. */
 const pgTarget = defaulted(pgVersion([PG_MAJOR], `the PostgreSQL of the current server-postgresql image`), PG_MAJOR);
 

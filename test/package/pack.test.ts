@@ -65,6 +65,8 @@ describe('npm pack', () => {
     const lib = filesUnder(path.join(ROOT, 'lib')).map((f) => `lib/${f}`);
     const expected = [
       'README.md', 'package.json', 'bin/bundle.js', 'bin/code-cache.js', 'bin/heap.js', 'bin/uyuni-cdk.js',
+      // the starting configurations of `uyuni-cdk init` and the editors' schema they name
+      'uyuni.yaml', 'uyuni.schema.json', ...fs.readdirSync(path.join(ROOT, 'examples')).map((f) => `examples/${f}`),
       ...fs.readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`),
       ...fs.readdirSync(path.join(ROOT, 'src', 'scripts'), { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => path.relative(ROOT, path.join(e.parentPath ?? e.path, e.name))),
       ...bundles, ...lib,
@@ -104,6 +106,15 @@ describe('npm i -g of the tarball', () => {
     expect(ok(bin, ['--version']).stdout).toBe(`${VERSION}\n`);
     const help = ok(bin, ['plan', '--help']).stdout;
     expect(help).toMatch(/^Usage: uyuni-cdk plan \[options\] <planDir>/);
+  });
+
+  it('writes a starting configuration that names the installed schema, and synthesizes it', () => {
+    const cwd = tempDir();
+    ok(bin, ['init', '--migration'], { cwd });
+    const schema = /^# yaml-language-server: \$schema=(\S+)/.exec(fs.readFileSync(path.join(cwd, 'uyuni.yaml'), 'utf8'))![1];
+    expect(schema.startsWith(path.join(work, 'prefix'))).toBe(true);
+    expect(JSON.parse(fs.readFileSync(schema, 'utf8')).title).toBe('uyuni-cdk configuration (uyuni.yaml)');
+    expect(ok(bin, ['synth'], { cwd }).stderr).toMatch(/^uyuni-cdk: wrote dist\/migrate\/ /);
   });
 
   it('synthesizes what the repository\'s sources synthesize, for the install and the migration flow', () => {
