@@ -16,6 +16,7 @@ const VERBS: ReadonlyArray<() => { register(program: Command): void }> = [
   () => require('./plan'),
   () => require('./status'),
   () => require('./destroy'),
+  () => require('./logs'),
   () => require('./agent'),
   () => require('./completion'),
 ];

@@ -166,6 +166,21 @@ export function statusCommand(planDir: string, o: CommonOptions, io: Io): Promis
   });
 }
 
+export interface LogsCommandOptions extends CommonOptions {
+  readonly follow?: boolean;
+  readonly tail?: number;
+}
+
+/** `logs`: a step's pods' logs (or the plan's Deployments'), from the cluster or the saved run directories. */
+export function logsCommand(planDir: string, step: string | undefined, o: LogsCommandOptions, io: Io): Promise<number> {
+  return guarded(io, async () => {
+    const { plan, cluster, objectsOf } = await openPlan(planDir, o);
+    const { showLogs } = await import('./pod-logs');
+    await showLogs(cluster, plan, objectsOf, { step, follow: o.follow, tail: o.tail }, { out: io.out, err: io.err, onStop: io.onInterrupt });
+    return EXIT.ok;
+  });
+}
+
 export interface DestroyCommandOptions extends CommonOptions {
   readonly yes?: boolean;
   readonly purgeVolumes?: boolean;
