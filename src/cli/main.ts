@@ -17,6 +17,7 @@ const VERBS: ReadonlyArray<() => { register(program: Command): void }> = [
   () => require('./status'),
   () => require('./destroy'),
   () => require('./logs'),
+  () => require('./support'),
   () => require('./agent'),
   () => require('./completion'),
 ];

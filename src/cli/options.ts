@@ -2,12 +2,17 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { EXIT } from '../plan/exit-codes';
 import type { Io } from '../runtime/commands';
 
-/** Options every cluster verb takes, named as kubectl names them. */
-export function addClusterOptions(cmd: Command): Command {
+/** How a verb reaches the cluster, named as kubectl names them. */
+export function addConnectionOptions(cmd: Command): Command {
   return cmd
     .option('--kubeconfig <file>', 'kubeconfig file (default: $KUBECONFIG, a colon-separated list merged like kubectl does, then ~/.kube/config)')
     .option('--context <name>', 'kubeconfig context to use (default: its current-context)')
-    .option('-n, --namespace <ns>', "use this namespace instead of the plan's")
+    .option('-n, --namespace <ns>', "use this namespace instead of the plan's");
+}
+
+/** Options every cluster verb takes: the connection and the output format. */
+export function addClusterOptions(cmd: Command): Command {
+  return addConnectionOptions(cmd)
     .addOption(new Option('-o, --output <format>', 'text (a live line per step on a terminal, plain lines otherwise) or json (one event per line)').choices(['text', 'json']).default('text'));
 }
 

@@ -3,6 +3,9 @@
  * client): connect, call the runtime, print, return the exit code. The process itself (its
  * streams, signals, exit, parsing the arguments) is the CLI's: it comes in as `Io` and options.
  */
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
 import { EXIT } from '../plan/exit-codes';
 import { RUN_DEFAULTS } from '../plan/run-defaults';
 import { Cluster } from './client';
@@ -178,6 +181,35 @@ export function logsCommand(planDir: string, step: string | undefined, o: LogsCo
     const { showLogs } = await import('./pod-logs');
     await showLogs(cluster, plan, objectsOf, { step, follow: o.follow, tail: o.tail }, { out: io.out, err: io.err, onStop: io.onInterrupt });
     return EXIT.ok;
+  });
+}
+
+export interface SupportCommandOptions extends CommonOptions {
+  /** The bundle's file. @default ./uyuni-support-<plan>-<timestamp>.tar.gz */
+  readonly file?: string;
+  /** `--no-exec` sets it false: the server's supportconfig is not run. @default true */
+  readonly exec?: boolean;
+}
+
+/** `support`: one .tar.gz with what helping needs and nothing secret (src/runtime/support.ts). */
+export function supportCommand(planDir: string, o: SupportCommandOptions, io: Io): Promise<number> {
+  return guarded(io, async () => {
+    const { dir, plan, cluster, objectsOf } = await openPlan(planDir, o);
+    const { collectSupport, pack } = await import('./support');
+    const { timestamp } = await import('./run');
+    const top = `uyuni-support-${plan.name}-${timestamp()}`;
+    const file = o.file ?? `${top}.tar.gz`;
+    const parent = fs.mkdtempSync(path.join(os.tmpdir(), 'uyuni-support-'));
+    try {
+      const staging = path.join(parent, top);
+      const r = await collectSupport(cluster, plan, dir, objectsOf, staging, { exec: o.exec ?? true, progress: (l) => io.err(`support: ${l}\n`) });
+      pack(parent, top, file);
+      const kib = Math.ceil(fs.statSync(file).size / 1024);
+      io.err(`uyuni-cdk: wrote ${file} (${r.files} files, ${kib} KiB)${r.notes.length ? `; ${r.notes.length} not collected: see ${top}/notes.txt` : ''}\n`);
+      return EXIT.ok;
+    } finally {
+      fs.rmSync(parent, { recursive: true, force: true });
+    }
   });
 }
 

@@ -35,11 +35,16 @@ export interface LogSource {
   readonly running: boolean;
 }
 
-/** The workloads whose pods are shown: a step's Jobs and Deployments, or all Deployments of the plan. */
-function workloads(plan: Plan, objectsOf: (step: string) => Manifest[], step?: Step): Manifest[] {
-  const steps = step ? [step] : plan.steps;
-  const kinds = step ? ['Job', 'Deployment'] : ['Deployment'];
+/** The workloads of some steps (all by default) of these kinds. */
+export function workloadsOf(plan: Plan, objectsOf: (step: string) => Manifest[], kinds: readonly string[], steps: readonly Step[] = plan.steps): Manifest[] {
   return steps.flatMap((s) => objectsOf(s.name).filter((o) => kinds.includes(o.kind)));
+}
+
+/** The pods of these workloads (Jobs by job-name, Deployments by their selector), each once, oldest first. */
+export async function podsOfWorkloads(cluster: Cluster, workloads: readonly Manifest[]): Promise<V1Pod[]> {
+  const pods = new Map<string, V1Pod>();
+  for (const w of workloads) for (const p of await podsOf(cluster, w)) pods.set(p.metadata?.uid ?? p.metadata?.name ?? '', p);
+  return [...pods.values()].sort((a, b) => String(a.metadata?.creationTimestamp ?? '').localeCompare(String(b.metadata?.creationTimestamp ?? '')));
 }
 
 async function podsOf(cluster: Cluster, w: Manifest): Promise<V1Pod[]> {
@@ -56,9 +61,8 @@ const running = (pod: V1Pod, container: string) => [...(pod.status?.initContaine
 export async function logSources(cluster: Cluster, plan: Plan, objectsOf: (step: string) => Manifest[], stepName?: string): Promise<{ namespace: string; sources: LogSource[] }> {
   const step = stepName === undefined ? undefined : plan.steps.find((s) => s.name === stepName);
   if (stepName !== undefined && !step) throw new BadInput(`no step ${stepName} in plan ${plan.name} (steps: ${plan.steps.map((s) => s.name).join(', ')})`);
-  const pods: V1Pod[] = [];
-  for (const w of workloads(plan, objectsOf, step)) pods.push(...await podsOf(cluster, w));
-  pods.sort((a, b) => String(a.metadata?.creationTimestamp ?? '').localeCompare(String(b.metadata?.creationTimestamp ?? '')));
+  // a step: its Jobs' and Deployments' pods; the plan: its running services, every Deployment's
+  const pods = await podsOfWorkloads(cluster, step ? workloadsOf(plan, objectsOf, ['Job', 'Deployment'], [step]) : workloadsOf(plan, objectsOf, ['Deployment']));
   const sources = pods.flatMap((p) => startedContainers(p).map((c) => ({ pod: p.metadata?.name ?? '', container: c, running: running(p, c) })));
   return { namespace: plan.namespace, sources };
 }

@@ -40,7 +40,7 @@ function bashComplete(line: string): string[] {
 
 describe('bash completion', () => {
   it('completes the verbs, without the hidden one', () => {
-    expect(bashComplete('uyuni-cdk ')).toEqual(['init', 'synth', 'run', 'plan', 'status', 'destroy', 'logs', 'agent', 'completion']);
+    expect(bashComplete('uyuni-cdk ')).toEqual(['init', 'synth', 'run', 'plan', 'status', 'destroy', 'logs', 'support', 'agent', 'completion']);
     expect(bashComplete('uyuni-cdk st')).toEqual(['status']);
     expect(bashComplete('uyuni-cdk agent ')).toEqual(['render', 'cleanup', 'run']);
   });

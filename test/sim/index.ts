@@ -14,8 +14,10 @@ import { PodLogs } from './logs';
 import { CERT_MANAGER_CRDS, ResourceType, TRAEFIK_CRDS } from './resources';
 import { Store, clone } from './store';
 import { WatchHub } from './watch';
+import { attachExec, ExecCall, ExecScript } from './exec';
 
 export type { JobScript, DeploymentScript, ControllerEvent, RequestRecord };
+export type { ExecCall, ExecResult, ExecScript } from './exec';
 export { TIMING } from './controllers';
 
 export interface SimOptions {
@@ -39,6 +41,8 @@ export interface SimOptions {
    * grace period 0. @default none
    */
   externalNodes?: string[];
+  /** What `exec` into a pod prints and exits with (test/sim/exec.ts). @default none: exit 126 */
+  exec?: ExecScript;
 }
 
 export interface Simulator {
@@ -56,6 +60,8 @@ export interface Simulator {
   dropWatches(): void;
   compact(): void;
   readonly requests: RequestRecord[];
+  /** Every exec into a pod, in order. */
+  readonly execs: ExecCall[];
   readonly events: ControllerEvent[];
   stop(): Promise<void>;
 }
@@ -108,6 +114,8 @@ export async function startSimulator(opts: SimOptions = {}): Promise<Simulator> 
   let address = '127.0.0.1:0';
   const handler = createHandler({ store, clock, hub, controllers, logs, faults, requests, openapi: opts.openapi ?? true, address: () => address });
   const server = createServer((req, res) => void handler(req, res));
+  const execs: ExecCall[] = [];
+  attachExec(server, (ns, name) => { const rt = typeOf('v1', 'Pod'); return store.get(rt, ns, name); }, () => opts.exec, execs);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   address = `127.0.0.1:${port}`;
@@ -127,6 +135,7 @@ export async function startSimulator(opts: SimOptions = {}): Promise<Simulator> 
     url,
     kubeconfigPath,
     requests,
+    execs,
     events,
     get: (apiVersion, kind, name, namespace) => store.get(typeOf(apiVersion, kind), namespace, name),
     list: (apiVersion, kind, namespace) => store.list(typeOf(apiVersion, kind), namespace),
