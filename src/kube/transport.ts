@@ -76,9 +76,6 @@ function budget(limits: HttpLimits, what: string): { ms: number; byDeadline: boo
   return left < limits.requestTimeoutMs ? { ms: left, byDeadline: true } : { ms: limits.requestTimeoutMs, byDeadline: false };
 }
 
-/** `30 s`, `500 ms`. */
-const duration = (ms: number): string => (ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`);
-
 function timedOut(what: string, ms: number, byDeadline: boolean): RequestTimeout {
   return byDeadline
     ? new RequestTimeout(`${what}: no complete answer before the run's deadline`, true, ms)
@@ -250,7 +247,7 @@ export function openStream(r: HttpRequest, limits: HttpLimits, o: StreamOptions)
       open = true;
       const quiet = () => {
         clearTimeout(idle);
-        idle = setTimeout(() => end(new StreamIdle(`${what}: nothing received for ${duration(idleMs)}; cut off`)), idleMs);
+        idle = setTimeout(() => end(new StreamIdle(`${what}: nothing received for ${idleMs / 1000} s; cut off`)), idleMs);
       };
       quiet();
       res.on('data', (chunk: Buffer) => {

@@ -39,6 +39,12 @@ export interface SimOptions {
    * grace period 0. @default none
    */
   externalNodes?: string[];
+  /**
+   * Authenticate: whether a request's Authorization header is accepted (else 401 Unauthorized, as
+   * kube-apiserver words it), recorded in `requests`. Changeable while running (`setAuthorize`).
+   * @default everyone is accepted
+   */
+  authorize?: (authorization: string | undefined) => boolean;
 }
 
 export interface Simulator {
@@ -55,6 +61,8 @@ export interface Simulator {
   throttleNext(count: number, retryAfterSeconds: number, matcher?: string): void;
   dropWatches(): void;
   compact(): void;
+  /** Replaces the `authorize` rule (undefined: everyone is accepted). */
+  setAuthorize(rule: ((authorization: string | undefined) => boolean) | undefined): void;
   readonly requests: RequestRecord[];
   readonly events: ControllerEvent[];
   stop(): Promise<void>;
@@ -106,7 +114,8 @@ export async function startSimulator(opts: SimOptions = {}): Promise<Simulator> 
   if (opts.traefik ?? true) for (const crd of TRAEFIK_CRDS) put(crd);
 
   let address = '127.0.0.1:0';
-  const handler = createHandler({ store, clock, hub, controllers, logs, faults, requests, openapi: opts.openapi ?? true, address: () => address });
+  const deps = { store, clock, hub, controllers, logs, faults, requests, openapi: opts.openapi ?? true, address: () => address, authorize: opts.authorize };
+  const handler = createHandler(deps);
   const server = createServer((req, res) => void handler(req, res));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
@@ -132,6 +141,7 @@ export async function startSimulator(opts: SimOptions = {}): Promise<Simulator> 
     list: (apiVersion, kind, namespace) => store.list(typeOf(apiVersion, kind), namespace),
     put,
     setJob: (name, script) => void scripts.set(name, script),
+    setAuthorize: (rule) => { deps.authorize = rule; },
     setDeployment: (name, script) => void deploymentScripts.set(name, script),
     passStartupProbe: (deployment) => controllers.passStartupProbe(deployment),
     failNext: (count, status = 503, matcher) => void faults.push({ remaining: count, status, matcher }),
