@@ -9,7 +9,7 @@ import * as fs from 'fs';
 import {
   Configuration, createConfiguration, HttpLibrary, HttpMethod, KubeConfig, RequestContext, SecurityAuthentication, ServerConfiguration,
 } from '@kubernetes/client-node';
-import { ApiError } from './errors';
+import { ApiError, KubeconfigError } from './errors';
 import { tokenFileOf } from './kubeconfig';
 import {
   bodyOf, boundedHttpLibrary, defaultLimits, exchange, HttpLimits, jsonOf, openStream, requestLine, StreamHandle, StreamOptions,
@@ -53,7 +53,14 @@ export class KubeClient implements SecurityAuthentication {
     await this.kc.applySecurityAuthentication(ctx);
     const user = this.kc.getCurrentUser();
     const file = user ? tokenFileOf(this.kc, user.name) : undefined;
-    if (file) ctx.setHeaderParam('Authorization', `Bearer ${(await fs.promises.readFile(file, 'utf8')).trim()}`);
+    if (!file) return;
+    let token: string;
+    try {
+      token = (await fs.promises.readFile(file, 'utf8')).trim();
+    } catch (e) {
+      throw new KubeconfigError(`user "${user!.name}" of the kubeconfig: cannot read its token-file ${file} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    }
+    ctx.setHeaderParam('Authorization', `Bearer ${token}`);
   }
 
   /** `/api/v1/pods` with a query, as a URL of this server. */
