@@ -88,7 +88,10 @@ function tooLarge(what: string, limits: HttpLimits, size: string): Refused {
 
 function request(r: HttpRequest): http.ClientRequest {
   const mod = r.url.startsWith('https:') ? https : http;
-  return mod.request(r.url, { method: r.method, headers: r.headers, agent: r.agent });
+  const headers = { ...r.headers };
+  // node frames a DELETE's body only with a length (it chunks POST and PATCH, not DELETE)
+  if (r.body !== undefined && !Object.keys(headers).some((k) => k.toLowerCase() === 'content-length')) headers['Content-Length'] = String(Buffer.byteLength(r.body));
+  return mod.request(r.url, { method: r.method, headers, agent: r.agent });
 }
 
 /** Reads a whole answer, bounded by the size cap; `finish` gets it or why not. */
