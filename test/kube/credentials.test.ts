@@ -139,3 +139,34 @@ describe('an exec credential plugin whose tokens expire', () => {
     }
   });
 });
+
+describe('the agent\'s kubeconfig', () => {
+  it('is read once per client: a relist after the file is gone still lists, with the credentials of the moment', async () => {
+    fs.writeFileSync(path.join(dir, 'token'), 'one');
+    const file = kubeconfig({ 'token-file': path.join(dir, 'token') });
+    let valid = 'Bearer one';
+    sim.setAuthorize((h) => h === valid);
+    const api = await apiClient(file, 5000);
+    const initial = await listNodePodList({ api, kubeconfig: file, node: NODE });
+    let lists = 0;
+    const unreachable: string[] = [];
+    const watcher = new PodWatcher({ api, kubeconfig: file, node: NODE, resyncMs: 3_600_000, apiTimeoutMs: 5000, backoffMs: 50 }, {
+      listed: () => { lists++; },
+      changed: () => undefined,
+      reachability: (ok, why) => { if (!ok) unreachable.push(why ?? ''); },
+    });
+    watcher.start(initial);
+    try {
+      expect(lists).toBe(1);
+      fs.rmSync(file);
+      fs.writeFileSync(path.join(dir, 'token'), 'two');
+      valid = 'Bearer two';
+      watcher.resync();
+      await until(() => lists >= 2, 'the relist', 5000);
+      expect(unreachable).toEqual([]);
+      expect(sent().at(-1)).toBe('Bearer two');
+    } finally {
+      await watcher.stop();
+    }
+  });
+});
