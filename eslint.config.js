@@ -45,7 +45,8 @@ module.exports = tseslint.config(
   layer('plan', ['config', 'plans', 'constructs', 'model', 'runtime', 'agent', 'cli', 'systemd'], 'the plan contract stands alone: synth and runtime both read it'),
   layer('runtime', ['plans', 'constructs', 'config', 'agent', 'cli'], 'the runtime reads plan.json, never the synth side'),
   layer('systemd', ['agent', 'runtime', 'cli', 'plans', 'config'], 'the renderer is pure and shared by synth and the agent'),
-  layer('agent', ['plans', 'constructs', 'config', 'runtime', 'cli'], 'the agent depends on systemd/ and the client only'),
+  layer('agent', ['plans', 'constructs', 'config', 'runtime', 'cli'], 'the agent depends on systemd/ and the Kubernetes layer (src/kube) only'),
+  layer('kube', ['runtime', 'agent', 'cli', 'plans', 'constructs', 'config', 'model', 'systemd'], 'the Kubernetes layer lies under both the runtime and the agent'),
   layer('config', ['plans', 'constructs', 'runtime', 'agent', 'cli'], 'reading input comes first'),
   layer('plans', ['runtime', 'agent', 'cli'], 'synth never loads the runtime'),
 );

@@ -1,17 +1,19 @@
 /**
- * The pods bound to the node, as an informer keeps them: a complete list (fail-closed, pods.ts),
- * then a watch from the list's resourceVersion, resumed from the last version seen when the stream
- * ends or breaks, a fresh list when the version expired (410 Gone) and at every resync. Errors back
- * off (doubling, capped); while the API cannot be reached nothing is reported, so the units that
- * run are left alone.
+ * The pods bound to the node, as an informer keeps them (src/kube/informer.ts): a complete list
+ * (fail-closed, pods.ts), then a watch from the list's resourceVersion, resumed from the last
+ * version seen when the stream ends, a fresh list when the version expired (410 Gone), after an
+ * error and at every resync. Errors back off (doubling, capped); while the API cannot be reached
+ * nothing is reported, so the units that run are left alone. What is the agent's own: the node's
+ * field selector, pods of other nodes taken as gone, and the reachability it logs.
  */
-import type { ApiClient, WatchEvent } from './api';
-import { ApiError } from './api';
+import type { ApiClient } from './api';
 import type { ApiPod } from './api-pod';
-import { listNodePodList } from './pods';
+import { Informer } from '../kube/informer';
+import { listNodePodList, nodeSelector } from './pods';
 
 export interface PodWatcherOptions {
   readonly api: ApiClient;
+  /** The kubeconfig `api` was made of (kept for the callers; relists use `api`). */
   readonly kubeconfig: string;
   readonly node: string;
   readonly resyncMs: number;
@@ -31,139 +33,57 @@ export interface PodWatcherHandlers {
   reachability(reachable: boolean, why?: string): void;
 }
 
-/** Field selector values escape `\`, `,` and `=` with a backslash. */
-const selectorValue = (v: string): string => v.replace(/[\\,=]/g, (c) => `\\${c}`);
-
-class Expired extends Error {}
-
 export class PodWatcher {
-  private stopped = false;
-  private current?: { abort(): void };
-  private relist = false;
+  private readonly informer: Informer<ApiPod>;
   private reachable = true;
-  private resyncTimer?: NodeJS.Timeout;
-  private wake?: () => void;
-  private loop?: Promise<void>;
 
-  constructor(private readonly options: PodWatcherOptions, private readonly handlers: PodWatcherHandlers) {}
+  constructor(options: PodWatcherOptions, private readonly handlers: PodWatcherHandlers) {
+    const first = options.backoffMs ?? 200;
+    this.informer = new Informer<ApiPod>({
+      client: options.api.kube,
+      list: async () => {
+        const l = await listNodePodList({ api: options.api, kubeconfig: options.kubeconfig, node: options.node, timeoutMs: options.apiTimeoutMs });
+        return { items: l.pods, resourceVersion: l.resourceVersion };
+      },
+      path: () => '/api/v1/pods',
+      query: { fieldSelector: nodeSelector(options.node) },
+      // The API server's own limit is 30-60 min; a shorter one spreads reconnects (client-go: 5-10 min).
+      timeoutSeconds: () => 300 + Math.floor(Math.random() * 300),
+      idleMs: (timeoutSeconds) => (timeoutSeconds + 60) * 1000,
+      resyncMs: options.resyncMs,
+      backoffMs: (failures) => Math.min(first * 2 ** (failures - 1), options.maxBackoffMs ?? 10_000),
+    }, {
+      listed: (pods) => {
+        this.setReachable(true);
+        handlers.listed(pods);
+      },
+      changed: (type, pod) => {
+        // A server that ignored the field selector must not make other nodes' pods count here.
+        if (pod.spec?.nodeName !== options.node && type !== 'DELETED') handlers.changed('DELETED', pod);
+        else handlers.changed(type, pod);
+      },
+      failed: (e) => { this.setReachable(false, e.message); },
+      recovered: () => this.setReachable(true),
+    });
+  }
 
   /** Starts from a list already read (the start-up cleanup's), so nothing between the two is missed. */
   start(initial: { pods: ApiPod[]; resourceVersion: string }): void {
-    this.handlers.listed(initial.pods);
-    this.scheduleResync();
-    this.loop = this.run(initial.resourceVersion || undefined);
+    this.informer.start({ items: initial.pods, resourceVersion: initial.resourceVersion });
   }
 
   /** Forces a full relist now (as the periodic resync does). */
   resync(): void {
-    this.relist = true;
-    this.current?.abort();
+    this.informer.resync();
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.resyncTimer);
-    this.current?.abort();
-    this.wake?.();
-    await this.loop;
-  }
-
-  private scheduleResync(): void {
-    clearTimeout(this.resyncTimer);
-    this.resyncTimer = setTimeout(() => {
-      this.scheduleResync();
-      this.resync();
-    }, this.options.resyncMs);
-    this.resyncTimer.unref();
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const t = setTimeout(resolve, ms);
-      this.wake = () => {
-        clearTimeout(t);
-        resolve();
-      };
-    });
+  stop(): Promise<void> {
+    return this.informer.stop();
   }
 
   private setReachable(ok: boolean, why?: string): void {
     if (ok === this.reachable) return;
     this.reachable = ok;
     this.handlers.reachability(ok, why);
-  }
-
-  private async run(startVersion: string | undefined): Promise<void> {
-    let rv = startVersion;
-    const first = this.options.backoffMs ?? 200;
-    let backoff = first;
-    while (!this.stopped) {
-      try {
-        if (this.relist || !rv) {
-          this.relist = false;
-          const list = await listNodePodList({ kubeconfig: this.options.kubeconfig, node: this.options.node, timeoutMs: this.options.apiTimeoutMs });
-          if (this.stopped) return;
-          this.setReachable(true);
-          this.handlers.listed(list.pods as ApiPod[]);
-          rv = list.resourceVersion || undefined;
-          if (!rv) throw new Error('the pod list carries no resourceVersion to watch from');
-        }
-        rv = await this.watchFrom(rv, () => {
-          backoff = first;
-          this.setReachable(true);
-        });
-      } catch (e) {
-        if (this.stopped) return;
-        if (e instanceof Expired) {
-          rv = undefined;
-          continue;
-        }
-        this.setReachable(false, (e as Error).message);
-        await this.sleep(backoff);
-        backoff = Math.min(backoff * 2, this.options.maxBackoffMs ?? 10_000);
-      }
-    }
-  }
-
-  /** One watch request; returns the last resourceVersion seen when the server ends the stream. */
-  private async watchFrom(rv: string, opened: () => void): Promise<string> {
-    // The API server's own limit is 30-60 min; a shorter one spreads reconnects (client-go: 5-10 min).
-    const timeoutSeconds = 300 + Math.floor(Math.random() * 300);
-    const q = new URLSearchParams({
-      fieldSelector: `spec.nodeName=${selectorValue(this.options.node)}`,
-      watch: 'true',
-      resourceVersion: rv,
-      allowWatchBookmarks: 'true',
-      timeoutSeconds: String(timeoutSeconds),
-    });
-    let last = rv;
-    const onEvent = (e: WatchEvent): void => {
-      if (e.type === 'ERROR') {
-        const code = e.object.code;
-        if (code === 410) throw new Expired(`resourceVersion ${last} expired`);
-        throw new ApiError(`watch: ${e.object.message ?? 'error event'}`, code ?? 0, e.object.reason);
-      }
-      const version = e.object.metadata?.resourceVersion;
-      if (typeof version === 'string' && version) last = version;
-      if (e.type === 'BOOKMARK') return;
-      const pod = e.object as ApiPod;
-      // A server that ignored the field selector must not make other nodes' pods count here.
-      if (pod.spec?.nodeName !== this.options.node && e.type !== 'DELETED') {
-        this.handlers.changed('DELETED', pod);
-        return;
-      }
-      this.handlers.changed(e.type, pod);
-    };
-    const handle = this.options.api.watch(`api/v1/pods?${q}`, onEvent, { idleTimeoutMs: (timeoutSeconds + 60) * 1000, onOpen: opened });
-    this.current = handle;
-    try {
-      await handle.done;
-    } catch (e) {
-      if (e instanceof ApiError && e.status === 410) throw new Expired(e.message);
-      throw e;
-    } finally {
-      this.current = undefined;
-    }
-    return last;
   }
 }

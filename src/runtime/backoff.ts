@@ -27,14 +27,8 @@ export function retryDelayMs(retry: number, retryAfterSeconds?: number, opts: Ba
   return Math.min(o.initialMs * 2 ** (retry - 1), o.maxMs);
 }
 
-/** Parses a Retry-After header: delay-seconds or an HTTP date. */
-export function parseRetryAfter(value: string | undefined, now = Date.now()): number | undefined {
-  if (value === undefined || value.trim() === '') return undefined;
-  const v = value.trim();
-  if (/^\d+$/.test(v)) return Number(v);
-  const at = Date.parse(v);
-  return Number.isNaN(at) ? undefined : Math.max(0, (at - now) / 1000);
-}
+/** Parses a Retry-After header (src/kube/errors.ts, where an ApiError reads it). */
+export { parseRetryAfter } from '../kube/errors';
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,130 +1,26 @@
 /**
- * The one place that knows HTTP: server-side apply, reads, deletes, watches and log streams
- * through @kubernetes/client-node, with retries for transient errors (429 Retry-After, 5xx,
- * dropped connections) and relist on 410 Gone. Everything above this file deals in objects.
+ * The runtime's client: server-side apply, reads, lists, deletes, watches and container logs of
+ * the objects of a plan, on the Kubernetes layer (src/kube: the bounded transport, credentials per
+ * request, one ApiError, the object API, the informer), with the runtime's retries and error words
+ * (src/runtime/retry.ts) and discovery through kubectl's disk cache (src/runtime/discovery.ts).
+ * Everything above this file deals in objects.
  */
-import { Writable } from 'stream';
-import {
-  ApiException, createConfiguration, KubeConfig, KubernetesListObject, KubernetesObject, KubernetesObjectApi, Log, PatchStrategy, ServerConfiguration, V1APIResource, VersionApi,
-} from '@kubernetes/client-node';
+import { KubeConfig, KubernetesObject, PatchStrategy, V1APIResource } from '@kubernetes/client-node';
+import { KubeClient } from '../kube/connection';
+import { followLog, readLog } from '../kube/logs';
+import { listAll, ListPage } from '../kube/pager';
+import { defaultLimits, HttpLimits } from '../kube/transport';
 import type { ObjectRef } from '../plan/types';
-import { BackoffOptions, parseRetryAfter, retryDelayMs, sleep } from './backoff';
-import { ApiError, ClusterMisbehaved, connectionFailure, Endpoint, MissingKind, refusal, Unreachable } from './errors';
+import type { BackoffOptions } from './backoff';
+import { DiscoveringApi } from './discovery';
 import { DiscoveryCache, discoveryCacheDir } from './discovery-cache';
-import { defaultLimits, GuardedWatch, guardedHttpLibrary, HttpLimits, isHttpFailure, RequestTimeout, Watcher } from './http';
+import { ApiError, ClusterMisbehaved, Endpoint, MissingKind, Unreachable } from './errors';
+import { RetryContext, withRetries } from './retry';
 import { Listing, ListWatch, WatchHandle, WatchQuery, WatchSource } from './watch';
 
+export { networkCode, toApiError } from './retry';
+
 export const FIELD_MANAGER = 'uyuni-cdk';
-
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'EPIPE', 'EPROTO', 'UND_ERR_SOCKET']);
-
-/** What a failed request may carry: a system error (code, errno, cause) or the client's answer (code, body, headers). */
-interface Thrown {
-  readonly code?: unknown;
-  readonly errno?: unknown;
-  readonly cause?: unknown;
-  readonly type?: unknown;
-  readonly name?: unknown;
-  readonly body?: unknown;
-  readonly headers?: Record<string, string | undefined>;
-}
-
-const asThrown = (e: unknown): Thrown | undefined => (typeof e === 'object' && e !== null ? e as Thrown : undefined);
-
-/** The system error code behind a failed request (`ECONNREFUSED`, a TLS code, ...), if any. */
-export function networkCode(e: unknown): string | undefined {
-  for (let x = asThrown(e), depth = 0; x && depth < 4; x = asThrown(x.cause), depth++) {
-    if (typeof x.code === 'string' && (NETWORK_CODES.has(x.code) || /CERT|TLS|SSL|SIGNATURE/.test(x.code))) return x.code;
-    if (typeof x.errno === 'string') return x.errno;
-  }
-  const t = asThrown(e);
-  if (t?.type === 'system' || t?.name === 'FetchError') return 'FetchError';
-  return undefined;
-}
-
-/** The part of a Status body we report. */
-interface StatusBody {
-  readonly message?: string;
-  readonly reason?: string;
-  readonly details?: { readonly causes?: ReadonlyArray<{ readonly field?: string; readonly message?: string; readonly reason?: string }> };
-}
-
-function statusBody(body: unknown): StatusBody | string | undefined {
-  if (typeof body !== 'string') return typeof body === 'object' && body !== null ? body as StatusBody : undefined;
-  try {
-    return JSON.parse(body) as StatusBody;
-  } catch {
-    return body; // plain text
-  }
-}
-
-/** Turns what the client throws into an ApiError when the server answered. */
-export function toApiError(e: unknown): ApiError | undefined {
-  if (e instanceof ApiError) return e;
-  const t = asThrown(e);
-  if (!(e instanceof ApiException) && typeof t?.code !== 'number') return undefined;
-  const code = t!.code as number;
-  const body = statusBody(t!.body);
-  const status = typeof body === 'object' ? body : undefined;
-  const causes = (status?.details?.causes ?? []).map((c) => `${c.field ? `${c.field}: ` : ''}${c.message ?? c.reason}`);
-  const message = status?.message ?? (typeof body === 'string' && body ? body : `HTTP ${code}`);
-  return new ApiError(code, status?.reason ?? '', message, causes, parseRetryAfter(t!.headers?.['retry-after'] ?? t!.headers?.['Retry-After']));
-}
-
-/** Worth retrying: 429, 5xx, a reset connection; once the server answered, also a refused one (it restarts). */
-function transient(e: unknown, reachable: boolean, attempt: number): boolean {
-  if (e instanceof RequestTimeout) return !e.deadlinePassed && attempt < 2; // a server silent twice is not coming back
-  if (isHttpFailure(e)) return e.code === 'EBADANSWER';
-  const api = toApiError(e);
-  if (api) return api.status === 429 || api.status >= 500;
-  const code = networkCode(e);
-  return code === 'ECONNRESET' || code === 'EPIPE' || code === 'UND_ERR_SOCKET' || code === 'FetchError' || (reachable && code === 'ECONNREFUSED');
-}
-
-/** Exposes discovery, which the object API keeps protected, through kubectl's cache on disk. */
-class ObjectApi extends KubernetesObjectApi {
-  /** src/runtime/discovery-cache.ts; unset: every process asks the server. */
-  disk?: DiscoveryCache;
-  /** Group versions read from disk that the server has not confirmed in this process. */
-  private readonly fromDisk = new Set<string>();
-
-  async discover(apiVersion: string, kind: string): Promise<V1APIResource | undefined> {
-    const read = this.apiVersionResourceCache[apiVersion] ? undefined : this.disk?.read(apiVersion);
-    if (read) {
-      this.apiVersionResourceCache[apiVersion] = read;
-      this.fromDisk.add(apiVersion);
-    }
-    const before = this.apiVersionResourceCache[apiVersion];
-    const r = await this.resource(apiVersion, kind); // asks the server when the kind is not listed
-    const answer = this.apiVersionResourceCache[apiVersion];
-    if (answer && answer !== before) {
-      this.fromDisk.delete(apiVersion);
-      this.disk?.write(apiVersion, answer);
-    }
-    return r;
-  }
-
-  /** A 404 for a kind read from disk: forget the group version (true), so discovery asks the server. */
-  forgetFromDisk(apiVersion: string): boolean {
-    if (!this.fromDisk.delete(apiVersion)) return false;
-    delete this.apiVersionResourceCache[apiVersion];
-    this.disk?.forget(apiVersion);
-    return true;
-  }
-
-  /** The resources discovery listed for a group/version, when it answered: what a missing kind's message names. */
-  served(apiVersion: string): string[] | undefined {
-    return this.apiVersionResourceCache[apiVersion]?.resources.map((r) => r.name).filter((n) => !n.includes('/'));
-  }
-
-  /** GET /apis/<group>: its preferred version (an ApplySet parent names its kinds by group only). */
-  async preferredVersion(group: string): Promise<string | undefined> {
-    const ctx = this.configuration.baseServer.makeRequestContext(`/apis/${group}`, 'GET' as Parameters<ServerConfiguration<Record<string, string>>['makeRequestContext']>[1]);
-    ctx.setHeaderParam('Accept', 'application/json');
-    const g = await this.requestPromise(ctx, 'V1APIGroup') as unknown as { preferredVersion?: { groupVersion?: string } };
-    return g.preferredVersion?.groupVersion;
-  }
-}
 
 function refOf(obj: KubernetesObject): ObjectRef {
   return { apiVersion: obj.apiVersion ?? '', kind: obj.kind ?? '', name: obj.metadata?.name ?? '', namespace: obj.metadata?.namespace };
@@ -134,44 +30,36 @@ export function refString(r: ObjectRef): string {
   return `${r.kind}/${r.name}${r.namespace ? ` (${r.namespace})` : ''}`;
 }
 
-/** Plain JSON (the client deserializes into model classes with Dates; we want what the API sent). */
-function plain<T>(x: unknown): T {
-  return (x === undefined ? undefined : JSON.parse(JSON.stringify(x))) as T;
-}
-
-/** What a page of a list holds, as JSON. */
-interface ListPage {
-  readonly items?: KubernetesObject[];
-  readonly metadata?: { readonly resourceVersion?: string; readonly continue?: string; readonly _continue?: string };
-}
-
-export class Cluster {
-  readonly api: ObjectApi;
-  private readonly version: VersionApi;
-  private readonly watcher: Watcher;
-  private readonly logs: Log;
-  /** Timeouts, size cap and deadline of every request (src/runtime/http.ts). */
-  readonly limits: HttpLimits = defaultLimits();
-  /** Set once a step ran: a misbehaving API is then a failed step (1), not an unusable cluster (3). */
-  private inStep = false;
+export class Cluster implements RetryContext {
+  /** The connection: kubeconfig, limits, credentials per request (src/kube/connection.ts). */
+  readonly client: KubeClient;
+  readonly api: DiscoveringApi;
+  /** Timeouts, size cap and deadline of every request (src/kube/transport.ts). */
+  readonly limits: HttpLimits;
+  private started = false;
+  private answered = false;
   /** Counts requests that were retried, for the run summary. */
   retries = 0;
-  /** Set once the API server answered: later refused connections are an API server restart. */
-  private reachable = false;
 
   constructor(readonly kc: KubeConfig, readonly backoff: BackoffOptions = {}) {
-    const cluster = kc.getCurrentCluster();
-    if (!cluster) throw new Error('No active cluster!');
-    const config = createConfiguration({
-      baseServer: new ServerConfiguration(cluster.server, {}),
-      authMethods: { default: kc },
-      httpApi: guardedHttpLibrary(this.limits),
-    });
-    this.api = new ObjectApi(config);
-    this.api.disk = new DiscoveryCache(discoveryCacheDir(cluster.server));
-    this.version = new VersionApi(config);
-    this.watcher = new GuardedWatch(kc, this.limits);
-    this.logs = new Log(kc);
+    this.client = new KubeClient(kc, defaultLimits());
+    this.limits = this.client.limits;
+    this.api = new DiscoveringApi(this.client);
+    this.api.disk = new DiscoveryCache(discoveryCacheDir(this.client.server));
+  }
+
+  /** Set once a step ran: a misbehaving API is then a failed step (1), not an unusable cluster (3). */
+  get inStep(): boolean {
+    return this.started;
+  }
+
+  /** Set once the API server answered: later refused connections are an API server restart. */
+  get reachable(): boolean {
+    return this.answered;
+  }
+
+  retried(): void {
+    this.retries++;
   }
 
   /** Nothing (requests, retries, Retry-After waits) outlasts this absolute time (ms). */
@@ -181,35 +69,11 @@ export class Cluster {
 
   /** A step began: later misbehaviour of the API fails the step (exit 1). */
   stepStarted(): void {
-    this.inStep = true;
+    this.started = true;
   }
 
   get server(): string {
-    return this.kc.getCurrentCluster()?.server ?? '(none)';
-  }
-
-  /** Retries transient failures with backoff (Retry-After honoured); anything else is thrown as ApiError or as is. */
-  async call<T>(what: string, fn: () => Promise<T>): Promise<T> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await fn();
-      } catch (e) {
-        const api = toApiError(e);
-        const deadline = this.limits.deadline;
-        if (api?.retryAfter !== undefined && deadline !== undefined && api.status === 429 && Date.now() + api.retryAfter * 1000 > deadline) {
-          throw this.misbehaved(`${what}: HTTP 429, Retry-After ${api.retryAfter} s is beyond the run's deadline (${Math.max(0, Math.round((deadline - Date.now()) / 1000))} s left); giving up`);
-        }
-        let delay = transient(e, this.reachable, attempt) ? retryDelayMs(attempt, api?.retryAfter, this.backoff) : undefined;
-        if (delay !== undefined && deadline !== undefined && Date.now() + delay >= deadline) delay = undefined;
-        if (delay === undefined) throw this.gaveUp(what, e, api, attempt);
-        this.retries++;
-        await sleep(delay);
-      }
-    }
-  }
-
-  private misbehaved(message: string): ClusterMisbehaved {
-    return new ClusterMisbehaved(message, this.inStep);
+    return this.client.server;
   }
 
   /** Whom the requests go to, as whom: what error messages tell the user to check. */
@@ -217,23 +81,9 @@ export class Cluster {
     return { server: this.server, cluster: this.kc.getCurrentCluster()?.name ?? '', user: this.kc.getCurrentUser()?.name ?? '', context: this.kc.getCurrentContext() };
   }
 
-  /**
-   * A request that failed for good, as the error the verbs report: an API refusal worded and
-   * coded (src/runtime/errors.ts `refusal`), a connection failure in the user's words, a
-   * misbehaving API; anything else as it was thrown.
-   */
-  private gaveUp(what: string, e: unknown, api: ApiError | undefined, attempts: number): unknown {
-    if (api) {
-      const r = refusal(what, api, this.endpoint, attempts, this.inStep);
-      return new ApiError(api.status, api.reason, r?.message ?? `${what}: ${api.message}`, api.causes, api.retryAfter, r?.exitCode);
-    }
-    // the HTTP layer names the request itself (`GET /version: ...`): no second name when it is the same
-    const said = (m: string) => (m.startsWith(`${what}: `) ? m : `${what}: ${m}`);
-    if (e instanceof RequestTimeout) return this.misbehaved(`${said(e.message)}; check the API server's load and the network to it ($UYUNI_CDK_REQUEST_TIMEOUT_SECONDS sets the limit)`);
-    if (isHttpFailure(e)) return this.misbehaved(said(e.message));
-    const code = networkCode(e);
-    if (code) return new Unreachable(`${what}: ${connectionFailure(code, (e as Error).message, this.endpoint)}`, this.inStep);
-    return e;
+  /** Retries transient failures with backoff (Retry-After honoured); anything else is thrown as ApiError or as is. */
+  call<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    return withRetries(this, what, fn);
   }
 
   /**
@@ -243,16 +93,16 @@ export class Cluster {
    */
   async ping(): Promise<string> {
     try {
-      const v = await this.call('GET /version', () => this.version.getCode());
-      this.reachable = true;
-      return v.gitVersion;
+      const v = await this.call('GET /version', () => this.client.request<{ gitVersion?: string }>('GET', '/version'));
+      this.answered = true;
+      return v?.gitVersion ?? 'unknown';
     } catch (e) {
       if (e instanceof ApiError) {
         if (e.status === 401 || e.status === 429 || e.status >= 500) throw e;
         if (e.status === 404) {
           throw new Unreachable(`${this.server} answers, but not as a Kubernetes API server (GET /version: HTTP 404); check the server of cluster "${this.endpoint.cluster}" of the kubeconfig`);
         }
-        this.reachable = true;
+        this.answered = true;
         return `unknown (GET /version: ${e.status})`;
       }
       if (e instanceof ClusterMisbehaved) throw new Unreachable(`the cluster at ${this.server} does not answer properly: ${e.message}`);
@@ -298,9 +148,8 @@ export class Cluster {
   async get<T extends KubernetesObject = KubernetesObject>(ref: ObjectRef): Promise<T | undefined> {
     await this.resource(ref.apiVersion, ref.kind);
     try {
-      const o = await this.call(`GET ${refString(ref)}`, () =>
-        this.api.read({ apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name, namespace: ref.namespace } }));
-      return plain<T>(o);
+      return await this.call(`GET ${refString(ref)}`, () =>
+        this.api.read({ apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name, namespace: ref.namespace } })) as T;
     } catch (e) {
       if (e instanceof ApiError && e.status === 404) {
         await this.recheckKind(ref, e);
@@ -310,45 +159,35 @@ export class Cluster {
     }
   }
 
-  /** Every object of a kind (all pages); typed as the kind asked for. */
+  /** Every object of a kind (all pages, src/kube/pager.ts); typed as the kind asked for. */
   async list<T extends KubernetesObject = KubernetesObject>(q: WatchQuery): Promise<Listing<T>> {
     await this.resource(q.apiVersion, q.kind);
-    const items: T[] = [];
-    let cont: string | undefined;
-    let rv = '';
-    do {
-      const page: KubernetesListObject<KubernetesObject> = await this.call(`LIST ${q.kind}`, () =>
-        this.api.list(q.apiVersion, q.kind, q.namespace, undefined, undefined, undefined, q.fieldSelector, q.labelSelector, 500, cont))
-        .catch(async (e) => {
-          if (e instanceof ApiError && e.status === 404) await this.recheckKind(q, e);
-          throw e;
-        });
-      const p = plain<ListPage>(page);
-      for (const it of p.items ?? []) items.push({ apiVersion: q.apiVersion, kind: q.kind, ...it } as T);
-      rv = p.metadata?.resourceVersion ?? rv;
-      cont = p.metadata?._continue ?? p.metadata?.continue;
-    } while (cont);
-    return { items, resourceVersion: rv };
+    const l = await listAll<KubernetesObject>((cont) => this.call(`LIST ${q.kind}`, () =>
+      this.api.list(q.apiVersion, q.kind, q.namespace, undefined, undefined, undefined, q.fieldSelector, q.labelSelector, 500, cont) as Promise<ListPage<KubernetesObject>>)
+      .catch(async (e) => {
+        if (e instanceof ApiError && e.status === 404) await this.recheckKind(q, e);
+        throw e;
+      }));
+    return { items: l.items.map((it) => ({ apiVersion: q.apiVersion, kind: q.kind, ...it }) as T), resourceVersion: l.resourceVersion };
   }
 
   /** Server-side apply, one field manager, force (we own what we synthesized). */
   async apply(obj: KubernetesObject, dryRun = false): Promise<KubernetesObject> {
     await this.resource(obj.apiVersion!, obj.kind!);
-    const o = await this.call(`apply ${refString(refOf(obj))}`, () =>
+    return this.call(`apply ${refString(refOf(obj))}`, () =>
       this.api.patch(obj, undefined, dryRun ? 'All' : undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply));
-    return plain<KubernetesObject>(o);
   }
 
   async create(obj: KubernetesObject): Promise<KubernetesObject> {
     await this.resource(obj.apiVersion!, obj.kind!);
-    return plain<KubernetesObject>(await this.call(`create ${refString(refOf(obj))}`, () => this.api.create(obj, undefined, undefined, FIELD_MANAGER)));
+    return this.call(`create ${refString(refOf(obj))}`, () => this.api.create(obj, undefined, undefined, FIELD_MANAGER));
   }
 
   async mergePatch(ref: ObjectRef, patch: object): Promise<KubernetesObject> {
     await this.resource(ref.apiVersion, ref.kind);
     const body = { apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name, namespace: ref.namespace }, ...patch };
-    return plain<KubernetesObject>(await this.call(`patch ${refString(ref)}`, () =>
-      this.api.patch(body as KubernetesObject, undefined, undefined, FIELD_MANAGER, undefined, PatchStrategy.MergePatch)));
+    return this.call(`patch ${refString(ref)}`, () =>
+      this.api.patch(body as KubernetesObject, undefined, undefined, FIELD_MANAGER, undefined, PatchStrategy.MergePatch));
   }
 
   /** Deletes with propagationPolicy Background (without it a Job's pods are orphaned). False when already gone. */
@@ -377,39 +216,30 @@ export class Cluster {
   /** A list-watch (src/runtime/watch.ts); the items are typed as the kind asked for. */
   watch<T extends KubernetesObject = KubernetesObject>(q: WatchQuery, onChange: (items: ReadonlyMap<string, T>) => void, onError?: (e: Error) => void): WatchHandle {
     const source: WatchSource = {
+      client: this.client,
       list: (x) => this.list(x),
       collectionPath: (x) => this.collectionPath(x),
-      watcher: this.watcher,
       backoff: this.backoff,
-      retried: () => { this.retries++; },
+      retried: () => this.retried(),
     };
     return new ListWatch(source, q, onChange as (items: ReadonlyMap<string, KubernetesObject>) => void, onError);
   }
 
   /** A container's log so far (for facts and for failure reports); `previous`: its run before the last restart. */
-  async readLog(namespace: string, pod: string, container: string, tailLines?: number, previous?: boolean): Promise<string> {
-    const chunks: Buffer[] = [];
-    const sink = new Writable({ write(chunk, _enc, cb) { chunks.push(Buffer.from(chunk)); cb(); } });
-    const finished = new Promise<void>((resolve) => sink.on('finish', resolve));
-    await this.call(`logs ${pod}/${container}`, () => this.logs.log(namespace, pod, container, sink, { follow: false, tailLines, ...(previous ? { previous } : {}) }));
-    await finished;
-    return Buffer.concat(chunks).toString('utf8');
+  readLog(namespace: string, pod: string, container: string, tailLines?: number, previous?: boolean): Promise<string> {
+    return this.call(`logs ${pod}/${container}`, () => readLog(this.client, namespace, pod, container, { tailLines, previous }));
   }
 
   /**
    * Follows a container's log. Resolves once streaming began; `onEnd` when the stream closes
-   * (the container terminated). Rejects with ApiError 400 while the container is still waiting.
+   * (the container terminated: no argument) or was cut off (silent past the idle limit, broken:
+   * the error). Rejects with ApiError 400 while the container is still waiting.
+   * `tailLines`: only that many lines from before (0: only new ones, after a cut).
    */
-  async followLog(namespace: string, pod: string, container: string, onChunk: (text: string) => void, onEnd: () => void): Promise<WatchHandle> {
-    const sink = new Writable({
-      write(chunk, _enc, cb) { onChunk(Buffer.from(chunk).toString('utf8')); cb(); },
-    });
+  async followLog(namespace: string, pod: string, container: string, onChunk: (text: string) => void, onEnd: (err?: Error) => void, tailLines?: number): Promise<WatchHandle> {
     let ended = false;
-    const end = () => { if (!ended) { ended = true; onEnd(); } };
-    sink.on('finish', end);
-    sink.on('close', end);
-    sink.on('error', end);
-    const c = await this.logs.log(namespace, pod, container, sink, { follow: true });
-    return { stop: () => { c.abort(); end(); } };
+    const end = (err?: Error) => { if (!ended) { ended = true; onEnd(err); } };
+    const h = await followLog(this.client, namespace, pod, container, { tailLines, onChunk, onEnd: (err) => end(err ?? undefined) });
+    return { stop: () => { h.abort(); end(); } };
   }
 }

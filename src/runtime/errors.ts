@@ -4,14 +4,24 @@
  */
 import { STATUS_CODES } from 'http';
 import { EXIT } from '../plan/exit-codes';
+import { ApiError, CodedError as RuntimeError, FailureExitCode } from '../kube/errors';
 
-export type FailureExitCode = typeof EXIT.stepFailed | typeof EXIT.badInput | typeof EXIT.unreachable;
+export type { FailureExitCode } from '../kube/errors';
 
-export class RuntimeError extends Error {
-  constructor(message: string, readonly exitCode: FailureExitCode) {
-    super(message);
-  }
-}
+/**
+ * The base of every expected error: the message is reported without a stack trace and the
+ * exit code returned. One class with the Kubernetes layer's errors (src/kube/errors.ts), so an
+ * ApiError is one too.
+ */
+export { RuntimeError };
+
+/**
+ * An API answer that is not a success (src/kube/errors.ts: one ApiError for the runtime and the
+ * agent). Callers that expect one (404 on a read, 422 on a dry run) look at `status`; one that
+ * reaches a verb's end is reported with its message and exit code (src/runtime/retry.ts words
+ * and codes it).
+ */
+export { ApiError };
 
 /** A step failed, was refused (gate, requirement, changed Job) or timed out: exit 1. */
 export class StepFailed extends RuntimeError {
@@ -31,25 +41,6 @@ export class BadInput extends RuntimeError {
 export class Unreachable extends RuntimeError {
   constructor(message: string, inStep = false) {
     super(message, inStep ? EXIT.stepFailed : EXIT.unreachable);
-  }
-}
-
-/**
- * An API answer that is not a success, with the Status body's reason and message. Callers that
- * expect one (404 on a read, 422 on a dry run) look at `status`; one that reaches a verb's end is
- * reported with its message and exit code (Cluster.call words and codes it).
- */
-export class ApiError extends RuntimeError {
-  constructor(
-    readonly status: number,
-    readonly reason: string,
-    message: string,
-    readonly causes: string[] = [],
-    /** The answer's Retry-After, in seconds. */
-    readonly retryAfter?: number,
-    exitCode: FailureExitCode = EXIT.stepFailed,
-  ) {
-    super(message, exitCode);
   }
 }
 

@@ -6,11 +6,14 @@ import * as fs from 'fs';
 import * as path from 'path';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Cluster } from './client';
+import { ApiError } from './errors';
 import type { Reporter } from './progress';
 import { startedContainers } from './readiness';
 import type { WatchHandle } from './watch';
 
 const TAIL = 30;
+/** A stream cut off more often than this is given up (its container's log stays readable with kubectl logs). */
+const MAX_CUTS = 10;
 
 interface Stream {
   state: 'starting' | 'streaming' | 'ended' | 'retry';
@@ -20,6 +23,8 @@ interface Stream {
   partial: string;
   lines: string[];
   attempts: number;
+  /** Times the stream was cut off and followed again. */
+  cuts: number;
   where?: { namespace: string; pod: string; container: string };
   ended: Promise<void>;
   markEnded: () => void;
@@ -28,7 +33,7 @@ interface Stream {
 function newStream(): Stream {
   let markEnded!: () => void;
   const ended = new Promise<void>((r) => { markEnded = r; });
-  return { state: 'starting', partial: '', lines: [], attempts: 0, ended, markEnded };
+  return { state: 'starting', partial: '', lines: [], attempts: 0, cuts: 0, ended, markEnded };
 }
 
 /** A name as a path component: `/`, `..` and anything outside `[A-Za-z0-9._-]` cannot leave the step's directory. */
@@ -76,7 +81,8 @@ export class StepLogs {
     this.follow(s, s.where);
   }
 
-  private follow(s: Stream, where: NonNullable<Stream['where']>): void {
+  /** `tailLines` 0: a stream cut off is followed again from now on (lines of the gap may be lost, none repeated). */
+  private follow(s: Stream, where: NonNullable<Stream['where']>, tailLines?: number): void {
     const { namespace, pod, container } = where;
     const emitLine = (line: string) => {
       s.lines.push(line);
@@ -88,13 +94,20 @@ export class StepLogs {
       const parts = (s.partial + text).split('\n');
       s.partial = parts.pop() ?? '';
       for (const l of parts) emitLine(l.replace(/\r$/, ''));
-    }, () => {
+    }, (err) => {
+      if (err && s.state !== 'ended' && s.cuts < MAX_CUTS) {
+        // cut off by the transport (silent past the idle limit, broken): the container may still run
+        s.cuts++;
+        s.state = 'starting';
+        this.follow(s, where, 0);
+        return;
+      }
       if (s.partial) emitLine(s.partial);
       s.partial = '';
       s.state = 'ended';
       closeFile(s);
       s.markEnded();
-    }).then((h) => {
+    }, tailLines).then((h) => {
       s.handle = h;
       if (s.state === 'starting') s.state = 'streaming';
     }, (e: unknown) => this.retry(s, where, e));
@@ -106,7 +119,7 @@ export class StepLogs {
    */
   private retry(s: Stream, where: NonNullable<Stream['where']>, e: unknown): void {
     s.state = 'retry';
-    if ((e as { code?: unknown } | undefined)?.code === 400 || s.attempts >= 6) return;
+    if ((e instanceof ApiError && e.status === 400) || s.attempts >= 6) return;
     s.attempts++;
     setTimeout(() => { if (s.state === 'retry') this.start(where.namespace, where.pod, where.container); }, 100 * 2 ** s.attempts).unref();
   }

@@ -21,6 +21,8 @@ export interface RequestRecord {
   query: string;
   status: number;
   at: number;
+  /** The Authorization header sent, when `authorize` is set. */
+  authorization?: string;
 }
 
 export interface Fault {
@@ -41,6 +43,8 @@ export interface HttpDeps {
   openapi: boolean;
   /** host:port, for discovery's serverAddressByClientCIDRs. */
   address: () => string;
+  /** Whether an Authorization header is accepted (else 401 Unauthorized); unset: everyone is. */
+  authorize?: (authorization: string | undefined) => boolean;
 }
 
 const FAULT_TEXT: Record<number, [string, string]> = {
@@ -483,6 +487,10 @@ export function createHandler(d: HttpDeps) {
     for await (const c of req) chunks.push(c as Buffer);
     const raw = Buffer.concat(chunks);
 
+    if (d.authorize) {
+      rec.authorization = req.headers.authorization;
+      if (!d.authorize(req.headers.authorization)) return json(res, rec, 401, new ApiError(401, 'Unauthorized', 'Unauthorized').status());
+    }
     const line = `${rec.method} ${rec.path}${rec.query ? '?' + rec.query : ''}`;
     const fault = d.faults.find((f) => f.remaining > 0 && (!f.matcher || line.includes(f.matcher)));
     if (fault) {

@@ -43,6 +43,12 @@ export interface SimOptions {
   externalNodes?: string[];
   /** What `exec` into a pod prints and exits with (test/sim/exec.ts). @default none: exit 126 */
   exec?: ExecScript;
+  /**
+   * Authenticate: whether a request's Authorization header is accepted (else 401 Unauthorized, as
+   * kube-apiserver words it), recorded in `requests`. Changeable while running (`setAuthorize`).
+   * @default everyone is accepted
+   */
+  authorize?: (authorization: string | undefined) => boolean;
 }
 
 export interface Simulator {
@@ -59,6 +65,8 @@ export interface Simulator {
   throttleNext(count: number, retryAfterSeconds: number, matcher?: string): void;
   dropWatches(): void;
   compact(): void;
+  /** Replaces the `authorize` rule (undefined: everyone is accepted). */
+  setAuthorize(rule: ((authorization: string | undefined) => boolean) | undefined): void;
   readonly requests: RequestRecord[];
   /** Every exec into a pod, in order. */
   readonly execs: ExecCall[];
@@ -112,7 +120,8 @@ export async function startSimulator(opts: SimOptions = {}): Promise<Simulator> 
   if (opts.traefik ?? true) for (const crd of TRAEFIK_CRDS) put(crd);
 
   let address = '127.0.0.1:0';
-  const handler = createHandler({ store, clock, hub, controllers, logs, faults, requests, openapi: opts.openapi ?? true, address: () => address });
+  const deps = { store, clock, hub, controllers, logs, faults, requests, openapi: opts.openapi ?? true, address: () => address, authorize: opts.authorize };
+  const handler = createHandler(deps);
   const server = createServer((req, res) => void handler(req, res));
   const execs: ExecCall[] = [];
   attachExec(server, (ns, name) => { const rt = typeOf('v1', 'Pod'); return store.get(rt, ns, name); }, () => opts.exec, execs);
@@ -141,6 +150,7 @@ export async function startSimulator(opts: SimOptions = {}): Promise<Simulator> 
     list: (apiVersion, kind, namespace) => store.list(typeOf(apiVersion, kind), namespace),
     put,
     setJob: (name, script) => void scripts.set(name, script),
+    setAuthorize: (rule) => { deps.authorize = rule; },
     setDeployment: (name, script) => void deploymentScripts.set(name, script),
     passStartupProbe: (deployment) => controllers.passStartupProbe(deployment),
     failNext: (count, status = 503, matcher) => void faults.push({ remaining: count, status, matcher }),
