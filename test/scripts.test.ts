@@ -30,7 +30,7 @@ function envRead(text: string): string[] {
 
 describe('every step script', () => {
   it('is there: the foundation\'s and the migration\'s, and the replaced ones are gone', () => {
-    expect(ALL).toEqual(['create-credentials.sh', 'data-sync.sh', 'db-finalize.sh', 'db-migrate.sh', 'db-waiter.sh', 'import-secrets.sh',
+    expect(ALL).toEqual(['create-credentials.sh', 'data-sync.sh', 'db-data-dir.sh', 'db-finalize.sh', 'db-migrate.sh', 'db-waiter.sh', 'import-secrets.sh',
       'init-volumes.sh', 'inspect-db.sh', 'inspect.sh', 'proxy-init-httpd.sh', 'proxy-init-sshd.sh']);
   });
 
@@ -134,6 +134,20 @@ describe('init-volumes.sh, run over an "image" and its claims in a temp dir', ()
     expect(r.stdout).toContain(`init-volumes: ${s.spacewalk}: has data, kept`);
     expect(r.stdout).toContain(`init-volumes: ${s.www}: empty, copying the image's content`);
     expect(r.stdout).toContain(`init-volumes: ${s.missing}: not in the image, left empty`);
+  });
+
+  it('seeds a new ext4 claim that holds nothing but lost+found, and keeps that lost+found', () => {
+    const s = scene();
+    fs.mkdirSync(path.join(s.mnt + s.rhn, 'lost+found'), { mode: 0o700 });
+    fs.mkdirSync(path.join(s.mnt + s.spacewalk, 'lost+found'), { mode: 0o700 });
+    put(path.join(s.mnt + s.spacewalk, 'packages/old.rpm'), 'old');
+    const r = go(s);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain(`init-volumes: ${s.rhn}: empty, copying the image's content`);
+    expect(fs.readFileSync(path.join(s.mnt + s.rhn, 'rhn.conf'), 'utf8')).toBe('from the image\n');
+    expect(fs.statSync(path.join(s.mnt + s.rhn, 'lost+found')).isDirectory()).toBe(true);
+    expect(r.stdout).toContain(`init-volumes: ${s.spacewalk}: has data, kept`);
+    expect(fs.existsSync(path.join(s.mnt + s.spacewalk, 'packages/from-image'))).toBe(false);
   });
 
   it('gives every claim the mode (and owner) of its path in the image, also a full one', () => {
@@ -370,8 +384,11 @@ describe('data-sync.sh, run against a fake old server over a local stand-in for 
       .toEqual(['prometheus-postgres_exporter.service', 'tomcat.service']);
   });
 
-  it('moves the synced PostgreSQL 14 data aside at once, for pg_upgrade', () => {
+  it('moves the synced PostgreSQL 14 data aside at once, for pg_upgrade, owned by the images\' postgres (999)', () => {
     const pgsql = path.join(sync.target, 'var/lib/pgsql');
+    for (const p of [pgsql, path.join(pgsql, 'data-pg14'), path.join(pgsql, 'data-pg14/base/1/1259')]) {
+      expect([fs.statSync(p).uid, fs.statSync(p).gid]).toEqual([999, 999]);
+    }
     expect(fs.existsSync(path.join(pgsql, 'data'))).toBe(false);
     expect(fs.readFileSync(path.join(pgsql, 'data-pg14/PG_VERSION'), 'utf8')).toBe('14\n');
     expect(fs.existsSync(path.join(pgsql, 'data-pg14/base/1/1259'))).toBe(true);
@@ -423,6 +440,17 @@ describe('data-sync.sh on other old servers', () => {
     expect(bare.stderr).toContain('uyuni-data-sync: warning: the old rhn.conf has no db_password\n');
     expect(fs.readFileSync(path.join(bare.target, 'var/lib/pgsql/data/PG_VERSION'), 'utf8')).toBe('14\n');
     expect(fs.existsSync(path.join(bare.target, 'var/lib/pgsql/data-pg14'))).toBe(false);
+  });
+
+  it('turns SSL off for the internal connections after the split, where the old rhn.conf had it on (M1)', () => {
+    const ssl = runDataSync({}, (s) => {
+      s.tree['/etc/rhn/rhn.conf'] = `${s.tree['/etc/rhn/rhn.conf']}db_ssl_enabled = 1\nreport_db_ssl_enabled = 1\nreport_db_sslrootcert = /etc/pki/trust/anchors/LOCAL-RHN-ORG-TRUSTED-SSL-CERT\n`;
+    });
+    expect(ssl.status).toBe(0);
+    const conf = fs.readFileSync(path.join(ssl.target, 'etc/rhn/rhn.conf'), 'utf8').split('\n');
+    expect(conf).toContain('db_ssl_enabled = 0');
+    expect(conf).toContain('report_db_ssl_enabled = 0');
+    expect(conf.filter((l) => /ssl_enabled/.test(l))).toHaveLength(2);
   });
 
   it('takes third-party certificates (no /root/ssl-build) with the server\'s key and certificate, and reads hub and tftp', () => {
@@ -793,28 +821,31 @@ echo "converted" >"$TARGET/base"
   });
 });
 
-describe('db-finalize.sh, with a fake finalize script', () => {
+describe('db-finalize.sh, with a stand-in for the image\'s finalize script', () => {
+  /**
+   * Stands in for uyuni server-image root/docker-entrypoint-init.d/90-pgsqlFinalize.sh @ 17708150:
+   * it reads no switch (no RUN_REINDEX, RUN_SCHEMA_UPDATE nor MIGRATION) and decides by itself
+   * from the collation versions of MANAGER_DB_NAME; this one logs what it was given and exits
+   * with `status`. The real rewrite against PostgreSQL is in test/scripts.postgres.test.ts.
+   */
   function finalize(env: Record<string, string | undefined>, status = 0) {
     const dir = tempDir('uyuni-cdk-finalize-');
     const script = path.join(dir, '90-pgsqlFinalize.sh');
-    put(script, `#!/bin/sh\necho "RUN_REINDEX=$RUN_REINDEX RUN_SCHEMA_UPDATE=$RUN_SCHEMA_UPDATE MIGRATION=$MIGRATION" >>"$FAKE_LOG"\nexit ${status}\n`, 0o755);
+    put(script, `#!/bin/sh\necho "collation check of $MANAGER_DB_NAME; switches: \${RUN_REINDEX-}\${RUN_SCHEMA_UPDATE-}\${MIGRATION-}" >>"$FAKE_LOG"\nexit ${status}\n`, 0o755);
     const log = path.join(dir, 'log');
     fs.writeFileSync(log, '');
-    const r = run('db-finalize.sh', {
-      FINALIZE_SCRIPT: script, FAKE_LOG: log, RUN_REINDEX: 'true', RUN_SCHEMA_UPDATE: 'false', MIGRATION: 'true', ...env,
-    });
-    return { ...r, log: fs.readFileSync(log, 'utf8') };
+    const r = run('db-finalize.sh', { FINALIZE_SCRIPT: script, FAKE_LOG: log, MANAGER_DB_NAME: 'susemanager', ...env });
+    return { ...r, dir, log: fs.readFileSync(log, 'utf8') };
   }
 
-  it('runs the image\'s finalize script once with the three switches, between start and end messages', () => {
+  it('runs the image\'s finalize script once, passing it no switch, between start and end messages', () => {
     const r = finalize({});
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
-    expect(r.log).toBe('RUN_REINDEX=true RUN_SCHEMA_UPDATE=false MIGRATION=true\n');
-    expect(r.stdout).toMatch(/^uyuni-db-finalize: running .*90-pgsqlFinalize\.sh \(RUN_REINDEX=true RUN_SCHEMA_UPDATE=false MIGRATION=true\)\nuyuni-db-finalize: done\n$/);
-    expect(finalize({ RUN_REINDEX: 'false', RUN_SCHEMA_UPDATE: 'true', MIGRATION: 'false' }).log)
-      .toBe('RUN_REINDEX=false RUN_SCHEMA_UPDATE=true MIGRATION=false\n');
+    expect(r.log).toBe('collation check of susemanager; switches: \n');
+    expect(r.stdout).toMatch(/^uyuni-db-finalize: running .*90-pgsqlFinalize\.sh \(it reindexes when the collation versions changed\)\nuyuni-db-finalize: done\n$/);
     expect(readScript('db-finalize.sh')).toContain('finalize=${FINALIZE_SCRIPT:-/docker-entrypoint-init.d/90-pgsqlFinalize.sh}');
+    expect(readScript('db-finalize.sh')).not.toMatch(/RUN_REINDEX|RUN_SCHEMA_UPDATE|\bMIGRATION=/);
   });
 
   it('exits with the finalize script\'s status when it fails', () => {
@@ -824,18 +855,19 @@ describe('db-finalize.sh, with a fake finalize script', () => {
     expect(r.stdout).not.toContain('done');
   });
 
-  it.each([
-    ['RUN_REINDEX', 'yes'], ['RUN_SCHEMA_UPDATE', 'TRUE'], ['MIGRATION', ''], ['MIGRATION', undefined],
-  ])('refuses %s=%s before running anything', (name, value) => {
-    const r = finalize({ [name]: value });
-    expect(r.status).toBe(1);
-    expect(r.stderr).toContain(`${name} must be true or false`);
-    expect(r.log).toBe('');
-  });
-
   it('fails when the finalize script is not there', () => {
     const r = finalize({ FINALIZE_SCRIPT: '/nonexistent/90-pgsqlFinalize.sh' });
     expect(r.status).toBe(1);
     expect(r.stderr).toContain('is this the server image?');
+  });
+
+  it('for a migration, fails before anything runs when the data sync left no distributions list', () => {
+    const mig = tempDir('uyuni-cdk-finalize-mig-');
+    const r = finalize({
+      MIGRATION_DIR: mig, MANAGER_DB_HOST: 'db', MANAGER_DB_PORT: '5432', MANAGER_USER: 'spacewalk', MANAGER_PASS: 'x',
+    });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain(`${mig}/distributions.csv is missing: did uyuni-data-sync run?`);
+    expect(r.log).toBe('');
   });
 });

@@ -282,39 +282,41 @@ export function addDbUpgradeStep(plan: PlanApp, config: UyuniConfig, pg: PgVersi
 }
 
 export interface DbFinalizeOptions {
-  /** REINDEX and collation refresh (after a PostgreSQL major upgrade or a migration). */
-  readonly reindex: boolean;
-  /** The migration's rewrites (distribution paths, system overview). */
+  /**
+   * A migration: the distributions' paths in the database are pointed at where uyuni-data-sync
+   * copied them (its list on migration-data), and the system overview refresh is queued.
+   */
   readonly migration: boolean;
 }
 
 /**
- * Step `db-finalize`: Job uyuni-db-finalize runs the server image's own finalize script once,
- * with the database up and the server stopped: the chart would need RUN_REINDEX / MIGRATION on
- * the Deployment, where they would run at every restart.
+ * Step `db-finalize`: Job uyuni-db-finalize, with the database up and the server stopped, runs
+ * the server image's finalize script once (uyuni server-image 90-pgsqlFinalize.sh @ 17708150:
+ * it reads no switch and reindexes by itself when the collation versions changed, so the hours
+ * a REINDEX takes are a step of their own), then, for a migration, does the rewrite that script's
+ * MIGRATION block did up to @ d701b96b: rhnKickstartableTree.base_path → /srv/www/distributions/….
  */
 export function addDbFinalizeStep(plan: PlanApp, config: UyuniConfig, opts: DbFinalizeOptions): void {
   plan.addStep('db-finalize', {
     // The Job runs with the server's environment: it reads admin-credentials too.
     requires: [credentialRequirement(CREDENTIALS.admin, config.namespace)],
-    description: `database finalization: ${opts.reindex ? 'REINDEX, collation refresh, ' : ''}schema check${opts.migration ? ', migration rewrites' : ''} (Job ${JOB_NAMES.dbFinalize})`,
+    description: `database finalization: the image's collation check and REINDEX${opts.migration ? ', the distributions\' new paths' : ''} (Job ${JOB_NAMES.dbFinalize})`,
     timeoutSeconds: config.timeouts.dbFinalizeSeconds,
   }, (chart) => {
     const parts = serverPodParts(serverPodProps(config));
     const waiter = parts.initContainers.find((c) => c.name === 'db-waiter')!;
+    const migrationData = opts.migration ? [MIGRATION_VOLUME] : [];
     new ScriptJob(chart, 'DbFinalize', {
       ...jobBase(config, 'server'),
       name: JOB_NAMES.dbFinalize,
       script: 'db-finalize.sh',
       env: [
         ...(parts.container.env ?? []),
-        { name: 'RUN_REINDEX', value: String(opts.reindex) },
-        { name: 'RUN_SCHEMA_UPDATE', value: 'true' },
-        { name: 'MIGRATION', value: String(opts.migration) },
+        ...(opts.migration ? [{ name: 'MIGRATION_DIR', value: MIGRATION_VOLUME.mountPath }] : []),
       ],
       initContainers: [waiter],
-      volumes: parts.volumes,
-      volumeMounts: parts.container.volumeMounts,
+      volumes: [...parts.volumes, ...claimVolumes(migrationData)],
+      volumeMounts: [...(parts.container.volumeMounts ?? []), ...claimMounts(migrationData)],
     });
   });
 }

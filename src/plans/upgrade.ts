@@ -58,7 +58,7 @@ export function upgradePlan(config: UyuniConfig): PlanApp {
   addTlsStep(plan, config);
   addServicesStep(plan, config);
   addDatabaseStep(plan, config);
-  if (upgradesPg(pg)) addDbFinalizeStep(plan, config, { reindex: true, migration: false });
+  if (upgradesPg(pg)) addDbFinalizeStep(plan, config, { migration: false });
   addIngressStep(plan, config);
   addServerStep(plan, config);
   return plan;
