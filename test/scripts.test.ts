@@ -31,7 +31,7 @@ function envRead(text: string): string[] {
 describe('every step script', () => {
   it('is there: the foundation\'s and the migration\'s, and the replaced ones are gone', () => {
     expect(ALL).toEqual(['create-credentials.sh', 'data-sync.sh', 'db-data-dir.sh', 'db-finalize.sh', 'db-migrate.sh', 'db-waiter.sh', 'import-secrets.sh',
-      'init-volumes.sh', 'inspect-db.sh', 'inspect.sh', 'proxy-init-httpd.sh', 'proxy-init-sshd.sh']);
+      'init-volumes.sh', 'inspect-db.sh', 'inspect.sh', 'proxy-init-httpd.sh', 'proxy-init-sshd.sh', 'setup-marker.sh']);
   });
 
   it.each(ALL)('%s parses with sh -n', (file) => {
@@ -568,6 +568,105 @@ function runInspect(release: { file: string; text: string } | undefined, data: s
     MIGRATION_DATA: path.join(dir, 'data'),
   });
 }
+
+describe('inspect.sh on an upgrade: the setup marker and the CA of uyuni-cert', () => {
+  function inspect(files: Record<string, string>, env: Record<string, string> = {}) {
+    const dir = tempDir('uyuni-cdk-inspect-up-');
+    put(path.join(dir, 'image-etc/uyuni-release'), 'Uyuni release 2026.08\n');
+    put(path.join(dir, 'etc-rhn/uyuni-cdk/uyuni-release'), 'Uyuni release 2026.01\n');
+    for (const [f, text] of Object.entries(files)) put(path.join(dir, f), text);
+    const r = run('inspect.sh', {
+      RELEASE_DIR: path.join(dir, 'etc-rhn/uyuni-cdk'), IMAGE_ETC: path.join(dir, 'image-etc'), RHN_CONF: path.join(dir, 'etc-rhn/rhn.conf'),
+      SETUP_MARKER: path.join(dir, 'var/spacewalk/.MANAGER_SETUP_COMPLETE'), LEGACY_SETUP_MARKER: path.join(dir, 'root/.MANAGER_SETUP_COMPLETE'),
+      ...Object.fromEntries(Object.entries(env).map(([k, v]) => [k, path.join(dir, v)])),
+    });
+    return { ...r, dir, facts: parseFacts(r.stdout) };
+  }
+
+  it('names where the marker is: var-spacewalk first, else the legacy root claim, else nothing (the gate refuses)', () => {
+    const both = inspect({ 'var/spacewalk/.MANAGER_SETUP_COMPLETE': '', 'root/.MANAGER_SETUP_COMPLETE': '' });
+    expect(both.facts.setup_marker).toBe(path.join(both.dir, 'var/spacewalk/.MANAGER_SETUP_COMPLETE'));
+    const legacy = inspect({ 'root/.MANAGER_SETUP_COMPLETE': '' });
+    expect(legacy.facts.setup_marker).toBe(path.join(legacy.dir, 'root/.MANAGER_SETUP_COMPLETE'));
+    const none = inspect({});
+    expect(none.status).toBe(0);
+    expect(none.facts).not.toHaveProperty('setup_marker');
+    expect(none.stderr).toContain('no setup marker at');
+  });
+
+  it('prints the SHA-256 fingerprint of uyuni-cert\'s CA, and nothing when the Secret has none', () => {
+    const dir = tempDir('uyuni-cdk-inspect-ca-');
+    const key = path.join(dir, 'ca.key');
+    const crt = path.join(dir, 'ca.crt');
+    const made = spawnSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', crt, '-days', '1', '-subj', '/CN=uyuni-ca'], { encoding: 'utf8' });
+    expect(made.status).toBe(0);
+    const fp = spawnSync('openssl', ['x509', '-in', crt, '-noout', '-fingerprint', '-sha256'], { encoding: 'utf8' }).stdout.trim().split('=')[1];
+    const r = inspect({ 'uyuni-cert/ca.crt': fs.readFileSync(crt, 'utf8') }, { CA_CERT: 'uyuni-cert/ca.crt' });
+    expect(r.facts.ca_fingerprint).toBe(fp);
+    expect(fp).toMatch(/^([0-9A-F]{2}:){31}[0-9A-F]{2}$/);
+    const missing = inspect({}, { CA_CERT: 'uyuni-cert/ca.crt' });
+    expect(missing.facts).not.toHaveProperty('ca_fingerprint');
+    expect(missing.stderr).toContain('no CA certificate in');
+  });
+});
+
+describe('setup-marker.sh, then a stand-in for the current server image\'s setup check', () => {
+  /**
+   * Stands in for uyuni server-image root/usr/lib/entrypoint-lib.sh @ 18abb310
+   * (check_current_installation: move /root/.MANAGER_SETUP_COMPLETE to /var/spacewalk/ when /root
+   * holds it; exit when /var/spacewalk/.MANAGER_SETUP_COMPLETE exists) and the start of
+   * 00-mgrSetup.sh @ 1a7da357 (else it runs spacewalk-setup --clear-db), with every path under the
+   * container's root `$1`. The new Deployment mounts no /root: its /root is the image's, empty.
+   */
+  const SETUP_CHECK = `set -eu
+legacy="$1/root/.MANAGER_SETUP_COMPLETE"
+marker="$1/var/spacewalk/.MANAGER_SETUP_COMPLETE"
+if [ -e "$legacy" ]; then mv "$legacy" "$marker"; fi
+if [ -e "$marker" ]; then echo "Server appears to be already configured."; exit 0; fi
+echo "spacewalk-setup --clear-db"
+`;
+  function scene(legacy: boolean) {
+    const dir = tempDir('uyuni-cdk-marker-');
+    const claims = { root: path.join(dir, 'claim-root'), spacewalk: path.join(dir, 'claim-var-spacewalk') };
+    fs.mkdirSync(claims.root);
+    fs.mkdirSync(claims.spacewalk);
+    if (legacy) fs.writeFileSync(path.join(claims.root, '.MANAGER_SETUP_COMPLETE'), '');
+    // The new server pod: var-spacewalk mounted, /root the image's own (empty).
+    const pod = path.join(dir, 'new-pod');
+    fs.mkdirSync(path.join(pod, 'root'), { recursive: true });
+    fs.mkdirSync(path.join(pod, 'var'), { recursive: true });
+    fs.symlinkSync(claims.spacewalk, path.join(pod, 'var/spacewalk'));
+    const newServerStarts = () => spawnSync('sh', ['-c', SETUP_CHECK, 'sh', pod], { encoding: 'utf8' }).stdout;
+    const move = () => run('setup-marker.sh', {
+      SETUP_MARKER: path.join(claims.spacewalk, '.MANAGER_SETUP_COMPLETE'), LEGACY_SETUP_MARKER: path.join(claims.root, '.MANAGER_SETUP_COMPLETE'),
+    });
+    return { claims, newServerStarts, move };
+  }
+
+  it('without the move, the new server of a pre-5.2.5 install sets itself up again on the live database', () => {
+    expect(scene(true).newServerStarts()).toBe('spacewalk-setup --clear-db\n');
+  });
+
+  it('after the move, it finds the marker on var-spacewalk and skips the setup; the root claim keeps no marker', () => {
+    const s = scene(true);
+    const r = s.move();
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain('moving');
+    expect(fs.existsSync(path.join(s.claims.root, '.MANAGER_SETUP_COMPLETE'))).toBe(false);
+    expect(s.newServerStarts()).toBe('Server appears to be already configured.\n');
+    // A re-run (the marker already moved) is fine.
+    expect(s.move().status).toBe(0);
+  });
+
+  it('fails, changing nothing, when neither claim holds a marker', () => {
+    const s = scene(false);
+    const r = s.move();
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('would set itself up again on the live database');
+    expect(fs.readdirSync(s.claims.spacewalk)).toEqual([]);
+  });
+});
 
 describe('inspect.sh on migration data', () => {
   it('prints the migration facts and the image\'s release, and never a password-like line', () => {

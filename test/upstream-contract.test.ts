@@ -1142,7 +1142,8 @@ describe('uyuni-tools @ c09ccfba mgradm/shared/utils/exec.go SanityCheck (the up
   it('reads the release init-volumes recorded under /etc/rhn/uyuni-cdk on claim etc-rhn (decision g)', () => {
     const job = u.find('Job', 'uyuni-inspect');
     expect(envLines(podSpec(job).containers[0])).toContain('RELEASE_DIR=/etc/rhn/uyuni-cdk');
-    expect(podSpec(job).containers[0].volumeMounts).toEqual([{ name: 'etc-rhn', mountPath: '/etc/rhn', readOnly: true }]);
+    expect(podSpec(job).containers[0].volumeMounts[0]).toEqual({ name: 'etc-rhn', mountPath: '/etc/rhn', readOnly: true });
+    expect(podSpec(job).containers[0].volumeMounts.every((m: any) => m.readOnly)).toBe(true);
     expect(envLines(container(serverOf(install()), 'init-volumes'))).toContain('RELEASE_DIR=/etc/rhn/uyuni-cdk');
   });
 });

@@ -199,6 +199,19 @@ const upgrade = section({
     from: pgVersion(UPGRADE_PG, 'the PostgreSQL major version of the running database'),
     to: pgTarget,
   }),
+  /**
+   * The install has the `root` claim of servers before 5.2.5, whose /root/.MANAGER_SETUP_COMPLETE
+   * the upgrade moves to /var/spacewalk (the current Deployment mounts no /root). @default true
+   * when postgresql.from is below 18 (those installs), else false
+   */
+  rootClaim: optional(boolean()),
+  /**
+   * The CA of a tls.mode generated install: keep (adopt the CA the running server's uyuni-cert
+   * was issued by, wherever it lives: the chart's ClusterIssuer uyuni-issuer, mgradm's Issuer
+   * uyuni-ca-issuer; every client keeps trusting the server) or new (mint a new CA in the
+   * namespace: every minion and proxy must then be given it). @default keep
+   */
+  ca: defaulted(oneOf(['keep', 'new'] as const), 'keep'),
 });
 
 /** A tuning file's content: configuration lines, written as they are. */
