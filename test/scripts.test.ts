@@ -757,11 +757,18 @@ describe('inspect-db.sh, over a claim in a temp dir with a fake postgres', () =>
 });
 
 describe('db-migrate.sh, with a fake upgrade script', () => {
-  /** Like the image's script: reads the old version from SOURCE_LINK, empties TARGET, writes it anew. */
+  /**
+   * Stands in for server-database-migration-image root/docker-entrypoint-initdb.d/
+   * 00-pgsqlVersionUpgrade.sh @ 90890532 (its paths /migration/source and /migration/target are
+   * SOURCE_LINK and TARGET here): the old version from source/PG_VERSION; the target emptied with
+   * `rm -rf target/*` (an ext4 lost+found goes too, dot files stay) and made anew (initdb and
+   * pg_upgrade as postgres, which chowns only the target: the source must be postgres's already,
+   * what data-sync.sh sees to, shown on a real PostgreSQL in test/scripts.postgres.test.ts).
+   */
   const FAKE_UPGRADE = `#!/bin/sh
 echo "ran $(cat "$SOURCE_LINK/PG_VERSION") -> $NEW_PG_VERSION from $(readlink "$SOURCE_LINK") lang=\${POSTGRES_LANG:-unset}" >>"$FAKE_LOG"
 [ -z "\${FAKE_FAIL:-}" ] || exit 3
-find "$TARGET" -mindepth 1 -delete
+rm -rf "\${TARGET:?}"/*
 [ -n "\${FAKE_NO_RESULT:-}" ] || echo "$NEW_PG_VERSION" >"$TARGET/PG_VERSION"
 echo "converted" >"$TARGET/base"
 `;
