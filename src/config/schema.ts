@@ -244,6 +244,16 @@ const proxy = section({
     /** Run Deployment uyuni-proxy-tftp in the node's network instead of behind the tftp LoadBalancer Service. @default false */
     hostNetwork: defaulted(boolean(), false),
   })),
+  /**
+   * The proxy through the cluster's Traefik (proxy-helm `ingress.type: traefik`): IngressRouteTCPs
+   * for ssh and salt on Traefik's entry points ssh, salt-publish, salt-request (not for a NodePort
+   * Service) and the plain-HTTP Ingress of the proxy's FQDN. @default type none: no route
+   */
+  ingress: defaultedSection(section({
+    type: defaulted(oneOf(['none', 'traefik'] as const), 'none'),
+    /** @default traefik */
+    className: optional(text((v) => v.length > 0 || 'must not be empty')),
+  })),
   /** Exposure per proxy Service name (web, salt, ssh); ClusterIP unless said otherwise. tftp is always a LoadBalancer. */
   services: defaulted(record(text(), exposure), () => ({})),
 });
