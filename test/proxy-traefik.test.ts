@@ -50,3 +50,20 @@ describe('the proxy through the cluster\'s Traefik (proxy-helm templates/traefik
     expect(podSpec(plain.find('Deployment', 'uyuni-proxy')).containers.length).toBeGreaterThan(0);
   });
 });
+
+describe('the proxy pod\'s dnsConfig (proxy-helm tests/dns_config_test.yaml @ 24fbbcdd)', () => {
+  const pod = (section: string) => podSpec(synthYaml(proxyOnly(section)).proxy.find('Deployment', 'uyuni-proxy'));
+
+  it('renders none by default', () => {
+    expect(pod('')).not.toHaveProperty('dnsConfig');
+  });
+
+  it('passes nameservers, searches and options through to the pod', () => {
+    const spec = pod('  dnsConfig:\n    nameservers: ["8.8.8.8"]\n    searches: [example.com]\n    options:\n      - name: ndots\n        value: "1"\n      - name: edns0\n');
+    expect(spec.dnsConfig).toEqual({ nameservers: ['8.8.8.8'], searches: ['example.com'], options: [{ name: 'ndots', value: '1' }, { name: 'edns0' }] });
+  });
+
+  it('refuses an option value that is not a string, naming the field (as the chart\'s schema)', () => {
+    expect(() => synthYaml(proxyOnly('  dnsConfig:\n    options:\n      - name: ndots\n        value: 1\n'))).toThrow(/proxy\.dnsConfig\.options/);
+  });
+});

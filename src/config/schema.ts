@@ -254,6 +254,16 @@ const proxy = section({
     /** @default traefik */
     className: optional(text((v) => v.length > 0 || 'must not be empty')),
   })),
+  /**
+   * The proxy pod's DNS settings (proxy-helm `dnsConfig`: nameservers, searches, options with
+   * string values), e.g. options [{name: ndots, value: "1"}] so the server's FQDN is not tried
+   * with every search domain. @default none
+   */
+  dnsConfig: optional(section({
+    nameservers: optional(array(text((v) => v.length > 0 || 'must not be empty'))),
+    searches: optional(array(text((v) => v.length > 0 || 'must not be empty'))),
+    options: optional(array(section({ name: text((v) => v.length > 0 || 'must not be empty'), value: optional(text()) }))),
+  })),
   /** Exposure per proxy Service name (web, salt, ssh); ClusterIP unless said otherwise. tftp is always a LoadBalancer. */
   services: defaulted(record(text(), exposure), () => ({})),
 });

@@ -34,6 +34,7 @@ export function proxyDeploymentProps(config: UyuniConfig, proxy: ProxyConfig): P
     images: each((c) => imageRef(config.images, { name: IMAGES.proxy(c) })),
     ports: each((c) => (c === 'squid' ? squid : containerPorts(PROXY_SERVICES, 'proxy', c))),
     cacheClaim: SQUID_CACHE.name,
+    ...(proxy.dnsConfig ? { dnsConfig: proxy.dnsConfig } : {}),
   };
 }
 
