@@ -251,7 +251,8 @@ describe('the install plan of the default configuration', () => {
   it('runs the current images of the configured registry and tag', () => {
     const images = (o: K8sObject) => [...(podSpec(o).initContainers ?? []), ...podSpec(o).containers].map((c: any) => c.image);
     expect(images(server(plan))).toEqual(Array(3).fill('registry.opensuse.org/uyuni/server:2026.08'));
-    expect(images(plan.find('Deployment', 'db'))).toEqual(['registry.opensuse.org/uyuni/server-postgresql:2026.08']);
+    // data-dir (an ext4 volume's lost+found) and db: both the server-postgresql image
+    expect(images(plan.find('Deployment', 'db'))).toEqual(Array(2).fill('registry.opensuse.org/uyuni/server-postgresql:2026.08'));
   });
 
   it('runs the server as the chart: one replica, recreated, no command, container=oci and UYUNI_HOSTNAME from uyuni-config', () => {

@@ -313,7 +313,7 @@ describe('the migrate plan of examples/migration.yaml (PostgreSQL 14 → 18)', (
     expect(envOf(job)).toEqual({
       SOURCE_FQDN: 'old-server.example.com', SOURCE_USER: 'root', SOURCE_PORT: '22', VOLUME_PATHS: expect.any(String),
       OLD_PG_VERSION: '14', NEW_PG_VERSION: '18', TARGET_ROOT: '/mnt', MIGRATION_DIR: '/var/lib/uyuni-tools',
-      PREPARE: 'false', ANCHORS_DIR: '/mnt/etc/pki/trust/anchors/',
+      PREPARE: 'false', ANCHORS_DIR: '/mnt/etc/pki/trust/anchors/', PG_OWNER: '999:999',
     });
     expect(podSpec(job).containers[0].env.every((e: any) => e.valueFrom === undefined)).toBe(true);
     // the custom anchors go where the ca-certs claim is mounted, not among the copied paths
@@ -382,6 +382,8 @@ describe('the migrate plan of examples/migration.yaml (PostgreSQL 14 → 18)', (
       'product equals current_product',
       'uyuni_release >= current_release',
       'fqdn equals "old-server.example.com"',
+      // the current images' database name (M2): another one would be reindexed at every start
+      'db_name equals "susemanager"',
       'timezone equals "Europe/Berlin"',
       'has_hub equals "false"',
       'debug_java equals "false"',
@@ -390,7 +392,7 @@ describe('the migrate plan of examples/migration.yaml (PostgreSQL 14 → 18)', (
     ]);
     // from the configuration, not fixed
     const other = gatesOf(migrate(exampleWith({ timezone: 'Etc/UTC', hubApi: { replicas: 1 }, debugJava: true, tftp: { enabled: false } })));
-    expect(other.map(gateLine).slice(8, 12)).toEqual([
+    expect(other.map(gateLine).slice(9, 13)).toEqual([
       'timezone equals "Etc/UTC"', 'has_hub equals "true"', 'debug_java equals "true"', 'tftp_enabled equals "false"',
     ]);
   });
@@ -479,13 +481,18 @@ describe('the migrate plan of examples/migration.yaml (PostgreSQL 14 → 18)', (
     expect(stepNames(plan).indexOf('import-secrets')).toBeLessThan(stepNames(plan).indexOf('tls'));
   });
 
-  it('finalizes once with REINDEX and the migration\'s rewrites, on the server\'s mounts after db-waiter', () => {
+  it('finalizes once: the image\'s collation check, then the distributions\' new paths from migration-data, on the server\'s mounts after db-waiter', () => {
     const job = plan.find('Job', 'uyuni-db-finalize');
-    expect(envOf(job)).toMatchObject({ RUN_REINDEX: 'true', RUN_SCHEMA_UPDATE: 'true', MIGRATION: 'true' });
+    // The current finalize script reads no switch (90-pgsqlFinalize.sh @ 17708150): none is passed.
+    for (const name of ['RUN_REINDEX', 'RUN_SCHEMA_UPDATE', 'MIGRATION']) expect(envOf(job)).not.toHaveProperty(name);
+    expect(envOf(job)).toMatchObject({ MIGRATION_DIR: '/var/lib/uyuni-tools', MANAGER_DB_NAME: 'susemanager', MANAGER_DB_HOST: 'db' });
     const server = podSpec(plan.find('Deployment', 'uyuni'));
     expect(podSpec(job).initContainers.map((c: any) => c.name)).toEqual(['db-waiter']);
-    expect(podSpec(job).volumes).toEqual(server.volumes);
-    expect(podSpec(job).containers[0].volumeMounts).toEqual(server.containers[0].volumeMounts);
+    expect(podSpec(job).volumes).toEqual([...server.volumes, { name: 'migration-data', persistentVolumeClaim: { claimName: 'migration-data' } }]);
+    expect(podSpec(job).containers[0].volumeMounts).toEqual([...server.containers[0].volumeMounts, { name: 'migration-data', mountPath: '/var/lib/uyuni-tools' }]);
+    // The data sync writes the list where the Job reads it, before it runs.
+    expect(stepNames(plan).indexOf('data-sync')).toBeLessThan(stepNames(plan).indexOf('db-finalize'));
+    expect(stepNames(plan).indexOf('db-finalize')).toBeLessThan(stepNames(plan).indexOf('cleanup'));
     expect(plan.step('db-finalize').timeoutSeconds).toBe(86400);
   });
 

@@ -30,8 +30,8 @@ function envRead(text: string): string[] {
 
 describe('every step script', () => {
   it('is there: the foundation\'s and the migration\'s, and the replaced ones are gone', () => {
-    expect(ALL).toEqual(['create-credentials.sh', 'data-sync.sh', 'db-finalize.sh', 'db-migrate.sh', 'db-waiter.sh', 'import-secrets.sh',
-      'init-volumes.sh', 'inspect-db.sh', 'inspect.sh', 'proxy-init-httpd.sh', 'proxy-init-sshd.sh']);
+    expect(ALL).toEqual(['create-credentials.sh', 'data-sync.sh', 'db-data-dir.sh', 'db-finalize.sh', 'db-migrate.sh', 'db-waiter.sh', 'import-secrets.sh',
+      'init-volumes.sh', 'inspect-db.sh', 'inspect.sh', 'proxy-init-httpd.sh', 'proxy-init-sshd.sh', 'setup-marker.sh']);
   });
 
   it.each(ALL)('%s parses with sh -n', (file) => {
@@ -134,6 +134,20 @@ describe('init-volumes.sh, run over an "image" and its claims in a temp dir', ()
     expect(r.stdout).toContain(`init-volumes: ${s.spacewalk}: has data, kept`);
     expect(r.stdout).toContain(`init-volumes: ${s.www}: empty, copying the image's content`);
     expect(r.stdout).toContain(`init-volumes: ${s.missing}: not in the image, left empty`);
+  });
+
+  it('seeds a new ext4 claim that holds nothing but lost+found, and keeps that lost+found', () => {
+    const s = scene();
+    fs.mkdirSync(path.join(s.mnt + s.rhn, 'lost+found'), { mode: 0o700 });
+    fs.mkdirSync(path.join(s.mnt + s.spacewalk, 'lost+found'), { mode: 0o700 });
+    put(path.join(s.mnt + s.spacewalk, 'packages/old.rpm'), 'old');
+    const r = go(s);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain(`init-volumes: ${s.rhn}: empty, copying the image's content`);
+    expect(fs.readFileSync(path.join(s.mnt + s.rhn, 'rhn.conf'), 'utf8')).toBe('from the image\n');
+    expect(fs.statSync(path.join(s.mnt + s.rhn, 'lost+found')).isDirectory()).toBe(true);
+    expect(r.stdout).toContain(`init-volumes: ${s.spacewalk}: has data, kept`);
+    expect(fs.existsSync(path.join(s.mnt + s.spacewalk, 'packages/from-image'))).toBe(false);
   });
 
   it('gives every claim the mode (and owner) of its path in the image, also a full one', () => {
@@ -370,8 +384,11 @@ describe('data-sync.sh, run against a fake old server over a local stand-in for 
       .toEqual(['prometheus-postgres_exporter.service', 'tomcat.service']);
   });
 
-  it('moves the synced PostgreSQL 14 data aside at once, for pg_upgrade', () => {
+  it('moves the synced PostgreSQL 14 data aside at once, for pg_upgrade, owned by the images\' postgres (999)', () => {
     const pgsql = path.join(sync.target, 'var/lib/pgsql');
+    for (const p of [pgsql, path.join(pgsql, 'data-pg14'), path.join(pgsql, 'data-pg14/base/1/1259')]) {
+      expect([fs.statSync(p).uid, fs.statSync(p).gid]).toEqual([999, 999]);
+    }
     expect(fs.existsSync(path.join(pgsql, 'data'))).toBe(false);
     expect(fs.readFileSync(path.join(pgsql, 'data-pg14/PG_VERSION'), 'utf8')).toBe('14\n');
     expect(fs.existsSync(path.join(pgsql, 'data-pg14/base/1/1259'))).toBe(true);
@@ -423,6 +440,17 @@ describe('data-sync.sh on other old servers', () => {
     expect(bare.stderr).toContain('uyuni-data-sync: warning: the old rhn.conf has no db_password\n');
     expect(fs.readFileSync(path.join(bare.target, 'var/lib/pgsql/data/PG_VERSION'), 'utf8')).toBe('14\n');
     expect(fs.existsSync(path.join(bare.target, 'var/lib/pgsql/data-pg14'))).toBe(false);
+  });
+
+  it('turns SSL off for the internal connections after the split, where the old rhn.conf had it on (M1)', () => {
+    const ssl = runDataSync({}, (s) => {
+      s.tree['/etc/rhn/rhn.conf'] = `${s.tree['/etc/rhn/rhn.conf']}db_ssl_enabled = 1\nreport_db_ssl_enabled = 1\nreport_db_sslrootcert = /etc/pki/trust/anchors/LOCAL-RHN-ORG-TRUSTED-SSL-CERT\n`;
+    });
+    expect(ssl.status).toBe(0);
+    const conf = fs.readFileSync(path.join(ssl.target, 'etc/rhn/rhn.conf'), 'utf8').split('\n');
+    expect(conf).toContain('db_ssl_enabled = 0');
+    expect(conf).toContain('report_db_ssl_enabled = 0');
+    expect(conf.filter((l) => /ssl_enabled/.test(l))).toHaveLength(2);
   });
 
   it('takes third-party certificates (no /root/ssl-build) with the server\'s key and certificate, and reads hub and tftp', () => {
@@ -541,6 +569,105 @@ function runInspect(release: { file: string; text: string } | undefined, data: s
   });
 }
 
+describe('inspect.sh on an upgrade: the setup marker and the CA of uyuni-cert', () => {
+  function inspect(files: Record<string, string>, env: Record<string, string> = {}) {
+    const dir = tempDir('uyuni-cdk-inspect-up-');
+    put(path.join(dir, 'image-etc/uyuni-release'), 'Uyuni release 2026.08\n');
+    put(path.join(dir, 'etc-rhn/uyuni-cdk/uyuni-release'), 'Uyuni release 2026.01\n');
+    for (const [f, text] of Object.entries(files)) put(path.join(dir, f), text);
+    const r = run('inspect.sh', {
+      RELEASE_DIR: path.join(dir, 'etc-rhn/uyuni-cdk'), IMAGE_ETC: path.join(dir, 'image-etc'), RHN_CONF: path.join(dir, 'etc-rhn/rhn.conf'),
+      SETUP_MARKER: path.join(dir, 'var/spacewalk/.MANAGER_SETUP_COMPLETE'), LEGACY_SETUP_MARKER: path.join(dir, 'root/.MANAGER_SETUP_COMPLETE'),
+      ...Object.fromEntries(Object.entries(env).map(([k, v]) => [k, path.join(dir, v)])),
+    });
+    return { ...r, dir, facts: parseFacts(r.stdout) };
+  }
+
+  it('names where the marker is: var-spacewalk first, else the legacy root claim, else nothing (the gate refuses)', () => {
+    const both = inspect({ 'var/spacewalk/.MANAGER_SETUP_COMPLETE': '', 'root/.MANAGER_SETUP_COMPLETE': '' });
+    expect(both.facts.setup_marker).toBe(path.join(both.dir, 'var/spacewalk/.MANAGER_SETUP_COMPLETE'));
+    const legacy = inspect({ 'root/.MANAGER_SETUP_COMPLETE': '' });
+    expect(legacy.facts.setup_marker).toBe(path.join(legacy.dir, 'root/.MANAGER_SETUP_COMPLETE'));
+    const none = inspect({});
+    expect(none.status).toBe(0);
+    expect(none.facts).not.toHaveProperty('setup_marker');
+    expect(none.stderr).toContain('no setup marker at');
+  });
+
+  it('prints the SHA-256 fingerprint of uyuni-cert\'s CA, and nothing when the Secret has none', () => {
+    const dir = tempDir('uyuni-cdk-inspect-ca-');
+    const key = path.join(dir, 'ca.key');
+    const crt = path.join(dir, 'ca.crt');
+    const made = spawnSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', crt, '-days', '1', '-subj', '/CN=uyuni-ca'], { encoding: 'utf8' });
+    expect(made.status).toBe(0);
+    const fp = spawnSync('openssl', ['x509', '-in', crt, '-noout', '-fingerprint', '-sha256'], { encoding: 'utf8' }).stdout.trim().split('=')[1];
+    const r = inspect({ 'uyuni-cert/ca.crt': fs.readFileSync(crt, 'utf8') }, { CA_CERT: 'uyuni-cert/ca.crt' });
+    expect(r.facts.ca_fingerprint).toBe(fp);
+    expect(fp).toMatch(/^([0-9A-F]{2}:){31}[0-9A-F]{2}$/);
+    const missing = inspect({}, { CA_CERT: 'uyuni-cert/ca.crt' });
+    expect(missing.facts).not.toHaveProperty('ca_fingerprint');
+    expect(missing.stderr).toContain('no CA certificate in');
+  });
+});
+
+describe('setup-marker.sh, then a stand-in for the current server image\'s setup check', () => {
+  /**
+   * Stands in for uyuni server-image root/usr/lib/entrypoint-lib.sh @ 18abb310
+   * (check_current_installation: move /root/.MANAGER_SETUP_COMPLETE to /var/spacewalk/ when /root
+   * holds it; exit when /var/spacewalk/.MANAGER_SETUP_COMPLETE exists) and the start of
+   * 00-mgrSetup.sh @ 1a7da357 (else it runs spacewalk-setup --clear-db), with every path under the
+   * container's root `$1`. The new Deployment mounts no /root: its /root is the image's, empty.
+   */
+  const SETUP_CHECK = `set -eu
+legacy="$1/root/.MANAGER_SETUP_COMPLETE"
+marker="$1/var/spacewalk/.MANAGER_SETUP_COMPLETE"
+if [ -e "$legacy" ]; then mv "$legacy" "$marker"; fi
+if [ -e "$marker" ]; then echo "Server appears to be already configured."; exit 0; fi
+echo "spacewalk-setup --clear-db"
+`;
+  function scene(legacy: boolean) {
+    const dir = tempDir('uyuni-cdk-marker-');
+    const claims = { root: path.join(dir, 'claim-root'), spacewalk: path.join(dir, 'claim-var-spacewalk') };
+    fs.mkdirSync(claims.root);
+    fs.mkdirSync(claims.spacewalk);
+    if (legacy) fs.writeFileSync(path.join(claims.root, '.MANAGER_SETUP_COMPLETE'), '');
+    // The new server pod: var-spacewalk mounted, /root the image's own (empty).
+    const pod = path.join(dir, 'new-pod');
+    fs.mkdirSync(path.join(pod, 'root'), { recursive: true });
+    fs.mkdirSync(path.join(pod, 'var'), { recursive: true });
+    fs.symlinkSync(claims.spacewalk, path.join(pod, 'var/spacewalk'));
+    const newServerStarts = () => spawnSync('sh', ['-c', SETUP_CHECK, 'sh', pod], { encoding: 'utf8' }).stdout;
+    const move = () => run('setup-marker.sh', {
+      SETUP_MARKER: path.join(claims.spacewalk, '.MANAGER_SETUP_COMPLETE'), LEGACY_SETUP_MARKER: path.join(claims.root, '.MANAGER_SETUP_COMPLETE'),
+    });
+    return { claims, newServerStarts, move };
+  }
+
+  it('without the move, the new server of a pre-5.2.5 install sets itself up again on the live database', () => {
+    expect(scene(true).newServerStarts()).toBe('spacewalk-setup --clear-db\n');
+  });
+
+  it('after the move, it finds the marker on var-spacewalk and skips the setup; the root claim keeps no marker', () => {
+    const s = scene(true);
+    const r = s.move();
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain('moving');
+    expect(fs.existsSync(path.join(s.claims.root, '.MANAGER_SETUP_COMPLETE'))).toBe(false);
+    expect(s.newServerStarts()).toBe('Server appears to be already configured.\n');
+    // A re-run (the marker already moved) is fine.
+    expect(s.move().status).toBe(0);
+  });
+
+  it('fails, changing nothing, when neither claim holds a marker', () => {
+    const s = scene(false);
+    const r = s.move();
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('would set itself up again on the live database');
+    expect(fs.readdirSync(s.claims.spacewalk)).toEqual([]);
+  });
+});
+
 describe('inspect.sh on migration data', () => {
   it('prints the migration facts and the image\'s release, and never a password-like line', () => {
     const r = runInspect({ file: 'uyuni-release', text: 'Uyuni release 2024.10\n' },
@@ -630,11 +757,18 @@ describe('inspect-db.sh, over a claim in a temp dir with a fake postgres', () =>
 });
 
 describe('db-migrate.sh, with a fake upgrade script', () => {
-  /** Like the image's script: reads the old version from SOURCE_LINK, empties TARGET, writes it anew. */
+  /**
+   * Stands in for server-database-migration-image root/docker-entrypoint-initdb.d/
+   * 00-pgsqlVersionUpgrade.sh @ 90890532 (its paths /migration/source and /migration/target are
+   * SOURCE_LINK and TARGET here): the old version from source/PG_VERSION; the target emptied with
+   * `rm -rf target/*` (an ext4 lost+found goes too, dot files stay) and made anew (initdb and
+   * pg_upgrade as postgres, which chowns only the target: the source must be postgres's already,
+   * what data-sync.sh sees to, shown on a real PostgreSQL in test/scripts.postgres.test.ts).
+   */
   const FAKE_UPGRADE = `#!/bin/sh
 echo "ran $(cat "$SOURCE_LINK/PG_VERSION") -> $NEW_PG_VERSION from $(readlink "$SOURCE_LINK") lang=\${POSTGRES_LANG:-unset}" >>"$FAKE_LOG"
 [ -z "\${FAKE_FAIL:-}" ] || exit 3
-find "$TARGET" -mindepth 1 -delete
+rm -rf "\${TARGET:?}"/*
 [ -n "\${FAKE_NO_RESULT:-}" ] || echo "$NEW_PG_VERSION" >"$TARGET/PG_VERSION"
 echo "converted" >"$TARGET/base"
 `;
@@ -793,28 +927,31 @@ echo "converted" >"$TARGET/base"
   });
 });
 
-describe('db-finalize.sh, with a fake finalize script', () => {
+describe('db-finalize.sh, with a stand-in for the image\'s finalize script', () => {
+  /**
+   * Stands in for uyuni server-image root/docker-entrypoint-init.d/90-pgsqlFinalize.sh @ 17708150:
+   * it reads no switch (no RUN_REINDEX, RUN_SCHEMA_UPDATE nor MIGRATION) and decides by itself
+   * from the collation versions of MANAGER_DB_NAME; this one logs what it was given and exits
+   * with `status`. The real rewrite against PostgreSQL is in test/scripts.postgres.test.ts.
+   */
   function finalize(env: Record<string, string | undefined>, status = 0) {
     const dir = tempDir('uyuni-cdk-finalize-');
     const script = path.join(dir, '90-pgsqlFinalize.sh');
-    put(script, `#!/bin/sh\necho "RUN_REINDEX=$RUN_REINDEX RUN_SCHEMA_UPDATE=$RUN_SCHEMA_UPDATE MIGRATION=$MIGRATION" >>"$FAKE_LOG"\nexit ${status}\n`, 0o755);
+    put(script, `#!/bin/sh\necho "collation check of $MANAGER_DB_NAME; switches: \${RUN_REINDEX-}\${RUN_SCHEMA_UPDATE-}\${MIGRATION-}" >>"$FAKE_LOG"\nexit ${status}\n`, 0o755);
     const log = path.join(dir, 'log');
     fs.writeFileSync(log, '');
-    const r = run('db-finalize.sh', {
-      FINALIZE_SCRIPT: script, FAKE_LOG: log, RUN_REINDEX: 'true', RUN_SCHEMA_UPDATE: 'false', MIGRATION: 'true', ...env,
-    });
-    return { ...r, log: fs.readFileSync(log, 'utf8') };
+    const r = run('db-finalize.sh', { FINALIZE_SCRIPT: script, FAKE_LOG: log, MANAGER_DB_NAME: 'susemanager', ...env });
+    return { ...r, dir, log: fs.readFileSync(log, 'utf8') };
   }
 
-  it('runs the image\'s finalize script once with the three switches, between start and end messages', () => {
+  it('runs the image\'s finalize script once, passing it no switch, between start and end messages', () => {
     const r = finalize({});
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
-    expect(r.log).toBe('RUN_REINDEX=true RUN_SCHEMA_UPDATE=false MIGRATION=true\n');
-    expect(r.stdout).toMatch(/^uyuni-db-finalize: running .*90-pgsqlFinalize\.sh \(RUN_REINDEX=true RUN_SCHEMA_UPDATE=false MIGRATION=true\)\nuyuni-db-finalize: done\n$/);
-    expect(finalize({ RUN_REINDEX: 'false', RUN_SCHEMA_UPDATE: 'true', MIGRATION: 'false' }).log)
-      .toBe('RUN_REINDEX=false RUN_SCHEMA_UPDATE=true MIGRATION=false\n');
+    expect(r.log).toBe('collation check of susemanager; switches: \n');
+    expect(r.stdout).toMatch(/^uyuni-db-finalize: running .*90-pgsqlFinalize\.sh \(it reindexes when the collation versions changed\)\nuyuni-db-finalize: done\n$/);
     expect(readScript('db-finalize.sh')).toContain('finalize=${FINALIZE_SCRIPT:-/docker-entrypoint-init.d/90-pgsqlFinalize.sh}');
+    expect(readScript('db-finalize.sh')).not.toMatch(/RUN_REINDEX|RUN_SCHEMA_UPDATE|\bMIGRATION=/);
   });
 
   it('exits with the finalize script\'s status when it fails', () => {
@@ -824,18 +961,19 @@ describe('db-finalize.sh, with a fake finalize script', () => {
     expect(r.stdout).not.toContain('done');
   });
 
-  it.each([
-    ['RUN_REINDEX', 'yes'], ['RUN_SCHEMA_UPDATE', 'TRUE'], ['MIGRATION', ''], ['MIGRATION', undefined],
-  ])('refuses %s=%s before running anything', (name, value) => {
-    const r = finalize({ [name]: value });
-    expect(r.status).toBe(1);
-    expect(r.stderr).toContain(`${name} must be true or false`);
-    expect(r.log).toBe('');
-  });
-
   it('fails when the finalize script is not there', () => {
     const r = finalize({ FINALIZE_SCRIPT: '/nonexistent/90-pgsqlFinalize.sh' });
     expect(r.status).toBe(1);
     expect(r.stderr).toContain('is this the server image?');
+  });
+
+  it('for a migration, fails before anything runs when the data sync left no distributions list', () => {
+    const mig = tempDir('uyuni-cdk-finalize-mig-');
+    const r = finalize({
+      MIGRATION_DIR: mig, MANAGER_DB_HOST: 'db', MANAGER_DB_PORT: '5432', MANAGER_USER: 'spacewalk', MANAGER_PASS: 'x',
+    });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain(`${mig}/distributions.csv is missing: did uyuni-data-sync run?`);
+    expect(r.log).toBe('');
   });
 });

@@ -19,13 +19,14 @@ const SCRIPTS: Record<string, string> = {
   'uyuni-inspect-db': 'inspect-db.sh',
   'uyuni-db-migrate': 'db-migrate.sh',
   'uyuni-db-finalize': 'db-finalize.sh',
+  'uyuni-move-setup-marker': 'setup-marker.sh',
 };
 
 const NS = 'uyuni';
 const deployment = (name: string) => ({ apiVersion: 'apps/v1', kind: 'Deployment', name, namespace: NS });
 const job = (name: string) => ({ apiVersion: 'batch/v1', kind: 'Job', name, namespace: NS });
 const namesIn = (p: SynthesizedPlan, step: string) => p.files[p.step(step).file].map((o) => `${o.kind}/${o.metadata.name}`);
-const preferredPeers = (o: K8sObject) => podSpec(o).affinity?.podAffinity?.preferredDuringSchedulingIgnoredDuringExecution;
+const requiredPeers = (o: K8sObject) => podSpec(o).affinity?.podAffinity?.requiredDuringSchedulingIgnoredDuringExecution;
 
 /**
  * Facts of a sound upgrade of Uyuni 2026.01 on PostgreSQL 16 to 2026.08 (server-postgresql 18),
@@ -35,6 +36,7 @@ const SOUND: Record<string, string> = {
   product: 'uyuni', uyuni_release: '2026.08', current_product: 'uyuni', current_release: '2026.01',
   fqdn: 'uyuni.example.com', db_user: 'spacewalk', db_name: 'susemanager', db_port: '5432',
   current_pg_version: '16', image_pg_version: '18',
+  setup_marker: '/root/.MANAGER_SETUP_COMPLETE', ca_fingerprint: 'AB:CD:EF',
 };
 
 /** The facts with changes (`undefined` removes a fact: nobody printed it). */
@@ -56,10 +58,10 @@ describe('the upgrade plan of examples/upgrade.yaml (PostgreSQL 16 → 18)', () 
   const plan = upgrade();
   const gates = plan.step('stop-server').gates;
 
-  it('inspects, stops everything, claims var-pgsql18, upgrades PostgreSQL, then deploys with a finalization after the database', () => {
+  it('inspects, stops everything, moves the setup marker, claims var-pgsql18, upgrades PostgreSQL, then deploys with a finalization after the database', () => {
     expect(plan.plan.name).toBe('upgrade');
     expect(plan.plan.steps.map((s) => s.name)).toEqual([
-      'inspect', 'inspect-db', 'stop-server', 'volumes', 'db-upgrade', 'tls', 'services', 'database', 'db-finalize', 'ingress', 'server',
+      'inspect', 'inspect-db', 'stop-server', 'setup-marker', 'volumes', 'db-upgrade', 'tls', 'services', 'database', 'db-finalize', 'ingress', 'server',
     ]);
     expect(Object.keys(plan.files)).toEqual(plan.plan.steps.map((s, i) => `${String(i).padStart(4, '0')}-${s.name}.k8s.yaml`));
     expect(plan.plan.steps.map((s) => s.file)).toEqual(Object.keys(plan.files));
@@ -73,24 +75,35 @@ describe('the upgrade plan of examples/upgrade.yaml (PostgreSQL 16 → 18)', () 
     expect(plan.plan.steps.filter((s) => s.factsFrom).map((s) => s.name)).toEqual(['inspect', 'inspect-db']);
   });
 
-  it('inspects in the new server image with only etc-rhn mounted, read-only, preferring the running server\'s node', () => {
+  it('inspects in the new server image with etc-rhn, var-spacewalk, the legacy root claim and uyuni-cert\'s CA, read-only, on the running server\'s node', () => {
     const inspect = plan.find('Job', 'uyuni-inspect');
     const pod = podSpec(inspect);
     expect(pod.containers[0].image).toBe('registry.opensuse.org/uyuni/server:2026.08');
-    expect(pod.volumes).toEqual([{ name: 'etc-rhn', persistentVolumeClaim: { claimName: 'etc-rhn' } }]);
-    expect(pod.containers[0].volumeMounts).toEqual([{ name: 'etc-rhn', mountPath: '/etc/rhn', readOnly: true }]);
-    expect(envOf(inspect)).toEqual({ RELEASE_DIR: '/etc/rhn/uyuni-cdk' });
-    // the running server's node: its ReadWriteOnce claims can be mounted there
-    expect(preferredPeers(inspect)).toEqual([{
-      weight: 100,
-      podAffinityTerm: {
-        labelSelector: { matchLabels: { 'app.kubernetes.io/part-of': 'uyuni', 'app.kubernetes.io/component': 'server' } },
-        topologyKey: 'kubernetes.io/hostname',
-      },
+    expect(pod.volumes).toEqual([
+      { name: 'etc-rhn', persistentVolumeClaim: { claimName: 'etc-rhn' } },
+      { name: 'var-spacewalk', persistentVolumeClaim: { claimName: 'var-spacewalk' } },
+      { name: 'root', persistentVolumeClaim: { claimName: 'root' } },
+      { name: 'uyuni-cert', secret: { secretName: 'uyuni-cert', optional: true, items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
+    ]);
+    expect(pod.containers[0].volumeMounts).toEqual([
+      { name: 'etc-rhn', mountPath: '/etc/rhn', readOnly: true },
+      { name: 'var-spacewalk', mountPath: '/var/spacewalk', readOnly: true },
+      { name: 'root', mountPath: '/root', readOnly: true },
+      { name: 'uyuni-cert', mountPath: '/inspect/uyuni-cert', readOnly: true },
+    ]);
+    expect(envOf(inspect)).toEqual({
+      RELEASE_DIR: '/etc/rhn/uyuni-cdk', SETUP_MARKER: '/var/spacewalk/.MANAGER_SETUP_COMPLETE',
+      LEGACY_SETUP_MARKER: '/root/.MANAGER_SETUP_COMPLETE', CA_CERT: '/inspect/uyuni-cert/ca.crt',
+    });
+    // the running server's node, required: only there can its ReadWriteOnce claims be mounted (M7)
+    expect(requiredPeers(inspect)).toEqual([{
+      labelSelector: { matchLabels: { 'app.kubernetes.io/part-of': 'uyuni', 'app.kubernetes.io/component': 'server' } },
+      topologyKey: 'kubernetes.io/hostname',
     }]);
+    expect(podSpec(inspect).affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution).toBeUndefined();
   });
 
-  it('inspects the database in the new server-postgresql image with var-pgsql read-only, preferring the db\'s node', () => {
+  it('inspects the database in the new server-postgresql image with var-pgsql read-only, on the db\'s node', () => {
     const inspect = plan.find('Job', 'uyuni-inspect-db');
     const pod = podSpec(inspect);
     expect(pod.containers[0].image).toBe('registry.opensuse.org/uyuni/server-postgresql:2026.08');
@@ -98,12 +111,9 @@ describe('the upgrade plan of examples/upgrade.yaml (PostgreSQL 16 → 18)', () 
     expect(pod.containers[0].volumeMounts).toHaveLength(1);
     expect(pod.containers[0].volumeMounts[0]).toMatchObject({ name: 'var-pgsql', readOnly: true });
     expect(envOf(inspect).DATA_DIR).toBe(pod.containers[0].volumeMounts[0].mountPath);
-    expect(preferredPeers(inspect)).toEqual([{
-      weight: 100,
-      podAffinityTerm: {
-        labelSelector: { matchLabels: { 'app.kubernetes.io/part-of': 'uyuni', 'app.kubernetes.io/component': 'db' } },
-        topologyKey: 'kubernetes.io/hostname',
-      },
+    expect(requiredPeers(inspect)).toEqual([{
+      labelSelector: { matchLabels: { 'app.kubernetes.io/part-of': 'uyuni', 'app.kubernetes.io/component': 'db' } },
+      topologyKey: 'kubernetes.io/hostname',
     }]);
   });
 
@@ -120,6 +130,7 @@ describe('the upgrade plan of examples/upgrade.yaml (PostgreSQL 16 → 18)', () 
       image: 'registry.opensuse.org/uyuni/server:2026.08',
       db: 'registry.opensuse.org/uyuni/server-postgresql:2026.08',
       postgresql: '16 -> 18',
+      ca: 'keep',
     });
     // no other step changes workloads by action, and the gates come before anything is stopped
     expect(plan.plan.steps.filter((s) => s.actions.length > 0).map((s) => s.name)).toEqual(['stop-server']);
@@ -172,9 +183,9 @@ describe('the upgrade plan of examples/upgrade.yaml (PostgreSQL 16 → 18)', () 
     expect(claims).toEqual(['var-pgsql18']);
   });
 
-  it('finalizes once with the database up and the server down: REINDEX, no migration rewrites, the server\'s mounts and db-waiter', () => {
+  it('finalizes once with the database up and the server down: the image\'s own collation check, no migration rewrites, the server\'s mounts and db-waiter', () => {
     const finalize = plan.find('Job', 'uyuni-db-finalize');
-    expect(envOf(finalize)).toMatchObject({ RUN_REINDEX: 'true', RUN_SCHEMA_UPDATE: 'true', MIGRATION: 'false' });
+    for (const name of ['RUN_REINDEX', 'RUN_SCHEMA_UPDATE', 'MIGRATION', 'MIGRATION_DIR']) expect(envOf(finalize)).not.toHaveProperty(name);
     expect(podSpec(finalize).containers[0].image).toBe('registry.opensuse.org/uyuni/server:2026.08');
     const server = podSpec(plan.find('Deployment', 'uyuni'));
     expect(podSpec(finalize).initContainers).toEqual([server.initContainers.find((c: any) => c.name === 'db-waiter')]);
@@ -188,7 +199,7 @@ describe('the upgrade plan of examples/upgrade.yaml (PostgreSQL 16 → 18)', () 
   });
 
   it('lets a sound upgrade through every gate', () => {
-    expect(gates).toHaveLength(8);
+    expect(gates).toHaveLength(11);
     expect(refusals(gates, SOUND)).toEqual([]);
   });
 
@@ -206,6 +217,9 @@ describe('the upgrade plan of examples/upgrade.yaml (PostgreSQL 16 → 18)', () 
       /no release file in \/etc\/rhn\/uyuni-cdk[^]*kubectl -n uyuni exec deploy\/uyuni -c uyuni -- sh -c 'mkdir -p \/etc\/rhn\/uyuni-cdk/],
     ['data of another server', { fqdn: 'other.example.com' }, /another server name than fqdn uyuni.example.com/],
     ['data whose server name nobody printed', { fqdn: undefined }, /another server name/],
+    ['a product database of another name (M2)', { db_name: 'rhnschema' }, /not named susemanager \(db_name in rhn.conf\)[^]*reindex at every start/],
+    ['data without a setup marker (S3)', { setup_marker: undefined }, /no setup marker[^]*set itself up again on the live database/],
+    ['a running uyuni-cert without a CA to keep (S4)', { ca_fingerprint: undefined }, /no CA certificate \(ca.crt\) to keep[^]*upgrade.ca: new/],
   ])('refuses %s', (_what, change, message) => {
     const refused = refusals(gates, factsWith(change));
     expect(refused.length).toBeGreaterThan(0);
@@ -315,7 +329,7 @@ describe('upgrades from other PostgreSQL versions', () => {
       const inspect = same.find('Job', 'uyuni-inspect-db');
       expect(podSpec(inspect).volumes).toEqual([{ name: 'var-pgsql18', persistentVolumeClaim: { claimName: 'var-pgsql18' } }]);
       expect(podSpec(inspect).containers[0].volumeMounts).toEqual([{ name: 'var-pgsql18', mountPath: envOf(inspect).DATA_DIR, readOnly: true }]);
-      expect(preferredPeers(inspect)[0].podAffinityTerm.labelSelector.matchLabels['app.kubernetes.io/component']).toBe('db');
+      expect(requiredPeers(inspect)[0].labelSelector.matchLabels['app.kubernetes.io/component']).toBe('db');
       expect(same.step('stop-server').actions.map((a) => a.object.name)).toEqual(['uyuni', 'uyuni-coco-attestation', 'uyuni-hub-xmlrpc', 'tftp', 'db']);
       expect(same.find('ConfigMap', 'uyuni-upgrade').data.postgresql).toBe('18 -> 18');
     });
@@ -375,5 +389,92 @@ describe('upgrade configuration errors', () => {
     ['a PostgreSQL version given as text', { from: '16; rm -rf /' }, 'upgrade.postgresql.from'],
   ])('rejects %s, naming the field', (_what, postgresql, field) => {
     expect(problems(withPg(postgresql))).toContain(field);
+  });
+});
+
+/** The example with more in its `upgrade` section. */
+const withUpgrade = (extra: Record<string, unknown>) => {
+  const base = parse(exampleText);
+  return JSON.stringify({ ...base, upgrade: { ...base.upgrade, ...extra } });
+};
+
+describe('the upgrade keeps what the running install relies on (issue 22)', () => {
+  const plan = upgrade();
+
+  it('moves the setup marker of an install before 5.2.5 off its root claim, with the server stopped, before any data step (S3)', () => {
+    const names = plan.plan.steps.map((s) => s.name);
+    expect(names.indexOf('setup-marker')).toBe(names.indexOf('stop-server') + 1);
+    expect(namesIn(plan, 'setup-marker')).toEqual(['Job/uyuni-move-setup-marker']);
+    const pod = podSpec(plan.find('Job', 'uyuni-move-setup-marker'));
+    expect(pod.containers[0].image).toBe('registry.opensuse.org/uyuni/server:2026.08');
+    expect(pod.volumes).toEqual([
+      { name: 'root', persistentVolumeClaim: { claimName: 'root' } },
+      { name: 'var-spacewalk', persistentVolumeClaim: { claimName: 'var-spacewalk' } },
+    ]);
+    expect(pod.containers[0].volumeMounts).toEqual([
+      { name: 'root', mountPath: '/root' }, { name: 'var-spacewalk', mountPath: '/var/spacewalk' },
+    ]);
+    expect(envOf(plan.find('Job', 'uyuni-move-setup-marker'))).toEqual({
+      SETUP_MARKER: '/var/spacewalk/.MANAGER_SETUP_COMPLETE', LEGACY_SETUP_MARKER: '/root/.MANAGER_SETUP_COMPLETE',
+    });
+    // The new server mounts no /root, as the chart: the marker must be on var-spacewalk.
+    const server = podSpec(plan.find('Deployment', 'uyuni'));
+    expect(server.containers[0].volumeMounts.map((m: any) => m.mountPath)).not.toContain('/root');
+  });
+
+  it('has no root claim to move from on PostgreSQL 18 installs, unless upgrade.rootClaim says so (S3)', () => {
+    const on18 = upgrade(withPg({ from: 18 }));
+    expect(on18.plan.steps.map((s) => s.name)).not.toContain('setup-marker');
+    expect(podSpec(on18.find('Job', 'uyuni-inspect')).volumes.map((v: any) => v.name)).toEqual(['etc-rhn', 'var-spacewalk', 'uyuni-cert']);
+    expect(envOf(on18.find('Job', 'uyuni-inspect')).LEGACY_SETUP_MARKER).toBeUndefined();
+    expect(refusals(on18.step('stop-server').gates, factsWith({ current_pg_version: '18', setup_marker: undefined })).join('\n'))
+      .toMatch(/set upgrade.rootClaim: true/);
+    const withRoot = synthYaml(JSON.stringify({ ...parse(exampleText), upgrade: { postgresql: { from: 18 }, rootClaim: true } })).upgrade;
+    expect(withRoot.plan.steps.map((s) => s.name)).toContain('setup-marker');
+    const without = upgrade(withUpgrade({ rootClaim: false }));
+    expect(without.plan.steps.map((s) => s.name)).not.toContain('setup-marker');
+  });
+
+  it('keeps the running CA by default: no Issuer, CA or Certificate applied, uyuni-cert and db-cert required as they are (S4)', () => {
+    const certManager = plan.objects.filter((o) => o.apiVersion.startsWith('cert-manager.io/'));
+    expect(certManager).toEqual([]);
+    expect(namesIn(plan, 'tls')).toEqual(['ConfigMap/uyuni-tls']);
+    const tls = plan.step('tls');
+    expect(tls.actions).toEqual([]);
+    expect(tls.requires.map((r) => [r.kind, r.name, r.ifMissing, r.keys.join(',')])).toEqual([
+      ['Secret', 'uyuni-cert', 'fail', 'tls.crt,tls.key,ca.crt'], ['Secret', 'db-cert', 'fail', 'tls.crt,tls.key,ca.crt'],
+    ]);
+    // The gate: the CA uyuni-cert has now, fingerprinted by the inspection before anything stops.
+    expect(plan.step('stop-server').gates.filter((g) => g.type === 'present').map((g) => (g as { fact: string }).fact))
+      .toEqual(expect.arrayContaining(['ca_fingerprint', 'setup_marker']));
+    // The pods read the CA from the Secrets that stay (the chart's and mgradm's carry ca.crt).
+    const secrets = podSpec(plan.find('Deployment', 'uyuni')).volumes.filter((v: any) => v.secret).map((v: any) => v.secret.secretName);
+    expect(secrets).toEqual(expect.arrayContaining(['uyuni-cert', 'db-cert']));
+  });
+
+  it('mints a new CA only when upgrade.ca says new, deleting the running Issuer uyuni-issuer first (mgradm\'s is self-signed) (S4)', () => {
+    const fresh = upgrade(withUpgrade({ ca: 'new' }));
+    expect(fresh.step('tls').actions).toEqual([
+      { type: 'delete', object: { apiVersion: 'cert-manager.io/v1', kind: 'Issuer', name: 'uyuni-issuer', namespace: NS } },
+    ]);
+    expect(namesIn(fresh, 'tls')).toEqual(expect.arrayContaining(['Issuer/uyuni-root-issuer', 'Certificate/uyuni-ca', 'Issuer/uyuni-issuer']));
+    expect(fresh.find('Issuer', 'uyuni-issuer').spec).toEqual({ ca: { secretName: 'uyuni-ca' } });
+    expect(envOf(fresh.find('Job', 'uyuni-inspect')).CA_CERT).toBeUndefined();
+    expect(refusals(fresh.step('stop-server').gates, factsWith({ ca_fingerprint: undefined }))).toEqual([]);
+    expect(fresh.find('ConfigMap', 'uyuni-upgrade').data.ca).toBe('new');
+  });
+
+  it('requires the install\'s database credentials, never generating one (M3)', () => {
+    const requires = plan.step('database').requires;
+    expect(requires.map((r) => [r.name, r.ifMissing])).toEqual([
+      ['db-admin-credentials', 'fail'], ['db-credentials', 'fail'], ['reportdb-credentials', 'fail'],
+    ]);
+    expect(requires.every((r) => r.generate === undefined)).toBe(true);
+    expect(requires[1].message).toMatch(/an upgrade never makes a new one/);
+    expect(plan.plan.steps.flatMap((s) => s.requires).filter((r) => /^(db|reportdb|db-admin)-credentials$/.test(r.name) && r.ifMissing !== 'fail')).toEqual([]);
+  });
+
+  it('rejects an upgrade.ca that is neither keep nor new, naming the field', () => {
+    expect(() => parseConfig(withUpgrade({ ca: 'mint' }), 'bad.yaml')).toThrow(/upgrade.ca/);
   });
 });

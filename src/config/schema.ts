@@ -210,6 +210,19 @@ const upgrade = section({
     from: pgVersion(UPGRADE_PG, 'the PostgreSQL major version of the running database'),
     to: pgTarget,
   }),
+  /**
+   * The install has the `root` claim of servers before 5.2.5, whose /root/.MANAGER_SETUP_COMPLETE
+   * the upgrade moves to /var/spacewalk (the current Deployment mounts no /root). @default true
+   * when postgresql.from is below 18 (those installs), else false
+   */
+  rootClaim: optional(boolean()),
+  /**
+   * The CA of a tls.mode generated install: keep (adopt the CA the running server's uyuni-cert
+   * was issued by, wherever it lives: the chart's ClusterIssuer uyuni-issuer, mgradm's Issuer
+   * uyuni-ca-issuer; every client keeps trusting the server) or new (mint a new CA in the
+   * namespace: every minion and proxy must then be given it). @default keep
+   */
+  ca: defaulted(oneOf(['keep', 'new'] as const), 'keep'),
 });
 
 /** A tuning file's content: configuration lines, written as they are. */
@@ -241,6 +254,26 @@ const proxy = section({
   tftp: defaultedSection(section({
     /** Run Deployment uyuni-proxy-tftp in the node's network instead of behind the tftp LoadBalancer Service. @default false */
     hostNetwork: defaulted(boolean(), false),
+  })),
+  /**
+   * The proxy through the cluster's Traefik (proxy-helm `ingress.type: traefik`): IngressRouteTCPs
+   * for ssh and salt on Traefik's entry points ssh, salt-publish, salt-request (not for a NodePort
+   * Service) and the plain-HTTP Ingress of the proxy's FQDN. @default type none: no route
+   */
+  ingress: defaultedSection(section({
+    type: defaulted(oneOf(['none', 'traefik'] as const), 'none'),
+    /** @default traefik */
+    className: optional(text((v) => v.length > 0 || 'must not be empty')),
+  })),
+  /**
+   * The proxy pod's DNS settings (proxy-helm `dnsConfig`: nameservers, searches, options with
+   * string values), e.g. options [{name: ndots, value: "1"}] so the server's FQDN is not tried
+   * with every search domain. @default none
+   */
+  dnsConfig: optional(section({
+    nameservers: optional(array(text((v) => v.length > 0 || 'must not be empty'))),
+    searches: optional(array(text((v) => v.length > 0 || 'must not be empty'))),
+    options: optional(array(section({ name: text((v) => v.length > 0 || 'must not be empty'), value: optional(text()) }))),
   })),
   /** Exposure per proxy Service name (web, salt, ssh); ClusterIP unless said otherwise. tftp is always a LoadBalancer. */
   services: defaulted(record(text(), exposure), () => ({})),

@@ -9,6 +9,7 @@ import {
 } from '../model/tls';
 import { DB_POD_VOLUME, DB_VOLUME } from '../model/volumes';
 import { componentDeployment } from './component-deployment';
+import { readScript } from './script-job';
 
 export interface DbDeploymentProps {
   readonly namespace: string;
@@ -30,7 +31,8 @@ const HEALTHCHECK = ['/usr/bin/healthcheck.sh'];
  * Deployment `db` (component db): PostgreSQL 18 of the server-postgresql image, for the product
  * and the report database (Services db and reportdb select it). Its entrypoint creates the
  * databases on an empty claim and runs the upgrade hooks after an image change; the key is
- * mode 0400 for the postgres group (fsGroup 999), where the image's config script looks.
+ * mode 0400 for the postgres group (fsGroup 999), where the image's config script looks. Its
+ * init container data-dir clears a new ext4 volume's empty lost+found, which initdb refuses.
  */
 export class DbDeployment extends Construct {
   public static readonly NAME = 'db';
@@ -48,6 +50,16 @@ export class DbDeployment extends Construct {
       pod: {
         securityContext: { fsGroup: POSTGRES_UID },
         imagePullSecrets: props.image.pullSecrets ? [...props.image.pullSecrets] : undefined,
+        // A new ext4 claim holds lost+found, which initdb refuses (docs/flows.md, "ext4 volumes").
+        initContainers: [{
+          name: 'data-dir',
+          image: props.image.image,
+          imagePullPolicy: props.image.pullPolicy,
+          command: ['sh', '-c', readScript('db-data-dir.sh')],
+          env: [{ name: 'PGDATA', value: DB_VOLUME.mountPath }],
+          volumeMounts: [{ name: DB_POD_VOLUME, mountPath: DB_VOLUME.mountPath }],
+          securityContext: { runAsUser: 0, runAsGroup: 0, runAsNonRoot: false },
+        }],
         containers: [{
           name: 'db',
           image: props.image.image,

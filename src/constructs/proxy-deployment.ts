@@ -22,6 +22,8 @@ export interface ProxyDeploymentProps {
   readonly ports: Readonly<Record<ProxyContainer, readonly ContainerPort[]>>;
   /** The squid cache claim. @default 'squid-cache' */
   readonly cacheClaim?: string;
+  /** The pod's DNS settings, as given (proxy-helm `dnsConfig`, tests/dns_config_test.yaml @ 24fbbcdd). @default none */
+  readonly dnsConfig?: k8s.PodDnsConfig;
 }
 
 /** Where every container reads its configuration files (mounted at `/etc/uyuni/`). */
@@ -113,6 +115,7 @@ export class ProxyDeployment extends Construct {
       recreate: true,
       pod: {
         ...(pullSecrets.length > 0 ? { imagePullSecrets: pullSecrets.map((name) => ({ name })) } : {}),
+        ...(props.dnsConfig ? { dnsConfig: props.dnsConfig } : {}),
         initContainers: [
           init('init-httpd', 'httpd', 'proxy-init-httpd.sh', 'etc-apache2', APACHE_SEED),
           init('init-sshd', 'ssh', 'proxy-init-sshd.sh', 'etc-sshd', SSHD_SEED),

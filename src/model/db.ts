@@ -15,5 +15,8 @@ export const DATABASES = {
 /** The PostgreSQL major version of the current server-postgresql image (5.2.5 and later). */
 export const PG_MAJOR = 18;
 
-/** The PostgreSQL user and group of the server-postgresql image. */
+/**
+ * The PostgreSQL user and group (999) of the server-postgresql image and of the
+ * server-database-migration image that runs pg_upgrade (its Dockerfile @ 07f6499e).
+ */
 export const POSTGRES_UID = 999;

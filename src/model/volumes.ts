@@ -88,3 +88,14 @@ export function volumeNamed(name: string): VolumeSpec {
   if (!found) throw new Error(`no volume named ${name}`);
   return found;
 }
+
+/** The setup's completion marker, where the current server image looks (entrypoint-lib.sh @ 18abb310). */
+export const SETUP_MARKER = '/var/spacewalk/.MANAGER_SETUP_COMPLETE';
+
+/**
+ * The `root` claim of installs made before server 5.2.5 (the chart's and mgradm's, mounted at
+ * /root): it holds the legacy setup marker, which an upgrade moves to SETUP_MARKER. Never made by
+ * uyuni-cdk; only read and emptied of that marker.
+ */
+export const LEGACY_ROOT_VOLUME: VolumeSpec = { name: 'root', mountPath: '/root', size: '1Gi', owner: 'flow' };
+export const LEGACY_SETUP_MARKER = `${LEGACY_ROOT_VOLUME.mountPath}/.MANAGER_SETUP_COMPLETE`;

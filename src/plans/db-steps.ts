@@ -11,13 +11,13 @@ import { serverPodParts } from '../constructs/server-pod';
 import { TftpDeployment } from '../constructs/tftp-deployment';
 import { claimMounts, claimVolumes } from '../constructs/claims';
 import { CREDENTIALS, credentialRequirement } from '../model/credentials';
-import { PG_MAJOR } from '../model/db';
+import { DATABASES, PG_MAJOR } from '../model/db';
 import { commonLabels, Component, selectorLabels } from '../model/labels';
 import {
   CERT_MODE, KEY_MODE, TLS_NAMES,
 } from '../model/tls';
 import {
-  DB_VOLUME, LEGACY_DB_VOLUME, MIGRATION_VOLUME, RELEASE_DIR, volumeNamed, VolumeSpec,
+  DB_VOLUME, LEGACY_DB_VOLUME, LEGACY_ROOT_VOLUME, LEGACY_SETUP_MARKER, MIGRATION_VOLUME, RELEASE_DIR, SETUP_MARKER, volumeNamed, VolumeSpec,
 } from '../model/volumes';
 import { ANNOTATIONS, Gate, ObjectRef } from '../plan/types';
 import type { PlanApp } from './plan-app';
@@ -45,6 +45,7 @@ export const JOB_NAMES = {
   inspectDb: 'uyuni-inspect-db',
   dbMigrate: 'uyuni-db-migrate',
   dbFinalize: 'uyuni-db-finalize',
+  setupMarker: 'uyuni-move-setup-marker',
 } as const;
 
 /** The workloads that use the data, stopped before it is touched (the database last). */
@@ -115,6 +116,13 @@ export function upgradeGates(config: UyuniConfig, pg: PgVersions, flow: 'migrati
       type: 'equals', left: fact('fqdn'), right: literal(config.fqdn),
       message: `the data belongs to another server name than fqdn ${config.fqdn} (java.hostname in rhn.conf): its clients would not find this one`,
     },
+    {
+      type: 'equals', left: fact('db_name'), right: literal(DATABASES.product.name),
+      message: `the product database is not named ${DATABASES.product.name} (db_name in rhn.conf): the current images connect to `
+        + `${DATABASES.product.name} (MANAGER_DB_NAME), and the image's finalize script (90-pgsqlFinalize.sh) checks that name's collations `
+        + `and would reindex at every start. Rename it first (ALTER DATABASE <name> RENAME TO ${DATABASES.product.name}; `
+        + `db_name = ${DATABASES.product.name} in /etc/rhn/rhn.conf)`,
+    },
     // The manifests are written before the old server is seen: what the data sync learnt about it
     // checks the configuration instead of changing it behind the user's back.
     ...(flow === 'migration' ? migrationFactGates(config) : []),
@@ -159,13 +167,15 @@ function jobBase(config: UyuniConfig, component: 'server' | 'db' | 'dbMigration'
   };
 }
 
-/** Prefer the node of a running component's pod, where a second pod can mount its ReadWriteOnce claims. */
-function preferNodeOf(job: ApiObject, component: Component): void {
+/**
+ * Run on the node of a running component's pod: only there can a second pod mount its
+ * ReadWriteOnce claims (elsewhere it would hang on Multi-Attach). Required, not preferred.
+ */
+function onNodeOf(job: ApiObject, component: Component): void {
   job.addJsonPatch(JsonPatch.add('/spec/template/spec/affinity', {
     podAffinity: {
-      preferredDuringSchedulingIgnoredDuringExecution: [{
-        weight: 100,
-        podAffinityTerm: { labelSelector: { matchLabels: selectorLabels('uyuni', component) }, topologyKey: 'kubernetes.io/hostname' },
+      requiredDuringSchedulingIgnoredDuringExecution: [{
+        labelSelector: { matchLabels: selectorLabels('uyuni', component) }, topologyKey: 'kubernetes.io/hostname',
       }],
     },
   }));
@@ -178,11 +188,24 @@ const readOnly = (mounts: k8s.VolumeMount[]) => mounts.map((m) => ({ ...m, readO
 export interface InspectStepOptions {
   /** The migration: read the facts uyuni-data-sync wrote on migration-data. @default read etc-rhn of the running server */
   readonly fromMigrationData?: boolean;
+  /** An upgrade: look for the setup marker on var-spacewalk, and on the legacy root claim when there is one. */
+  readonly setupMarker?: { readonly rootClaim: boolean };
+  /** An upgrade that keeps the CA: print the fingerprint of the CA of Secret uyuni-cert (mounted optional). */
+  readonly caFingerprint?: boolean;
 }
+
+/** Where uyuni-inspect sees uyuni-cert's CA. */
+const INSPECT_CA_DIR = '/inspect/uyuni-cert';
 
 /** Step `inspect`: Job uyuni-inspect (the new server image) prints the release and name facts the gates use. */
 export function addInspectStep(plan: PlanApp, config: UyuniConfig, opts: InspectStepOptions = {}): void {
-  const mounts = opts.fromMigrationData ? [MIGRATION_VOLUME] : [volumeNamed('etc-rhn')];
+  const marker = opts.setupMarker;
+  const mounts = opts.fromMigrationData
+    ? [MIGRATION_VOLUME]
+    : [volumeNamed('etc-rhn'), ...(marker ? [volumeNamed('var-spacewalk')] : []), ...(marker?.rootClaim ? [LEGACY_ROOT_VOLUME] : [])];
+  const caVolume: k8s.Volume[] = opts.caFingerprint
+    ? [{ name: 'uyuni-cert', secret: { secretName: TLS_NAMES.serverCert, optional: true, items: [{ key: 'ca.crt', path: 'ca.crt' }] } }]
+    : [];
   const job: ObjectRef = { apiVersion: 'batch/v1', kind: 'Job', name: JOB_NAMES.inspect, namespace: config.namespace };
   plan.addStep('inspect', {
     description: `inspect the ${opts.fromMigrationData ? 'migrated data' : 'server\'s data'} and the new server image (Job ${JOB_NAMES.inspect})`,
@@ -195,13 +218,16 @@ export function addInspectStep(plan: PlanApp, config: UyuniConfig, opts: Inspect
       env: [
         { name: 'RELEASE_DIR', value: RELEASE_DIR },
         ...(opts.fromMigrationData ? [{ name: 'MIGRATION_DATA', value: `${MIGRATION_VOLUME.mountPath}/data` }] : []),
+        ...(marker ? [{ name: 'SETUP_MARKER', value: SETUP_MARKER }] : []),
+        ...(marker?.rootClaim ? [{ name: 'LEGACY_SETUP_MARKER', value: LEGACY_SETUP_MARKER }] : []),
+        ...(opts.caFingerprint ? [{ name: 'CA_CERT', value: `${INSPECT_CA_DIR}/ca.crt` }] : []),
       ],
-      volumes: claimVolumes(mounts),
+      volumes: [...claimVolumes(mounts), ...caVolume],
       // Read-only: inspecting never changes the data.
-      volumeMounts: readOnly(claimMounts(mounts)),
+      volumeMounts: readOnly([...claimMounts(mounts), ...caVolume.map((v) => ({ name: v.name, mountPath: INSPECT_CA_DIR }))]),
     });
     // The server may still run (an upgrade inspects before it stops anything).
-    if (!opts.fromMigrationData) preferNodeOf(inspect.job, 'server');
+    if (!opts.fromMigrationData) onNodeOf(inspect.job, 'server');
   });
 }
 
@@ -227,7 +253,7 @@ export function addInspectDbStep(plan: PlanApp, config: UyuniConfig, claim: Volu
       volumes: claimVolumes([claim]),
       volumeMounts: [{ name: claim.name, mountPath: INSPECT_DATA_DIR, readOnly: true }],
     });
-    if (opts.nearDb) preferNodeOf(inspect.job, 'db');
+    if (opts.nearDb) onNodeOf(inspect.job, 'db');
   });
 }
 
@@ -282,39 +308,64 @@ export function addDbUpgradeStep(plan: PlanApp, config: UyuniConfig, pg: PgVersi
 }
 
 export interface DbFinalizeOptions {
-  /** REINDEX and collation refresh (after a PostgreSQL major upgrade or a migration). */
-  readonly reindex: boolean;
-  /** The migration's rewrites (distribution paths, system overview). */
+  /**
+   * A migration: the distributions' paths in the database are pointed at where uyuni-data-sync
+   * copied them (its list on migration-data), and the system overview refresh is queued.
+   */
   readonly migration: boolean;
 }
 
 /**
- * Step `db-finalize`: Job uyuni-db-finalize runs the server image's own finalize script once,
- * with the database up and the server stopped: the chart would need RUN_REINDEX / MIGRATION on
- * the Deployment, where they would run at every restart.
+ * Step `db-finalize`: Job uyuni-db-finalize, with the database up and the server stopped, runs
+ * the server image's finalize script once (uyuni server-image 90-pgsqlFinalize.sh @ 17708150:
+ * it reads no switch and reindexes by itself when the collation versions changed, so the hours
+ * a REINDEX takes are a step of their own), then, for a migration, does the rewrite that script's
+ * MIGRATION block did up to @ d701b96b: rhnKickstartableTree.base_path → /srv/www/distributions/….
  */
 export function addDbFinalizeStep(plan: PlanApp, config: UyuniConfig, opts: DbFinalizeOptions): void {
   plan.addStep('db-finalize', {
     // The Job runs with the server's environment: it reads admin-credentials too.
     requires: [credentialRequirement(CREDENTIALS.admin, config.namespace)],
-    description: `database finalization: ${opts.reindex ? 'REINDEX, collation refresh, ' : ''}schema check${opts.migration ? ', migration rewrites' : ''} (Job ${JOB_NAMES.dbFinalize})`,
+    description: `database finalization: the image's collation check and REINDEX${opts.migration ? ', the distributions\' new paths' : ''} (Job ${JOB_NAMES.dbFinalize})`,
     timeoutSeconds: config.timeouts.dbFinalizeSeconds,
   }, (chart) => {
     const parts = serverPodParts(serverPodProps(config));
     const waiter = parts.initContainers.find((c) => c.name === 'db-waiter')!;
+    const migrationData = opts.migration ? [MIGRATION_VOLUME] : [];
     new ScriptJob(chart, 'DbFinalize', {
       ...jobBase(config, 'server'),
       name: JOB_NAMES.dbFinalize,
       script: 'db-finalize.sh',
       env: [
         ...(parts.container.env ?? []),
-        { name: 'RUN_REINDEX', value: String(opts.reindex) },
-        { name: 'RUN_SCHEMA_UPDATE', value: 'true' },
-        { name: 'MIGRATION', value: String(opts.migration) },
+        ...(opts.migration ? [{ name: 'MIGRATION_DIR', value: MIGRATION_VOLUME.mountPath }] : []),
       ],
       initContainers: [waiter],
-      volumes: parts.volumes,
-      volumeMounts: parts.container.volumeMounts,
+      volumes: [...parts.volumes, ...claimVolumes(migrationData)],
+      volumeMounts: [...(parts.container.volumeMounts ?? []), ...claimMounts(migrationData)],
+    });
+  });
+}
+
+/**
+ * Step `setup-marker` (an upgrade of an install made before server 5.2.5, with the server
+ * stopped): Job uyuni-setup-marker moves /root/.MANAGER_SETUP_COMPLETE from the root claim to
+ * var-spacewalk, where the current image looks (entrypoint-lib.sh @ 18abb310: it moves the legacy
+ * marker only when /root holds it, and the current Deployment mounts no /root). Without it the new
+ * server would run its setup (spacewalk-setup --clear-db) on the live database.
+ */
+export function addSetupMarkerStep(plan: PlanApp, config: UyuniConfig): void {
+  const mounts = [LEGACY_ROOT_VOLUME, volumeNamed('var-spacewalk')];
+  plan.addStep('setup-marker', {
+    description: `move the setup marker of the ${LEGACY_ROOT_VOLUME.name} claim to ${SETUP_MARKER} (Job ${JOB_NAMES.setupMarker})`,
+  }, (chart) => {
+    new ScriptJob(chart, 'SetupMarker', {
+      ...jobBase(config, 'server'),
+      name: JOB_NAMES.setupMarker,
+      script: 'setup-marker.sh',
+      env: [{ name: 'SETUP_MARKER', value: SETUP_MARKER }, { name: 'LEGACY_SETUP_MARKER', value: LEGACY_SETUP_MARKER }],
+      volumes: claimVolumes(mounts),
+      volumeMounts: claimMounts(mounts),
     });
   });
 }

@@ -15,6 +15,7 @@ import { CREDENTIALS, credentialRequirement, sccCredentials, userCredentialRequi
 import { commonLabels } from '../model/labels';
 import { containerPorts } from '../model/ports';
 import { INSTALL_VOLUMES, VolumeSpec } from '../model/volumes';
+import type { Action } from '../plan/types';
 import { PlanApp } from './plan-app';
 import {
   adminEmail, claimOf, imageOf, serverPodProps, serverServicesOf,
@@ -50,12 +51,16 @@ export function addVolumesStep(plan: PlanApp, config: UyuniConfig, volumes: read
   });
 }
 
-/** `caMadeBy`: the Job that makes a migrated CA's Secret, named in the message when it is missing. */
-export function addTlsStep(plan: PlanApp, config: UyuniConfig, caMadeBy?: string): void {
+/**
+ * `caMadeBy`: the Job that makes a migrated CA's Secret, named in the message when it is missing;
+ * `actions`: run before the objects are applied (an upgrade that mints a new CA deletes the old Issuer).
+ */
+export function addTlsStep(plan: PlanApp, config: UyuniConfig, caMadeBy?: string, actions: readonly Action[] = []): void {
   const { tls } = config;
   plan.addStep('tls', {
     description: `TLS (${tls.mode})`,
     requires: tlsRequirements(tls.mode, config.fqdn, config.namespace, caMadeBy),
+    ...(actions.length ? { actions: [...actions] } : {}),
   }, (chart) => {
     new UyuniTls(chart, 'Tls', {
       namespace: config.namespace,

@@ -6,6 +6,7 @@ import {
 } from '../model/volumes';
 import { k8s } from 'cdk8s-plus-28';
 import { CREDENTIALS, credentialRequirement } from '../model/credentials';
+import { POSTGRES_UID } from '../model/db';
 import { commonLabels } from '../model/labels';
 import { TLS_NAMES } from '../model/tls';
 import { LABELS, MANAGED_BY, ObjectRef, Requirement } from '../plan/types';
@@ -102,6 +103,7 @@ export function addDataSyncStep(plan: PlanApp, config: UyuniConfig, m: Migration
         { name: 'MIGRATION_DIR', value: MIGRATION_VOLUME.mountPath },
         { name: 'PREPARE', value: String(opts.prepare ?? false) },
         { name: 'ANCHORS_DIR', value: `${SYNC_TARGET_ROOT}${CA_CERTS.mountPath}` },
+        { name: 'PG_OWNER', value: `${POSTGRES_UID}:${POSTGRES_UID}` },
       ],
       volumes: [
         ...claimVolumes([...volumes, CA_CERTS, MIGRATION_VOLUME]),
@@ -302,7 +304,7 @@ export function migratePlan(config: UyuniConfig): PlanApp {
   addDbUpgradeStep(plan, config, m.postgresql);
   addServicesStep(plan, config);
   addDatabaseStep(plan, config, [credentialRequirement(CREDENTIALS.dbAdmin, config.namespace), ...migrationDatabaseRequirements(config)]);
-  addDbFinalizeStep(plan, config, { reindex: true, migration: true });
+  addDbFinalizeStep(plan, config, { migration: true });
   addIngressStep(plan, config);
   addServerStep(plan, config);
   if (!m.keepMigrationData) addCleanupStep(plan, config, m);

@@ -5,6 +5,7 @@ import { ProxyCertificate, proxyCertificateName, serverCaRequirement } from '../
 import { IssuedCertificate, PROXY_CONFIG, proxyConfigRequirements, ProxyTuning } from '../constructs/proxy-config';
 import { PROXY_CONTAINERS, ProxyContainer, ProxyDeployment, ProxyDeploymentProps } from '../constructs/proxy-deployment';
 import { ProxyTftpDeployment, ProxyTftpDeploymentProps } from '../constructs/proxy-tftp-deployment';
+import { PROXY_NOSSL_INGRESS, ProxyTraefikRoutes } from '../constructs/proxy-traefik-routes';
 import { ServicesPerPort } from '../constructs/services-per-port';
 import { IMAGES, imageRef } from '../model/images';
 import { containerPorts, ContainerPort, PROXY_SERVICES, PROXY_SQUID_PORT, proxyServices } from '../model/ports';
@@ -33,6 +34,7 @@ export function proxyDeploymentProps(config: UyuniConfig, proxy: ProxyConfig): P
     images: each((c) => imageRef(config.images, { name: IMAGES.proxy(c) })),
     ports: each((c) => (c === 'squid' ? squid : containerPorts(PROXY_SERVICES, 'proxy', c))),
     cacheClaim: SQUID_CACHE.name,
+    ...(proxy.dnsConfig ? { dnsConfig: proxy.dnsConfig } : {}),
   };
 }
 
@@ -88,6 +90,16 @@ export function proxyPlan(config: UyuniConfig): PlanApp {
   plan.addStep('services', { description: `Services ${services.map((s) => s.name).join(', ')}` }, (chart) => {
     new ServicesPerPort(chart, 'Services', { namespace: ns, services, exposure: proxy.services, partOf: 'uyuni-proxy' });
   });
+  if (proxy.ingress.type === 'traefik') {
+    const notNodePort = (name: string) => (proxy.services[name]?.type ?? 'ClusterIP') !== 'NodePort';
+    plan.addStep('ingress', {
+      description: `Traefik routes for ssh and salt, Ingress ${PROXY_NOSSL_INGRESS} for ${proxy.fqdn}`,
+    }, (chart) => {
+      new ProxyTraefikRoutes(chart, 'Traefik', {
+        namespace: ns, fqdn: proxy.fqdn, ingressClass: proxy.ingress.className, sshRoute: notNodePort('ssh'), saltRoutes: notNodePort('salt'),
+      });
+    });
+  }
   plan.addStep('proxy', {
     description: `ConfigMap ${PROXY_CONFIG.tuning}, Deployment ${ProxyDeployment.NAME} (httpd, salt-broker, squid, ssh)`,
     requires: requirements,

@@ -17,11 +17,14 @@
 #   (where this image's own files are, default empty: <IMAGE_ROOT><path>; an empty claim gets
 #   them before the copy, so what the copy leaves out keeps the new image's version),
 #   ANCHORS_DIR (optional: where the ca-certs claim is mounted; the custom CA certificates are
-#   put there too, where the new server's update-ca-certificates finds them).
+#   put there too, where the new server's update-ca-certificates finds them), PG_OWNER (<uid>:<gid>
+#   the copied PostgreSQL data is given to: the postgres of the server-postgresql and
+#   server-database-migration images, default 999:999).
 set -eu
 : "${SOURCE_FQDN:?}" "${SOURCE_USER:?}" "${SOURCE_PORT:?}" "${VOLUME_PATHS:?}"
 : "${TARGET_ROOT:?}" "${OLD_PG_VERSION:?}" "${NEW_PG_VERSION:?}" "${MIGRATION_DIR:?}"
 prepare=${PREPARE:-false}
+pg_owner=${PG_OWNER:-999:999}
 ssh_dir=${SSH_DIR:-/root/.ssh}
 image_root=${IMAGE_ROOT:-}
 job=uyuni-data-sync
@@ -48,6 +51,7 @@ case $SOURCE_USER in '' | -* | *[!a-z0-9_.-]*) fail "SOURCE_USER is not a user n
 case $SOURCE_PORT in '' | *[!0-9]*) fail "SOURCE_PORT is not a port number" ;; esac
 case $OLD_PG_VERSION$NEW_PG_VERSION in '' | *[!0-9]*) fail "the PostgreSQL versions must be numbers" ;; esac
 case $ssh_dir in '' | *[!A-Za-z0-9._/-]*) fail "SSH_DIR is not a plain directory path" ;; esac
+case $pg_owner in '' | *[!0-9:]* | :* | *: | *:*:*) fail "PG_OWNER must be <uid>:<gid>, not '$pg_owner'" ;; *:*) ;; *) fail "PG_OWNER must be <uid>:<gid>, not '$pg_owner'" ;; esac
 
 work=$(mktemp -d)
 # One connection for the whole run: every further ssh and rsync goes through it (no new
@@ -280,6 +284,12 @@ for path in $VOLUME_PATHS; do
   copied="$copied $path"
   if [ "$path" = /var/lib/pgsql ]; then
     synced_pg=$(cat "$target/data/PG_VERSION")
+    # The copy keeps the old host's owner (postgres is UID 26 on SUSE); PostgreSQL starts only on
+    # a data directory its own user owns, and pg_upgrade runs as the migration image's postgres
+    # (server-database-migration-image 00-pgsqlVersionUpgrade.sh @ 90890532 chowns only its
+    # target; uyuni-tools c09ccfba pgsqlVersionUpgradeScriptTemplate.go chowned /var/lib/pgsql).
+    say "$path: handing the PostgreSQL data to the images' postgres ($pg_owner)"
+    chown -R "$pg_owner" "$target"
     if [ "$OLD_PG_VERSION" != "$NEW_PG_VERSION" ]; then
       # Moved aside at once: should anything start PostgreSQL $NEW_PG_VERSION on it before
       # pg_upgrade, it would stamp a newer catalog version and the old server could not start.
@@ -502,6 +512,12 @@ set_conf() {
 }
 set_conf db_host db
 set_conf report_db_host reportdb
+# The db container's certificate does not name db nor reportdb: the internal connections run
+# without SSL (uyuni-tools 8eda4d3e pgsqlMigrateScriptTemplate.go, merged as c938fad9; the
+# image's 01-reportdb-fix.sh @ 5b85f664 empties them at start, for these hosts only).
+for key in db_ssl_enabled report_db_ssl_enabled; do
+  if grep -q "^[[:space:]]*${key}[[:space:]]*=" "$conf"; then set_conf "$key" 0; fi
+done
 if ! grep -q '^[[:space:]]*java\.hostname[[:space:]]*=' "$conf"; then
   edit "$conf" -e 's/^\([[:space:]]*\)server\.jabber_server\([[:space:]]*=\)/\1java.hostname\2/'
 fi

@@ -1,7 +1,8 @@
 # init-volumes: the server pod's first init container, in the server image. Each claim is mounted,
 # empty on the first start and full afterwards, at <MNT><path>: it gets the owner and mode of
 # <path> in the image (as the official chart does), and the image's content when it is empty.
-# Claims that hold data keep it, so restarts and migrated data are safe. Then it records which
+# Claims that hold data keep it, so restarts and migrated data are safe; a claim that holds only
+# lost+found (a new ext4 volume) counts as empty. Then it records which
 # release the data last ran: the image's release file goes to RELEASE_DIR (on the etc-rhn claim),
 # where the next upgrade's inspection reads it to refuse a downgrade or a product switch.
 # Input: VOLUME_PATHS (the mount paths, space-separated), RELEASE_DIR (e.g. /etc/rhn/uyuni-cdk),
@@ -27,7 +28,8 @@ for path in $VOLUME_PATHS; do
   [ -d "$target" ] || fail "$path: its claim is not mounted at $target"
   chown --reference="$path" "$target"
   chmod --reference="$path" "$target"
-  if [ -n "$(ls -A "$target")" ]; then
+  # A fresh ext4 claim holds lost+found: that is no data (sumaform formats xfs for this reason).
+  if [ -n "$(find "$target" -mindepth 1 -maxdepth 1 ! -name lost+found | head -n 1)" ]; then
     echo "init-volumes: $path: has data, kept"
     continue
   fi

@@ -149,7 +149,18 @@ describe('the proxy init scripts, run over an "image" in a temp dir', () => {
     expect(fs.readFileSync(s.at('target/httpd.conf'), 'utf8')).toBe('ServerName proxy\n');
     expect(fs.readlinkSync(s.at('target/ssl.crt/server.crt'))).toBe('/etc/uyuni/server.crt');
     expect(fs.readlinkSync(s.at('target/ssl.key/server.key'))).toBe('/etc/uyuni/server.key');
-    expect(fs.readlinkSync(s.at('target/conf.d/apache_tuning.conf'))).toBe('/etc/uyuni/apache_tuning.conf');
+    // zz_: after the image's spacewalk-proxy configuration, so the user's MPM settings win (bsc#1277719)
+    expect(fs.readlinkSync(s.at('target/conf.d/zz_apache_tuning.conf'))).toBe('/etc/uyuni/apache_tuning.conf');
+    expect(fs.existsSync(s.at('target/conf.d/apache_tuning.conf'))).toBe(false);
+  });
+
+  it('proxy-init-httpd replaces the tuning link an older version left under its old name in a kept emptyDir', () => {
+    const s = scene();
+    s.put('apache2/httpd.conf', 'ServerName proxy\n');
+    fs.mkdirSync(s.at('target/conf.d'), { recursive: true });
+    fs.symlinkSync('/etc/uyuni/apache_tuning.conf', s.at('target/conf.d/apache_tuning.conf'));
+    expect(run('proxy-init-httpd.sh', { TARGET: s.at('target'), CONFIG_DIR: '/etc/uyuni', APACHE_DIR: s.at('apache2') }).status).toBe(0);
+    expect(fs.readdirSync(s.at('target/conf.d'))).toEqual(['zz_apache_tuning.conf']);
   });
 
   it('proxy-init-httpd fails when the image has no Apache configuration', () => {

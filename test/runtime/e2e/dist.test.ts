@@ -15,7 +15,8 @@ const lines = (o: Record<string, string>) => Object.entries(o).map(([k, v]) => `
 /** What uyuni-inspect (server image, etc-rhn) and uyuni-inspect-db (server-postgresql, the database claim) print. */
 const inspectJobs = (server: Record<string, string> = {}, db: Record<string, string> = {}) => ({
   'uyuni-inspect': { logs: ['uyuni-inspect: reading /etc/rhn', ...lines({
-    product: 'uyuni', current_product: 'uyuni', uyuni_release: '2026.08', current_release: '2026.03', fqdn: 'uyuni.example.com', ...server,
+    product: 'uyuni', current_product: 'uyuni', uyuni_release: '2026.08', current_release: '2026.03', fqdn: 'uyuni.example.com',
+    db_name: 'susemanager', setup_marker: '/var/spacewalk/.MANAGER_SETUP_COMPLETE', ca_fingerprint: 'AB:CD:EF', ...server,
   })] },
   'uyuni-inspect-db': { logs: lines({ current_pg_version: '16', image_pg_version: '18', ...db }) },
 });
