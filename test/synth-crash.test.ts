@@ -2,7 +2,8 @@ import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
 import { JOURNAL } from '../src/synth';
-import { defaultConfigWith, ROOT, tempDir, tree } from './helpers/synth';
+import { SYNTH_APP } from './helpers/entry';
+import { defaultConfigWith, tempDir, tree } from './helpers/synth';
 
 /**
  * Synth publishes the plans of a configuration as one unit: killed (SIGKILL, through the test hook
@@ -12,14 +13,13 @@ import { defaultConfigWith, ROOT, tempDir, tree } from './helpers/synth';
 
 jest.setTimeout(60_000);
 
-const SYNTH = path.join(ROOT, 'bin', 'synth.js');
 const PLANS = ['agent', 'install', 'node-services'];
 
 
 const trees = (dist: string) => Object.fromEntries(PLANS.map((p) => [p, tree(path.join(dist, p))]));
 
 function synth(cwd: string, config: string, env: Record<string, string> = {}) {
-  return spawnSync(process.execPath, [SYNTH], {
+  return spawnSync(process.execPath, SYNTH_APP, {
     cwd, encoding: 'utf8',
     env: { ...process.env, CDK8S_OUTDIR: '', UYUNI_CONFIG: config, UYUNI_DIST: path.join(cwd, 'dist'), ...env },
   });
