@@ -4,8 +4,7 @@ const esm = ['@kubernetes/client-node', 'openid-client', 'oauth4webapi', 'jose']
 // kubectl's discovery cache (src/runtime/discovery-cache.ts) of the simulators' short-lived
 // servers goes into a directory of the test run, not the home directory.
 process.env.KUBECACHEDIR ||= require('fs').mkdtempSync(require('path').join(require('os').tmpdir(), 'uyuni-cdk-test-kubecache-'));
-// So do the compiled code of the bundles (bin/code-cache.js) and the parsed step files
-// (src/runtime/parse-cache.ts), both under $XDG_CACHE_HOME/uyuni-cdk.
+// So does the compiled code of the bundles (bin/code-cache.js), under $XDG_CACHE_HOME/uyuni-cdk.
 process.env.XDG_CACHE_HOME ||= require('fs').mkdtempSync(require('path').join(require('os').tmpdir(), 'uyuni-cdk-test-cache-'));
 module.exports = {
   testEnvironment: 'node',

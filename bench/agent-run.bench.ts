@@ -15,6 +15,9 @@ import { clients } from '../test/sim/helpers';
 import { startAgent } from '../test/agent/harness/agent-process';
 import { startUserSystemd } from '../test/agent/harness/systemd-user';
 
+/** The installed command (bin/bundle.js: the bundles), which a node runs. */
+const BIN = path.join(__dirname, '..', 'bin', 'uyuni-cdk.js');
+
 const NODE = 'bench-node';
 const IDLE_PODS = 100;
 const ROUNDS = 20;
@@ -52,12 +55,12 @@ async function main(): Promise<number> {
   const pkg = path.join(sd.base, 'packages');
   fs.mkdirSync(path.join(pkg, 'noop-1.0'), { recursive: true });
   fs.writeFileSync(path.join(pkg, 'noop-1.0', 'start.sh'), '#!/bin/sh\nexec sleep 1d\n', { mode: 0o755 });
-  // bin/register.js transpiles on a cache miss, loading @swc/core (~40 MB) into the process: one
-  // start that fails at once (no kubeconfig) fills the cache, so the figure is the agent's own.
-  const warm = startAgent(['--node', NODE, '--session', '--kubeconfig', path.join(sd.base, 'none')], sd.env);
+  // The installed command (its bundle), as a node runs it. Its first start compiles the bundle and
+  // writes the code cache: one start that fails at once (no kubeconfig) does that, so the figure is the agent's own.
+  const warm = startAgent(['--node', NODE, '--session', '--kubeconfig', path.join(sd.base, 'none')], sd.env, BIN);
   if ((await warm.exited) !== 3) throw new Error(`warm-up: ${warm.stderr()}`);
   const mgr = await SystemdManager.connect({ session: true, address: sd.busAddress });
-  const agent = startAgent(['--node', NODE, '--session', '--package-dir', pkg, '--kubeconfig', sim.kubeconfigPath], sd.env);
+  const agent = startAgent(['--node', NODE, '--session', '--package-dir', pkg, '--kubeconfig', sim.kubeconfigPath], sd.env, BIN);
   try {
     // When each unit turned active, from systemd's own signals (no polling of systemctl).
     const activeAt = new Map<string, number>();

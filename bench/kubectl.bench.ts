@@ -50,8 +50,8 @@ function exec(cmd: string, args: string[], env: Record<string, string> = {}): Pr
 
 /** The CLI under the RSS preload; its wall time and peak RSS. */
 async function cli(args: string[], cacheDir: string): Promise<Ran & { rssMb: number }> {
-  // The round's caches: discovery (KUBECACHEDIR), and the compiled bundle and parsed step files
-  // (XDG_CACHE_HOME): cold for the run, warm for the status calls after it.
+  // The round's caches: discovery (KUBECACHEDIR) and the compiled bundle (XDG_CACHE_HOME): cold
+  // for the run, warm for the status calls after it.
   const r = await exec(process.execPath, ['-r', preload, BIN, ...args], { KUBECACHEDIR: cacheDir, XDG_CACHE_HOME: cacheDir });
   return { ...r, rssMb: Number(fs.readFileSync(rssFile, 'utf8')) / 1024 };
 }

@@ -1,20 +1,13 @@
 'use strict';
-// Which code a bin script runs: the bundle scripts/build.js wrote into bundle/ (one file, its
-// compiled code cached by bin/code-cache.js: fast start) while it is fresh, else the TypeScript
-// sources through bin/register.js.
-//
-// Fresh means: bundle/sources.json exists and none of the project files the bundles were built
-// from (its `inputs`, package-lock.json among them) is missing or changed after the build
-// started. So an edited source is never shadowed by an old bundle: the command runs the
-// sources until `npm run build` (or `npm ci`) builds again. UYUNI_CDK_SOURCES=1 forces the
-// sources (profiling, debugging with the real file names); UYUNI_CDK_BUNDLE=1 the bundle, even an
-// old one (benchmarks of a tree that is being edited).
+// The bundles scripts/build.js writes into bundle/ (`npm ci`, `npm run build`, and so `npm pack`),
+// and how a bin script runs one: with V8's code cache (bin/code-cache.js). The bin scripts run
+// bundles and nothing else, so what a command runs is what was built and shipped; the sources
+// run only under `npm run dev` (scripts/dev.js) and the tests.
 const fs = require('fs');
 const path = require('path');
 
 const ROOT = path.join(__dirname, '..');
 const BUNDLE_DIR = path.join(ROOT, 'bundle');
-const MANIFEST_NAME = 'sources.json';
 
 /** The bundles and the source each is built from (the agent's alone: it is what a node runs). */
 const ENTRIES = {
@@ -23,45 +16,17 @@ const ENTRIES = {
   agent: { source: 'bin/agent-main.js' },
 };
 
-/** Whether the bundles in `dir` are not older than any file under `root` they were built from. */
-function isFresh(dir = BUNDLE_DIR, root = ROOT) {
-  let manifest;
-  try {
-    manifest = JSON.parse(fs.readFileSync(path.join(dir, MANIFEST_NAME), 'utf8'));
-  } catch {
-    return false; // never built (a checkout without `npm ci`): the sources
-  }
-  // An installed package (package.json `files`) ships the bundles without the sources they were built from.
-  if (!fs.existsSync(path.join(root, ENTRIES.cli.source))) return true;
-  return manifest.inputs.every((input) => {
-    try {
-      return fs.statSync(path.join(root, input)).mtimeMs <= manifest.builtAt;
-    } catch {
-      return false; // removed or renamed since
-    }
-  });
-}
-
-let fresh;
-
-/** Whether the bin scripts run bundle/ (decided once per process). */
-function bundleFresh() {
-  if (fresh === undefined) {
-    if (process.env.UYUNI_CDK_SOURCES === '1') fresh = false;
-    else if (process.env.UYUNI_CDK_BUNDLE === '1') fresh = true;
-    else fresh = isFresh();
-  }
-  return fresh;
-}
-
 /**
- * The exports of bundle `name` (bundle/<name>.cjs) when it is fresh, with the code cache of
- * `variant` (bin/code-cache.js), else of its sources, which `fromSources` requires.
+ * The exports of bundle `name` (bundle/<name>.cjs), run with the code cache of `variant`. Without
+ * the bundle (a checkout in which nothing was built): a message that says how to build it, exit 1.
  */
-function load(name, fromSources, variant = '') {
-  if (bundleFresh()) return require('./code-cache').runBundle(path.join(BUNDLE_DIR, `${name}.cjs`), variant).exports;
-  require('./register');
-  return fromSources();
+function load(name, variant = '', dir = BUNDLE_DIR) {
+  const file = path.join(dir, `${name}.cjs`);
+  if (!fs.existsSync(file)) {
+    process.stderr.write(`uyuni-cdk: ${path.relative(process.cwd(), file) || file} is missing: \`npm run build\` writes the bundles (\`npm run dev -- <args>\` runs the sources)\n`);
+    process.exit(1);
+  }
+  return require('./code-cache').runBundle(file, variant).exports;
 }
 
-module.exports = { ROOT, BUNDLE_DIR, MANIFEST_NAME, ENTRIES, isFresh, bundleFresh, load };
+module.exports = { ROOT, BUNDLE_DIR, ENTRIES, load };

@@ -1,12 +1,12 @@
 #!/usr/bin/env node
 'use strict';
-// `npm run build` (and `prepare`, so `npm ci` runs it): bundles each entry point with esbuild
-// into bundle/ (git-ignored), so a command loads one file instead of transpiling and resolving
-// hundreds. The bin scripts use a bundle only while it is fresh (bin/bundle.js); the sources stay
-// runnable (bin/register.js) and type-checked by `tsc --noEmit` in the tests.
+// `npm run build` (and `prepare`, so `npm ci` and `npm pack` run it): bundles each entry point
+// with esbuild into bundle/ (git-ignored), so a command loads one file instead of transpiling and
+// resolving hundreds. The bin scripts run these bundles and nothing else (bin/bundle.js); the
+// sources run under `npm run dev` (scripts/dev.js) and the tests, type-checked by `tsc --noEmit`.
 const fs = require('fs');
 const path = require('path');
-const { ENTRIES, BUNDLE_DIR: DEFAULT_DIR, MANIFEST_NAME, ROOT } = require('../bin/bundle');
+const { ENTRIES, BUNDLE_DIR: DEFAULT_DIR, ROOT } = require('../bin/bundle');
 
 /**
  * Source files that read files beside themselves (`path.join(__dirname, '..', 'scripts')`):
@@ -113,11 +113,8 @@ async function build(BUNDLE_DIR) {
       metafiles[AGENT_CLIENT.replace(/\.cjs$/, '')] = r.metafile;
     })(),
   ]);
-  const inputs = new Set(['package-lock.json']);
-  for (const m of Object.values(metafiles)) for (const input of Object.keys(m.inputs)) if (!input.includes('node_modules/') && !/^[a-z-]+:/.test(input)) inputs.add(input); // not the plugins' modules (`split-client:…`)
+  // esbuild's account of what each bundle holds (test/build/bundle.test.ts reads it; not shipped).
   fs.writeFileSync(path.join(BUNDLE_DIR, 'meta.json'), JSON.stringify(metafiles));
-  // What bin/bundle.js compares the bundles' age with: every project file they were built from.
-  fs.writeFileSync(path.join(BUNDLE_DIR, MANIFEST_NAME), JSON.stringify({ builtAt: started, inputs: [...inputs].sort() }, null, 1));
   const size = (f) => `${f} ${(fs.statSync(path.join(BUNDLE_DIR, f)).size / 1e6).toFixed(2)} MB`;
   console.log(`uyuni-cdk: built ${path.relative(process.cwd(), BUNDLE_DIR) || '.'}/ in ${Date.now() - started} ms: ${[...Object.keys(ENTRIES).map((n) => `${n}.cjs`), AGENT_CLIENT].map(size).join(', ')}`);
 }

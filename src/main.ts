@@ -37,6 +37,18 @@ export function main(env: NodeJS.ProcessEnv = process.env): void {
 }
 
 /**
+ * The cdk8s app's process, as bin/synth.js (the bundle) and scripts/dev.js (the sources) start it:
+ * signals held (`holdSignals`; before this nothing is written, so a signal may end the process as
+ * Node would), the synth, then one turn of the event loop in which a signal received during the
+ * synchronous synth is handled.
+ */
+export function start(): void {
+  holdSignals();
+  main();
+  setImmediate(() => {});
+}
+
+/**
  * Where the cdk8s app writes. The cdk8s CLI always sets CDK8S_OUTDIR: to `-o DIR` when given,
  * else to cdk8s.yaml's `output` (.cdk8s.out), after wiping it. So CDK8S_OUTDIR is the output
  * unless it is that configured `output`; then the plans go to $UYUNI_DIST or dist/, and
@@ -60,7 +72,7 @@ export function defaultOutdir(env: NodeJS.ProcessEnv, cwd = process.cwd()): stri
  * SIGHUP, SIGINT, SIGTERM: a synth is synchronous, so with these handlers a signal waits for it
  * to finish (staging removed, the output the old set of plans or the new one) and then ends the
  * process with 128+n. Without them Node would die mid-publish (SIGKILL still can: the next synth
- * recovers). The caller turns the event loop once after the synth, as bin/synth.js does.
+ * recovers). The caller turns the event loop once after the synth, as `start` does.
  */
 export function holdSignals(): void {
   for (const [signal, n] of [['SIGHUP', 1], ['SIGINT', 2], ['SIGTERM', 15]] as const) {

@@ -115,6 +115,21 @@ describe('configuration', () => {
     expect(withChanges({ tftp: 'yes', namespace: 'UY', images: { pullPolicy: 'x' } })).toHaveLength(3);
   });
 
+  it('reports the schema\'s problems and the cross checks\' in one round', () => {
+    // A bad size and an unknown claim of the same map: both.
+    expect(withChanges({ volumes: { overrides: { 'var-pgsql18': { size: '50 GB' }, 'var-pgsql2': { size: '1Gi' } } } })).toEqual([
+      'volumes.overrides.var-pgsql18.size: must be a Kubernetes quantity such as 10Gi, 300Mi or 1Ti',
+      expect.stringMatching(/^volumes\.overrides\.var-pgsql2: no such claim \(known: var-cobbler, /),
+    ]);
+    // A section the schema refuses hides no rule of other sections.
+    const salt = { type: 'LoadBalancer' };
+    expect(withChanges({ timezone: 3, services: { salt }, ingress: { type: 'none', className: 'nginx' }, server: { mirror: { claimName: 'm', hostPath: '/srv/m' } } })).toEqual([
+      'timezone: must be a string', 'ingress.className: there is no Ingress with ingress.type none', 'server.mirror: set exactly one of claimName and hostPath']);
+    // A rule across sections runs only when all of them are valid: a wrong type in one is not judged further.
+    expect(withChanges({ hubApi: { replicas: 'two' }, services: { salt, 'hub-api': { type: 'LoadBalancer' } }, ingress: { className: 'x', type: 'none' } })).toEqual([
+      'hubApi.replicas: must be a number', 'ingress.className: there is no Ingress with ingress.type none']);
+  });
+
   it('refuses YAML that does not parse, or is not a mapping, or repeats a key', () => {
     expect(problems('fqdn: [unclosed\n')[0]).toMatch(/^not valid YAML: /);
     expect(problems('- a\n- b\n')).toEqual(['the document must be a mapping of settings (see docs/configuration.md)']);

@@ -8,6 +8,7 @@ import { SERVER_VOLUMES } from '../src/model/volumes';
 import { LABELS } from '../src/plan/types';
 import type { Gate } from '../src/plan/types';
 import { evaluateGate } from '../src/runtime/gates';
+import { SYNTH_APP } from './helpers/entry';
 import { envOf, podSpec, readPlanDir, ROOT, SynthesizedPlan, synthYaml, tempDir } from './helpers/synth';
 import { validateObject } from './helpers/validate';
 
@@ -712,15 +713,13 @@ describe('migrate plan variants', () => {
 });
 
 describe('migration configuration errors', () => {
-  const SYNTH = path.join(ROOT, 'bin', 'synth.js');
-
   /** Runs the synth app on a configuration; dist/ holds a sentinel that must survive. */
   function synthWith(text: string) {
     const cwd = tempDir();
     fs.mkdirSync(path.join(cwd, 'dist', 'migrate'), { recursive: true });
     fs.writeFileSync(path.join(cwd, 'dist', 'migrate', 'uyuni.plan'), 'sentinel\n');
     fs.writeFileSync(path.join(cwd, 'bad.yaml'), text);
-    const r = spawnSync(process.execPath, [SYNTH], {
+    const r = spawnSync(process.execPath, SYNTH_APP, {
       cwd, encoding: 'utf8', env: { ...process.env, UYUNI_CONFIG: 'bad.yaml', CDK8S_OUTDIR: '', UYUNI_DIST: '' },
     });
     const dir = path.join(cwd, 'dist', 'migrate');

@@ -5,13 +5,15 @@ import { parse } from 'yaml';
 import { parseConfig } from '../src/config/load';
 import { outputOf } from '../src/main';
 import { synthesize } from '../src/synth';
+import { SYNTH_APP, UYUNI_CDK } from './helpers/entry';
 import { ROOT, synthYaml, tempDir, tree } from './helpers/synth';
 
-const SYNTH = path.join(ROOT, 'bin', 'synth.js');
+/** The cdk8s app from the sources (test/helpers/entry.ts), as a process and as cdk8s.yaml's `app`. */
+const SYNTH = SYNTH_APP.join(' ');
 
 
 function runSynth(cwd: string, env: Record<string, string> = {}) {
-  return spawnSync(process.execPath, [SYNTH], { cwd, env: { ...process.env, ...env, CDK8S_OUTDIR: '' }, encoding: 'utf8' });
+  return spawnSync(process.execPath, SYNTH_APP, { cwd, env: { ...process.env, ...env, CDK8S_OUTDIR: '' }, encoding: 'utf8' });
 }
 
 /** A project directory with a dist/ that already holds an older plan and a plan of another config. */
@@ -171,7 +173,7 @@ describe('the output directory', () => {
 });
 
 describe('uyuni-cdk synth', () => {
-  const CLI = path.join(ROOT, 'bin', 'uyuni-cdk.js');
+  const CLI = UYUNI_CDK;
   const cli = (cwd: string, args: string[], env: Record<string, string> = {}) =>
     spawnSync(process.execPath, [CLI, ...args], { cwd, encoding: 'utf8', env: { ...process.env, UYUNI_CONFIG: '', UYUNI_DIST: '', ...env } });
 

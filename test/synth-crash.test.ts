@@ -3,7 +3,8 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { PUBLISH_LOCK, processStart, PublishBusy } from '../src/publish-lock';
 import { JOURNAL, withPublishLock } from '../src/synth';
-import { defaultConfigWith, ROOT, tempDir, tree } from './helpers/synth';
+import { SYNTH_APP } from './helpers/entry';
+import { defaultConfigWith, tempDir, tree } from './helpers/synth';
 
 /**
  * Synth publishes the plans of a configuration as one unit: killed (SIGKILL, through the test hook
@@ -13,14 +14,13 @@ import { defaultConfigWith, ROOT, tempDir, tree } from './helpers/synth';
 
 jest.setTimeout(60_000);
 
-const SYNTH = path.join(ROOT, 'bin', 'synth.js');
 const PLANS = ['agent', 'install', 'node-services'];
 
 
 const trees = (dist: string) => Object.fromEntries(PLANS.map((p) => [p, tree(path.join(dist, p))]));
 
 function synth(cwd: string, config: string, env: Record<string, string> = {}) {
-  return spawnSync(process.execPath, [SYNTH], {
+  return spawnSync(process.execPath, SYNTH_APP, {
     cwd, encoding: 'utf8',
     env: { ...process.env, CDK8S_OUTDIR: '', UYUNI_CONFIG: config, UYUNI_DIST: path.join(cwd, 'dist'), ...env },
   });
@@ -183,7 +183,7 @@ describe('a pid alone proves nothing', () => {
 
 describe('concurrent synths', () => {
   const run = (cwd: string, config: string, env: Record<string, string> = {}) => new Promise<{ status: number | null; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [SYNTH], {
+    const child = spawn(process.execPath, [...SYNTH_APP], {
       cwd, env: { ...process.env, CDK8S_OUTDIR: '', UYUNI_CONFIG: config, UYUNI_DIST: path.join(cwd, 'dist'), ...env },
     });
     let stderr = '';

@@ -170,8 +170,6 @@ async function cleanup(flags: CleanupFlags): Promise<void> {
 }
 
 async function run(flags: RunFlags): Promise<void> {
-  // A long-running process that allocates in bursts (a relist, a batch): a heap tuned for size (src/runtime/memory.ts).
-  await import('../runtime/memory');
   const { defaultKubeconfig, defaultUnitDir } = await import('../systemd/paths');
   const { runAgent } = await import('../agent/run');
   const { PodListError } = await import('../agent/pods');

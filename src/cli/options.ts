@@ -54,12 +54,8 @@ export const processIo: Io = {
   isTTY: Boolean(process.stdout.isTTY),
 };
 
-/**
- * Loads the runtime, only when a verb runs (so `--help` never loads the Kubernetes client),
- * with the process's heap tuned first (src/runtime/memory.ts).
- */
+/** Loads the runtime, only when a verb runs (so `--help` never loads the Kubernetes client). */
 export async function loadRuntime(): Promise<typeof import('../runtime/commands')> {
-  await import('../runtime/memory');
   return import('../runtime/commands');
 }
 

@@ -121,50 +121,40 @@ function parseYaml(Y: Yaml, text: string): { doc?: YamlDocument; problems: strin
 }
 
 /**
- * An alias expands to its anchor's node, and aliases in that node expand in turn: a few lines can
- * stand for billions of nodes. Counts the expansions in document order and names the alias that
- * goes over LIMITS.aliases.
+ * The aliases of `doc`, checked where `yaml` does not: each names an anchor before it, and none is
+ * inside its own anchor's node (`yaml` would build a cycle of it). How far aliases expand is
+ * `yaml`'s own `maxAliasCount`, at `toJS`; `blame()` then names the alias whose expansion it refused.
  */
-function aliasProblem(Y: Yaml, doc: YamlDocument, at: (offset: number) => string): string | undefined {
+function watchAliases(Y: Yaml, doc: YamlDocument, at: (offset: number) => string): { problem?: string; blame: () => string | undefined } {
   const anchors = new Map<string, unknown>();
-  const aliases: Array<{ alias: import('yaml').Alias; source: unknown }> = [];
+  const where = (a: import('yaml').Alias) => `the alias *${a.source} at ${at(a.range?.[0] ?? 0)}`;
+  const over = (a: import('yaml').Alias) => `YAML aliases expand to more than ${LIMITS.aliases} nodes at ${where(a)} (the bound of a configuration)`;
+  let problem: string | undefined;
+  let refused: import('yaml').Alias | undefined;
   Y.visit(doc, {
-    Node(_key, node) {
-      if (Y.isAlias(node)) aliases.push({ alias: node, source: anchors.get(node.source) });
-      else if (node.anchor) anchors.set(node.anchor, node);
+    Node(_key, node, path) {
+      if (problem) return Y.visit.BREAK;
+      if (!Y.isAlias(node)) {
+        if (node.anchor) anchors.set(node.anchor, node);
+        return undefined;
+      }
+      const source = anchors.get(node.source);
+      if (source === undefined) problem = `not valid YAML: ${where(node)} has no anchor &${node.source} before it`;
+      else if (path.includes(source as never)) problem = over(node); // inside its own anchor: it would expand without end
+      // The alias yaml's count refuses is the innermost one whose resolution throws.
+      const resolve = node.toJSON.bind(node);
+      node.toJSON = (...args: Parameters<typeof resolve>) => {
+        try {
+          return resolve(...args);
+        } catch (e) {
+          refused ??= node;
+          throw e;
+        }
+      };
+      return undefined;
     },
   });
-  const over = (a: import('yaml').Alias) =>
-    `YAML aliases expand to more than ${LIMITS.aliases} nodes at the alias *${a.source} at ${at(a.range?.[0] ?? 0)} (the bound of a configuration)`;
-  const unresolved = aliases.find(({ source }) => source === undefined);
-  if (unresolved) {
-    const a = unresolved.alias;
-    return `not valid YAML: the alias *${a.source} at ${at(a.range?.[0] ?? 0)} has no anchor &${a.source} before it`;
-  }
-  if (aliases.length > LIMITS.aliases) return over(aliases[LIMITS.aliases].alias);
-  const sourceOf = new Map(aliases.map(({ alias, source }) => [alias, source]));
-  const memo = new Map<unknown, number>();
-  const expansions = (node: unknown): number => {
-    if (Y.isAlias(node)) return 1 + expansions(sourceOf.get(node));
-    if (Y.isPair(node)) return expansions(node.key) + expansions(node.value);
-    if (!Y.isCollection(node)) return 0;
-    const known = memo.get(node);
-    if (known !== undefined) return known;
-    memo.set(node, Infinity); // an alias inside the node it refers to
-    let n = 0;
-    for (const item of node.items) {
-      n += expansions(item);
-      if (n > LIMITS.aliases) break;
-    }
-    memo.set(node, n);
-    return n;
-  };
-  let total = 0;
-  for (const { alias } of aliases) {
-    total += expansions(alias);
-    if (total > LIMITS.aliases) return over(alias);
-  }
-  return undefined;
+  return { problem, blame: () => (refused ? over(refused) : undefined) };
 }
 
 /** Parses and validates configuration text; throws ConfigError listing every problem found. */
@@ -173,13 +163,13 @@ export function parseConfig(text: string, file = DEFAULT_CONFIG_FILE): UyuniConf
   const Y = yamlLib();
   const { doc, problems, at } = parseYaml(Y, text);
   if (problems.length > 0 || !doc) throw new ConfigError(file, problems);
-  const aliases = aliasProblem(Y, doc, at);
-  if (aliases) throw new ConfigError(file, [aliases]);
+  const aliases = watchAliases(Y, doc, at);
+  if (aliases.problem) throw new ConfigError(file, [aliases.problem]);
   let raw: unknown;
   try {
     raw = doc.toJS({ maxAliasCount: LIMITS.aliases }) ?? {};
   } catch (e) {
-    throw new ConfigError(file, [`not valid YAML: ${(e as Error).message}`]);
+    throw new ConfigError(file, [aliases.blame() ?? `not valid YAML: ${(e as Error).message}`]);
   }
   return checkConfig(raw, file);
 }
@@ -193,12 +183,30 @@ export function checkConfig(raw: unknown, file: string): UyuniConfig {
     throw new ConfigError(file, ['the document must be a mapping of settings (see docs/configuration.md)']);
   }
   const [error, config] = validate(raw, configSchema, { coerce: true });
-  if (error) {
-    throw new ConfigError(file, [...new Set(error.failures().map(describeFailure))]);
+  if (!error) {
+    const problems = crossChecks(config);
+    if (problems.length > 0) throw new ConfigError(file, problems);
+    return config;
   }
-  const crossProblems = crossChecks(config);
-  if (crossProblems.length > 0) throw new ConfigError(file, crossProblems);
-  return config;
+  // All in one round: the rules whose sections are valid run too, on those sections.
+  const schemaProblems = [...new Set(error.failures().map(describeFailure))];
+  const { sections, invalid } = validSections(raw as Record<string, unknown>);
+  throw new ConfigError(file, [...schemaProblems, ...crossChecks(sections as UyuniConfig, invalid)]);
+}
+
+/**
+ * Each top-level section of `raw` checked on its own (defaults filled in): those that pass, and
+ * the names of those that do not, so that a problem in one section hides no problem of another.
+ */
+function validSections(raw: Record<string, unknown>): { sections: Partial<UyuniConfig>; invalid: ReadonlySet<string> } {
+  const sections: Record<string, unknown> = {};
+  const invalid = new Set<string>();
+  for (const [key, struct] of Object.entries(configSchema.schema)) {
+    const [failed, value] = validate(raw[key], struct as Parameters<typeof validate>[1], { coerce: true });
+    if (failed) invalid.add(key);
+    else if (value !== undefined) sections[key] = value;
+  }
+  return { sections: sections as Partial<UyuniConfig>, invalid };
 }
 
 function fieldName(p: ReadonlyArray<PropertyKey>): string {
@@ -273,91 +281,129 @@ function checkExposure(
   return problems;
 }
 
-function checkServer(config: UyuniConfig): string[] {
-  const problems: string[] = [];
-  const s = config.server;
-  if (s.superPrivileged && (s.apparmorProfile || s.selinuxType)) {
-    problems.push('server.superPrivileged: cannot be combined with server.apparmorProfile or server.selinuxType (it sets both itself)');
-  }
-  if (s.mirror && !!s.mirror.claimName === !!s.mirror.hostPath) {
-    problems.push('server.mirror: set exactly one of claimName and hostPath');
-  }
-  const ours = new Set<string>(['ca-cert', 'db-ca-cert', 'tls', 'run', 'sys-fs-cgroup', 'mirror', ...KNOWN_VOLUMES.map((v) => v.name)]);
-  const extra = new Set<string>();
-  for (const [i, v] of s.extraVolumes.entries()) {
-    if (ours.has(v.name)) problems.push(`server.extraVolumes[${i}].name: ${v.name} is a volume of the server pod already`);
-    else if (extra.has(v.name)) problems.push(`server.extraVolumes[${i}].name: ${v.name} is listed twice`);
-    extra.add(v.name);
-  }
-  for (const [i, m] of s.extraVolumeMounts.entries()) {
-    if (!extra.has(m.name) && !ours.has(m.name)) {
-      problems.push(`server.extraVolumeMounts[${i}].name: no volume ${m.name} (add it to server.extraVolumes)`);
-    }
-  }
-  return problems;
+/**
+ * A rule across settings: the top-level sections it reads, and its problems (none: it holds).
+ * `applies`: when the rule concerns the configuration at all (a section it needs is set).
+ */
+interface Rule {
+  readonly reads: ReadonlyArray<keyof UyuniConfig>;
+  readonly applies?: (c: UyuniConfig) => boolean;
+  readonly check: (c: UyuniConfig) => readonly string[];
 }
 
-/** The proxy section: its exposure (tftp has a fixed one) and what issuing its certificate from the server's Issuer needs. */
-function checkProxy(config: UyuniConfig, usedNodePorts: Map<number, string>): string[] {
-  const proxy = config.proxy!;
-  const problems: string[] = [];
-  const { tftp, ...exposure } = proxy.services;
-  if (tftp) {
-    problems.push('proxy.services.tftp: tftp is always a LoadBalancer Service with ClientIP affinity (use proxy.tftp.hostNetwork to do without it)');
-  }
-  problems.push(...checkExposure('proxy.services', exposure, PROXY_SERVICES, PROXY_SERVICES.map((s) => s.name), usedNodePorts));
-  if (proxy.tls.issuer) {
-    if (config.tls.mode === 'third-party') {
-      problems.push('proxy.tls.issuer: the server has no Issuer uyuni-issuer with tls.mode third-party; create Secret proxy-cert yourself');
-    }
-    if (proxy.namespace === config.namespace) {
-      problems.push(`proxy.namespace: must not be the server's namespace ${config.namespace} with proxy.tls.issuer `
-        + '(the proxy\'s Services web and salt would replace the server\'s)');
+/** What plansOf reads. */
+const PLAN_SECTIONS = ['plans', 'migration', 'upgrade', 'proxy', 'nodeServices'] as const;
+/** What portFeatures reads: which Services exist. */
+const FEATURE_SECTIONS = ['tftp', 'debugJava', 'monitoring', 'hubApi'] as const;
+
+const SECTION_OF_PLAN: Partial<Record<PlanName, keyof UyuniConfig>> = {
+  'migrate': 'migration', 'migrate-prepare': 'migration', 'upgrade': 'upgrade', 'proxy': 'proxy', 'node-services': 'nodeServices',
+};
+
+/** Names the server pod has volumes of already (a user's extra volume may not take one). */
+const SERVER_POD_VOLUMES = new Set<string>(['ca-cert', 'db-ca-cert', 'tls', 'run', 'sys-fs-cgroup', 'mirror', ...KNOWN_VOLUMES.map((v) => v.name)]);
+
+/** Whether the proxy and a server plan would both write into the server's namespace. */
+const proxyInServerNamespace = (c: UyuniConfig) => c.proxy!.namespace === c.namespace;
+
+/**
+ * The cross checks, in the order their problems are listed (as aws-cdk's validate-queue-props.ts
+ * lists a queue's rules). Each message names the field to change.
+ */
+const RULES: readonly Rule[] = [
+  {
+    reads: ['migration', 'upgrade'],
+    check: (c) => (c.migration && c.upgrade ? ['migration, upgrade: only one of them may be set (a server is either migrated or upgraded)'] : []),
+  },
+  {
+    reads: PLAN_SECTIONS,
+    check: (c) => (c.plans ?? []).flatMap((plan, i) => {
+      const section = SECTION_OF_PLAN[plan];
+      return section && c[section] === undefined ? [`plans[${i}]: ${plan} needs a ${section} section`] : [];
+    }),
+  },
+  {
+    // Node ports are cluster-wide: the server's and the proxy's must not clash either.
+    reads: ['services', ...FEATURE_SECTIONS, 'proxy'],
+    check: (c) => {
+      const used = new Map<number, string>();
+      const problems = checkExposure('services', c.services, serverServices(portFeatures(c)), SERVER_SERVICE_NAMES, used);
+      if (!c.proxy) return problems;
+      const { tftp, ...exposure } = c.proxy.services;
+      if (tftp) problems.push('proxy.services.tftp: tftp is always a LoadBalancer Service with ClientIP affinity (use proxy.tftp.hostNetwork to do without it)');
+      return [...problems, ...checkExposure('proxy.services', exposure, PROXY_SERVICES, PROXY_SERVICES.map((s) => s.name), used)];
+    },
+  },
+  {
+    reads: ['proxy', 'tls'],
+    applies: (c) => Boolean(c.proxy?.tls.issuer),
+    check: (c) => (c.tls.mode === 'third-party'
+      ? ['proxy.tls.issuer: the server has no Issuer uyuni-issuer with tls.mode third-party; create Secret proxy-cert yourself'] : []),
+  },
+  {
+    reads: ['proxy', 'namespace', ...PLAN_SECTIONS],
+    applies: (c) => c.proxy !== undefined && proxyInServerNamespace(c),
+    check: (c) => {
+      if (c.proxy!.tls.issuer) {
+        return [`proxy.namespace: must not be the server's namespace ${c.namespace} with proxy.tls.issuer `
+          + '(the proxy\'s Services web and salt would replace the server\'s)'];
+      }
+      const plans = plansOf(c);
+      return plans.includes('proxy') && plans.some((p) => SERVER_PLANS.includes(p))
+        ? [`proxy.namespace: must not be the server's namespace ${c.namespace} when a server plan and the proxy plan `
+          + 'are written (both define Services web, salt and tftp there)'] : [];
+    },
+  },
+  {
+    reads: ['ingress', 'services'],
+    check: (c) => (c.ingress.type !== 'traefik' && (c.services.salt?.type ?? 'ClusterIP') === 'ClusterIP'
+      ? [`services.salt.type: must be LoadBalancer or NodePort with ingress.type ${c.ingress.type} `
+        + '(only Traefik routes salt 4505/4506 to a ClusterIP Service; clients cannot reach it otherwise)'] : []),
+  },
+  {
+    reads: ['ingress'],
+    check: (c) => (c.ingress.className && c.ingress.type === 'none' ? ['ingress.className: there is no Ingress with ingress.type none'] : []),
+  },
+  {
+    reads: ['server'],
+    check: ({ server: s }) => (s.superPrivileged && (s.apparmorProfile || s.selinuxType)
+      ? ['server.superPrivileged: cannot be combined with server.apparmorProfile or server.selinuxType (it sets both itself)'] : []),
+  },
+  {
+    reads: ['server'],
+    check: ({ server: s }) => (s.mirror && !!s.mirror.claimName === !!s.mirror.hostPath ? ['server.mirror: set exactly one of claimName and hostPath'] : []),
+  },
+  {
+    reads: ['server'],
+    check: ({ server: s }) => {
+      const problems: string[] = [];
+      const extra = new Set<string>();
+      for (const [i, v] of s.extraVolumes.entries()) {
+        if (SERVER_POD_VOLUMES.has(v.name)) problems.push(`server.extraVolumes[${i}].name: ${v.name} is a volume of the server pod already`);
+        else if (extra.has(v.name)) problems.push(`server.extraVolumes[${i}].name: ${v.name} is listed twice`);
+        extra.add(v.name);
+      }
+      s.extraVolumeMounts.forEach((m, i) => {
+        if (!extra.has(m.name) && !SERVER_POD_VOLUMES.has(m.name)) problems.push(`server.extraVolumeMounts[${i}].name: no volume ${m.name} (add it to server.extraVolumes)`);
+      });
       return problems;
-    }
-  }
-  const plans = plansOf(config);
-  if (proxy.namespace === config.namespace && plans.includes('proxy') && plans.some((p) => SERVER_PLANS.includes(p))) {
-    problems.push(`proxy.namespace: must not be the server's namespace ${config.namespace} when a server plan and the proxy plan `
-      + 'are written (both define Services web, salt and tftp there)');
-  }
-  return problems;
-}
+    },
+  },
+  {
+    reads: ['nodeServices'],
+    check: (c) => {
+      const seen = new Set<string>();
+      return (c.nodeServices?.pods ?? []).flatMap((pod, i) => {
+        const key = `${pod.namespace}/${pod.name}`;
+        const twice = seen.has(key);
+        seen.add(key);
+        return twice ? [`nodeServices.pods[${i}]: pod ${key} is defined twice`] : [];
+      });
+    },
+  },
+];
 
-function crossChecks(config: UyuniConfig): string[] {
-  const problems: string[] = [];
-  if (config.migration && config.upgrade) {
-    problems.push('migration, upgrade: only one of them may be set (a server is either migrated or upgraded)');
-  }
-  const needs: Partial<Record<PlanName, keyof UyuniConfig>> = {
-    'migrate': 'migration', 'migrate-prepare': 'migration', 'upgrade': 'upgrade', 'proxy': 'proxy', 'node-services': 'nodeServices',
-  };
-  for (const [i, plan] of (config.plans ?? []).entries()) {
-    const section = needs[plan];
-    if (section && config[section] === undefined) problems.push(`plans[${i}]: ${plan} needs a ${section} section`);
-  }
-
-  // Node ports are cluster-wide: the server's and the proxy's must not clash either.
-  const usedNodePorts = new Map<number, string>();
-  problems.push(...checkExposure('services', config.services, serverServices(portFeatures(config)), SERVER_SERVICE_NAMES, usedNodePorts));
-  if (config.proxy) problems.push(...checkProxy(config, usedNodePorts));
-  if (config.ingress.type !== 'traefik' && (config.services.salt?.type ?? 'ClusterIP') === 'ClusterIP') {
-    problems.push(`services.salt.type: must be LoadBalancer or NodePort with ingress.type ${config.ingress.type} `
-      + '(only Traefik routes salt 4505/4506 to a ClusterIP Service; clients cannot reach it otherwise)');
-  }
-  if (config.ingress.className && config.ingress.type === 'none') {
-    problems.push('ingress.className: there is no Ingress with ingress.type none');
-  }
-  const volumeNames = new Set(KNOWN_VOLUMES.map((v) => v.name));
-  for (const name of Object.keys(config.volumes.overrides)) {
-    if (!volumeNames.has(name)) problems.push(`volumes.overrides.${name}: no such claim (known: ${[...volumeNames].join(', ')})`);
-  }
-  problems.push(...checkServer(config));
-  const podNames = new Set<string>();
-  for (const [i, pod] of (config.nodeServices?.pods ?? []).entries()) {
-    const key = `${pod.namespace}/${pod.name}`;
-    if (podNames.has(key)) problems.push(`nodeServices.pods[${i}]: pod ${key} is defined twice`);
-    podNames.add(key);
-  }
-  return problems;
+/** The problems of every rule whose sections are all valid (`invalid`: the sections the schema refused). */
+function crossChecks(config: UyuniConfig, invalid: ReadonlySet<string> = new Set()): string[] {
+  return RULES.filter((r) => r.reads.every((s) => !invalid.has(s)) && (r.applies?.(config) ?? true)).flatMap((r) => r.check(config));
 }

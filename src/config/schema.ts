@@ -4,6 +4,7 @@ import {
 import type { JsonSchema } from './json-schema';
 import type { ObjectSchema } from 'superstruct/dist/utils';
 import { PG_MAJOR } from '../model/db';
+import { KNOWN_VOLUMES } from '../model/volumes';
 import { DEFAULT_AGENT_EXECUTABLE, DEFAULT_PACKAGE_DIR } from '../systemd/defaults';
 
 /**
@@ -111,11 +112,15 @@ const volumeSettings = section({
   selector: optional(type({})),
 });
 
+/** A claim of the claim table (src/model/volumes.ts), checked as a key beside its settings' values. */
+const CLAIMS = KNOWN_VOLUMES.map((v) => v.name);
+const claimName = text((v) => CLAIMS.includes(v) || `no such claim (known: ${CLAIMS.join(', ')})`);
+
 const volumes = section({
   /** The storage class of every claim without its own; "-" means "". @default the cluster's default class */
   storageClass: optional(text((v) => v === '-' || (v.length <= 253 && DNS1123_SUBDOMAIN.test(v)) || 'must be a storage class name or "-"')),
   /** Per-claim settings by claim name (var-spacewalk, var-pgsql18, srv-www, ...). */
-  overrides: defaulted(record(text(), volumeSettings), () => ({})),
+  overrides: defaulted(record(claimName, volumeSettings), () => ({})),
 });
 
 const imageOverride = section({

@@ -2,7 +2,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { Failure, validate } from 'superstruct';
 import { planSchema, REQUIRED } from './schema';
-import { LABELS, MANAGED_BY, ObjectRef, Plan, PLAN_FORMAT_VERSION } from './types';
+import { LABELS, MANAGED_BY, ObjectRef, Plan, PLAN_FORMAT_VERSION, Step } from './types';
 import { WAIT_CONDITIONS } from './waits';
 
 /** A plan directory that cannot be used: the runtime exits 2 on it. */
@@ -206,7 +206,24 @@ function checkPlan(plan: Plan): string[] {
     s.requires.forEach((r, j) => {
       if (r.namespace !== ns) problems.push(`${at}.requires[${j}].namespace ${JSON.stringify(r.namespace)} is not the plan's namespace ${ns}`);
     });
+    if (s.fileSummary) problems.push(...summaryProblems(at, s));
   }
+  return problems;
+}
+
+const DIGEST = /^sha256:[0-9a-f]{64}$/;
+
+/** A step's file summary: digests as synth writes them, a spec hash for exactly the step's Jobs. */
+function summaryProblems(at: string, s: Step): string[] {
+  const summary = s.fileSummary!;
+  const problems: string[] = [];
+  if (!DIGEST.test(summary.sha256)) problems.push(`${at}.fileSummary.sha256 ${JSON.stringify(summary.sha256)} must be "sha256:" and 64 hex digits`);
+  const jobs = new Set(s.objects.filter((r) => r.kind === 'Job').map((r) => r.name));
+  for (const [name, hash] of Object.entries(summary.jobSpecHashes)) {
+    if (!jobs.has(name)) problems.push(`${at}.fileSummary.jobSpecHashes names ${name}, which is not a Job of the step's objects`);
+    else if (!DIGEST.test(hash)) problems.push(`${at}.fileSummary.jobSpecHashes.${name} ${JSON.stringify(hash)} must be "sha256:" and 64 hex digits`);
+  }
+  for (const name of jobs) if (!(name in summary.jobSpecHashes)) problems.push(`${at}.fileSummary.jobSpecHashes has no spec hash for Job ${name}`);
   return problems;
 }
 

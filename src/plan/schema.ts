@@ -86,6 +86,7 @@ const step = type({
   actions: array(action),
   gates: array(gate),
   factsFrom: optional(ref),
+  fileSummary: optional(type({ sha256: text, jobSpecHashes: record(text, text) })),
 });
 
 export const planSchema = type({

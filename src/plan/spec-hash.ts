@@ -22,6 +22,11 @@ export function hashSpec(spec: unknown): string {
   return `${PREFIX}${createHash('sha256').update(canonicalJson(spec)).digest('hex')}`;
 }
 
+/** `sha256:<hex>` of a text (a step file's, for its summary in the plan index). */
+export function hashText(text: string): string {
+  return `${PREFIX}${createHash('sha256').update(text).digest('hex')}`;
+}
+
 /**
  * Whether two spec hashes are the same. A bare hex digest (what the runtime stamped on
  * hand-written Jobs before it wrote the prefix) equals the prefixed one.

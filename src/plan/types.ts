@@ -156,6 +156,23 @@ export interface Step {
    * (and shows in `status`).
    */
   readonly factsFrom?: ObjectRef;
+  /**
+   * What synth wrote into the step file, for `status` to read instead of parsing the file: its
+   * digest and its Jobs' spec hashes. Absent in hand-written plans (status then parses the file).
+   */
+  readonly fileSummary?: StepFileSummary;
+}
+
+/**
+ * A step file as synth wrote it. Valid only while the file's text still has `sha256`: `status`
+ * reads the file (from the plan directory, with the checks of every read) and uses the summary
+ * when the digests are equal, else parses and checks the file as `run` does.
+ */
+export interface StepFileSummary {
+  /** `sha256:` and the hex digest of the file's text (src/plan/spec-hash.ts `hashText`). */
+  readonly sha256: string;
+  /** Each Job of the step, by name: its spec hash (its `uyuni-cdk.io/spec-hash` annotation, else the hash of its spec). */
+  readonly jobSpecHashes: Readonly<Record<string, string>>;
 }
 
 export interface Plan {

@@ -4,8 +4,9 @@ import { ApiObject, App, Chart, YamlOutputType } from 'cdk8s';
 import { Construct } from 'constructs';
 import type { PartOf } from '../model/labels';
 import {
-  Action, ANNOTATIONS, Gate, LABELS, MANAGED_BY, ObjectRef, Plan, PLAN_FORMAT_VERSION, Requirement, Step, Wait,
+  Action, ANNOTATIONS, Gate, LABELS, MANAGED_BY, ObjectRef, Plan, PLAN_FORMAT_VERSION, Requirement, Step, StepFileSummary, Wait,
 } from '../plan/types';
+import { hashSpec, hashText } from '../plan/spec-hash';
 import { PLAN_INDEX } from '../plan/reader';
 import { KUSTOMIZATION, kustomization } from './kustomization';
 import { defaultWait } from '../plan/waits';
@@ -180,7 +181,8 @@ export class PlanApp {
       throw new Error(`cdk8s did not write ${file} for step ${chart.stepName}`);
     }
     // Read from the constructs (in the order cdk8s writes them) rather than resolving the chart twice.
-    const objects: ObjectRef[] = chart.node.findAll().filter(ApiObject.isApiObject).map((o) => ({
+    const apiObjects = chart.node.findAll().filter(ApiObject.isApiObject);
+    const objects: ObjectRef[] = apiObjects.map((o) => ({
       apiVersion: o.apiVersion,
       kind: o.kind,
       name: o.name,
@@ -198,6 +200,22 @@ export class PlanApp {
       actions: o.actions ?? [],
       gates: o.gates ?? [],
       ...(o.factsFrom ? { factsFrom: o.factsFrom } : {}),
+      fileSummary: fileSummary(fs.readFileSync(path.join(outdir, file), 'utf8'), apiObjects),
     };
   }
+}
+
+/**
+ * What `status` reads instead of parsing the step file (types.ts `StepFileSummary`): the digest
+ * of the text cdk8s wrote, and each Job's spec hash as the runtime would take it from the file
+ * (src/runtime/manifests.ts `specHash`: the annotation, else the hash of the spec). Only the Jobs
+ * are resolved again, not the chart.
+ */
+function fileSummary(text: string, objects: readonly ApiObject[]): StepFileSummary {
+  const jobSpecHashes: Record<string, string> = {};
+  for (const o of objects.filter((x) => x.kind === 'Job')) {
+    const json = o.toJson() as { metadata?: { annotations?: Record<string, string> }; spec?: unknown };
+    jobSpecHashes[o.name] = json.metadata?.annotations?.[ANNOTATIONS.specHash] ?? hashSpec(json.spec ?? {});
+  }
+  return { sha256: hashText(text), jobSpecHashes };
 }

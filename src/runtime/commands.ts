@@ -12,7 +12,7 @@ import { Cluster } from './client';
 import { destroyPlan, renderDestroy } from './destroy';
 import { BadInput, RuntimeError } from './errors';
 import { loadKubeConfig } from './kubeconfig';
-import { openPlanDir, PlanDir } from './plan-dir';
+import { openPlanDir, openPlanView, PlanDir } from './plan-dir';
 import { hasChanges, planSteps, renderPlan } from './planview';
 import { OutputMode, Reporter } from './progress';
 import { runPlan } from './run';
@@ -162,8 +162,11 @@ export async function planCommand(planDir: string, o: PlanCommandOptions, io: Io
 export function statusCommand(planDir: string, o: CommonOptions, io: Io): Promise<number> {
   return guarded(io, async () => {
     const mode = outputMode(o, io);
-    const { plan, cluster, objectsOf } = await openPlan(planDir, o);
-    const steps = await stepStatuses(cluster, plan, objectsOf);
+    // The index's summaries of the step files synth wrote, not their parse (src/runtime/plan-dir.ts).
+    const { plan, viewOf } = openPlanView(planDir, o.namespace);
+    const cluster = connect(o);
+    await cluster.ping();
+    const steps = await stepStatuses(cluster, plan, viewOf);
     io.out(mode === 'json' ? JSON.stringify({ plan: plan.name, namespace: plan.namespace, steps }) + '\n' : renderStatus(plan, steps) + '\n');
     return statusExitCode(steps);
   });

@@ -7,7 +7,6 @@ import { hashSpec } from '../plan/spec-hash';
 import { ANNOTATIONS, APPLYSET, LABELS, ObjectRef, Plan, Step } from '../plan/types';
 import { isMember } from './applyset';
 import { BadInput } from './errors';
-import { ParseCache, parseCacheDir } from './parse-cache';
 
 /** An object of a step file: every document names its apiVersion, kind and metadata.name. */
 export type Manifest = KubernetesObject & {
@@ -44,27 +43,22 @@ function parseObjects(file: string, text: string): Manifest[] {
   return objects;
 }
 
-/** The parse cache of this user (src/runtime/parse-cache.ts); an entry may be twice a step file's size. */
-const userParseCache = () => new ParseCache(parseCacheDir(), 2 * MAX_STEP_FILE_BYTES);
-
 /**
- * The objects of a step's manifest file, in file order: read only from a regular file inside the
- * plan directory, at most 16 MiB (src/plan/reader.ts `readInside`), then parsed, or taken from the
- * cache of parsed step files by their text (src/runtime/parse-cache.ts).
+ * The text of a step's manifest file: read only from a regular file inside the plan directory,
+ * at most 16 MiB (src/plan/reader.ts `readInside`).
  */
-export function loadStepObjects(planDir: string, step: Step, cache = userParseCache()): Manifest[] {
-  const file = path.join(planDir, step.file);
-  let text: string;
+export function readStepFile(planDir: string, step: Step): string {
   try {
-    text = readInside(planDir, step.file, MAX_STEP_FILE_BYTES);
+    return readInside(planDir, step.file, MAX_STEP_FILE_BYTES);
   } catch (e) {
     if (e instanceof PlanError) throw new BadInput(e.message);
     throw e;
   }
-  const objects = cache.documents(text, () => parseObjects(file, text));
-  // A cache entry passed these checks when it was written; checked again all the same (a hand-edited cache).
-  if (!objects.every(isManifest)) throw new BadInput(`${file}: ${NOT_MANIFEST}`);
-  return objects;
+}
+
+/** The objects of a step's manifest file, in file order: read (`readStepFile`), then parsed. */
+export function loadStepObjects(planDir: string, step: Step, text = readStepFile(planDir, step)): Manifest[] {
+  return parseObjects(path.join(planDir, step.file), text);
 }
 
 const showRef = (r: ObjectRef) => `${r.kind}/${r.name}${r.namespace ? ` (${r.namespace})` : ''}`;

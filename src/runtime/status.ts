@@ -6,11 +6,12 @@
 import type { KubernetesObject, V1Deployment, V1Job, V1PersistentVolumeClaim, V1Pod, V1ReplicaSet, V1StorageClass } from '@kubernetes/client-node';
 import { EXIT } from '../plan/exit-codes';
 import { sameSpecHash } from '../plan/spec-hash';
-import { ANNOTATIONS, Plan, Step, Wait } from '../plan/types';
+import { ANNOTATIONS, ObjectRef, Plan, Step, Wait } from '../plan/types';
 import { Cluster, refString } from './client';
 import { ApiError, MissingKind } from './errors';
 import { Facts, readFacts } from './facts';
-import { isObject, Manifest, refOf, specHash } from './manifests';
+import { isObject } from './manifests';
+import type { StepView } from './plan-dir';
 import { describePod, podProgress, rolloutPods, selectorString, storageClassOf, Verdict, verdictFor } from './readiness';
 import { jobPhase } from './readiness/batch_v1_job';
 
@@ -36,9 +37,9 @@ interface Classes {
   list?: V1StorageClass[];
 }
 
-async function readObject(cluster: Cluster, o: Manifest): Promise<KubernetesObject | undefined> {
+async function readObject(cluster: Cluster, o: ObjectRef): Promise<KubernetesObject | undefined> {
   try {
-    return await cluster.get(refOf(o));
+    return await cluster.get(o);
   } catch (e) {
     if (!(e instanceof MissingKind)) throw e;
     return undefined;
@@ -50,10 +51,10 @@ async function readObject(cluster: Cluster, o: Manifest): Promise<KubernetesObje
  * holds several of them (as `kubectl get` reads), a GET for a kind with one. A LIST that is
  * forbidden (a user who may only get) falls back to the GETs.
  */
-async function readObjects(cluster: Cluster, objs: readonly Manifest[]): Promise<Array<KubernetesObject | undefined>> {
+async function readObjects(cluster: Cluster, objs: readonly ObjectRef[]): Promise<Array<KubernetesObject | undefined>> {
   const groups = new Map<string, number[]>();
   objs.forEach((o, i) => {
-    const key = `${o.apiVersion}\0${o.kind}\0${o.metadata.namespace ?? ''}`;
+    const key = `${o.apiVersion}\0${o.kind}\0${o.namespace ?? ''}`;
     groups.set(key, [...(groups.get(key) ?? []), i]);
   });
   const read: Array<KubernetesObject | undefined> = new Array(objs.length);
@@ -63,7 +64,7 @@ async function readObjects(cluster: Cluster, objs: readonly Manifest[]): Promise
     if (idx.length === 1) return byGet();
     let items: KubernetesObject[];
     try {
-      items = (await cluster.list({ apiVersion: first.apiVersion, kind: first.kind, namespace: first.metadata.namespace })).items;
+      items = (await cluster.list({ apiVersion: first.apiVersion, kind: first.kind, namespace: first.namespace })).items;
     } catch (e) {
       if (e instanceof MissingKind) return undefined;
       if (e instanceof ApiError && e.status === 403) return byGet();
@@ -71,22 +72,22 @@ async function readObjects(cluster: Cluster, objs: readonly Manifest[]): Promise
     }
     // A list's items carry no apiVersion and kind: they are the list's.
     const byName = new Map(items.map((it) => [it.metadata?.name, { ...it, apiVersion: first.apiVersion, kind: first.kind }]));
-    for (const i of idx) read[i] = byName.get(objs[i].metadata.name);
+    for (const i of idx) read[i] = byName.get(objs[i].name);
     return undefined;
   }));
   return read;
 }
 
-function scanObjects(objs: readonly Manifest[], read: ReadonlyArray<KubernetesObject | undefined>): Scan {
+function scanObjects(view: StepView, read: ReadonlyArray<KubernetesObject | undefined>): Scan {
   const scan: Scan = { present: [], details: [] };
-  for (const [i, o] of objs.entries()) {
+  for (const [i, o] of view.objects.entries()) {
     const there = read[i];
     if (!there) continue;
     scan.present.push(there);
     if (o.kind !== 'Job') continue;
     const phase = jobPhase(there as V1Job);
-    const changed = !sameSpecHash(there.metadata?.annotations?.[ANNOTATIONS.specHash], specHash(o));
-    scan.details.push(`Job ${o.metadata.name} ${phase}${changed ? ' (spec changed since)' : ''}`);
+    const changed = !sameSpecHash(there.metadata?.annotations?.[ANNOTATIONS.specHash], view.jobSpecHashes.get(o.name));
+    scan.details.push(`Job ${o.name} ${phase}${changed ? ' (spec changed since)' : ''}`);
     if (changed) scan.state ??= 'changed';
     if (phase === 'failed') scan.state = 'failed';
     else if (phase === 'running') scan.state ??= 'running';
@@ -131,16 +132,17 @@ async function stepFacts(cluster: Cluster, step: Step, present: readonly Kuberne
   return factsJob && jobPhase(factsJob as V1Job) === 'complete' ? readFacts(cluster, factsJob as V1Job) : undefined;
 }
 
-export async function stepStatuses(cluster: Cluster, plan: Plan, objectsOf: (step: string) => Manifest[]): Promise<StepStatus[]> {
+/** Each step's state; `viewOf` gives a step's objects and Jobs' spec hashes (src/runtime/plan-dir.ts `openPlanView`). */
+export async function stepStatuses(cluster: Cluster, plan: Plan, viewOf: (step: string) => StepView): Promise<StepStatus[]> {
   const out: StepStatus[] = [];
   const classes: Classes = {};
   // Every step's objects read at once (a LIST per kind, as kubectl get), judged step by step.
-  const all = plan.steps.flatMap((step) => objectsOf(step.name));
+  const all = plan.steps.flatMap((step) => viewOf(step.name).objects);
   const read = await readObjects(cluster, all);
   let at = 0;
   for (const step of plan.steps) {
-    const objs = objectsOf(step.name);
-    const scan = scanObjects(objs, read.slice(at, at + objs.length));
+    const objs = viewOf(step.name).objects;
+    const scan = scanObjects(viewOf(step.name), read.slice(at, at + objs.length));
     at += objs.length;
     if (scan.present.length === 0) {
       out.push({ name: step.name, state: 'not-applied', detail: `0/${objs.length} objects` });

@@ -8,6 +8,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { execFileSync } from 'child_process';
 import { renderPodUnits } from '../../src/systemd';
+import { UYUNI_CDK } from '../helpers/entry';
 import { startSimulator, Simulator } from '../sim';
 import { clients, kubectl } from '../sim/helpers';
 import { AgentProcess, startAgent } from './harness/agent-process';
@@ -225,7 +226,7 @@ describe('agent run on a real systemd --user against the API simulator', () => {
   it('reports READY to systemd (Type=notify) only after the start-up cleanup', async () => {
     await agent.stop('SIGTERM');
     const log = path.join(sd.base, 'notify-agent.log');
-    const bin = path.join(__dirname, '..', '..', 'bin', 'uyuni-cdk.js');
+    const bin = UYUNI_CDK;
     execFileSync('systemd-run', ['--user', '--unit', 'notify-agent', '-p', 'Type=notify', '-p', 'NotifyAccess=all', '-p', `StandardError=file:${log}`,
       `--setenv=DBUS_SESSION_BUS_ADDRESS=${sd.busAddress}`, `--setenv=XDG_CONFIG_HOME=${sd.env.XDG_CONFIG_HOME}`, `--setenv=PATH=${process.env.PATH}`,
       '--no-block', process.execPath, bin, 'agent', 'run', ...agentArgs()], { env: sd.env });

@@ -1,21 +1,24 @@
 /**
  * The bundles (scripts/build.js) and the agent's single executable (scripts/build-agent.js),
- * built into a temporary directory so the bundles other tests run are left alone; and the rule
- * by which the bin scripts choose a bundle or the sources (bin/bundle.js).
+ * built into a temporary directory so the repository's bundle/ is left alone; and the bin scripts,
+ * which run those bundles and nothing else (bin/bundle.js), in the layouts they are used in.
  */
 import { execFile, execFileSync, spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
+import { parseConfig } from '../../src/config/load';
+import { synthesize } from '../../src/synth';
 import { startPodsServer } from '../agent/harness/pods-server';
+import { UYUNI_CDK } from '../helpers/entry';
+import { tree } from '../helpers/synth';
 
 const ROOT = path.join(__dirname, '..', '..');
-const { isFresh, ENTRIES } = require(path.join(ROOT, 'bin', 'bundle.js')) as {
-  isFresh(dir: string, root: string): boolean;
-  ENTRIES: Record<string, { source: string }>;
-};
-const out = fs.mkdtempSync(path.join(os.tmpdir(), 'uyuni-cdk-build-'));
-afterAll(() => fs.rmSync(out, { recursive: true, force: true }));
+const { ENTRIES } = require(path.join(ROOT, 'bin', 'bundle.js')) as { ENTRIES: Record<string, { source: string }> };
+// bundle/ of a directory directly in the temp dir, as deep as the layouts below that copy it: a
+// bundle finds the files beside its sources (package.json, the Jobs' scripts) by relative paths.
+const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'uyuni-cdk-build-')), 'bundle');
+afterAll(() => fs.rmSync(path.dirname(out), { recursive: true, force: true }));
 
 const POD = `apiVersion: v1
 kind: Pod
@@ -56,48 +59,63 @@ const LISTED_WITH_EXEC_PLUGIN = { stderr: expect.stringMatching(/^uyuni-cdk agen
 /** Every file of a directory, by name, with its content. */
 const files = (dir: string) => Object.fromEntries(fs.readdirSync(dir).sort().map((f) => [f, fs.readFileSync(path.join(dir, f), 'utf8')]));
 
-describe('bin/bundle.js: bundle or sources', () => {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'uyuni-cdk-fresh-'));
-  const bundle = path.join(root, 'bundle');
-  afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
-  const write = (builtAt: number, inputs: string[]) => {
-    fs.mkdirSync(bundle, { recursive: true });
-    fs.writeFileSync(path.join(bundle, 'sources.json'), JSON.stringify({ builtAt, inputs }));
-  };
-
-  it('runs a bundle only while none of its sources changed after the build began', () => {
-    fs.mkdirSync(path.join(root, 'src'), { recursive: true });
-    fs.writeFileSync(path.join(root, 'src', 'a.ts'), 'export {};\n');
-    const old = (Date.now() - 60_000) / 1000;
-    fs.utimesSync(path.join(root, 'src', 'a.ts'), old, old);
-    fs.mkdirSync(path.join(root, 'src', 'cli'), { recursive: true });
-    fs.writeFileSync(path.join(root, 'src', 'cli', 'main.ts'), 'export {};\n');
-    fs.utimesSync(path.join(root, 'src', 'cli', 'main.ts'), old, old);
-    write(Date.now() - 30_000, ['src/a.ts', 'src/cli/main.ts']);
-    expect(isFresh(bundle, root)).toBe(true);
-    fs.writeFileSync(path.join(root, 'src', 'a.ts'), 'export const edited = 1;\n'); // an edit after the build
-    expect(isFresh(bundle, root)).toBe(false);
-  });
-
-  it('runs the sources when a source is gone or nothing was built', () => {
-    write(Date.now(), ['src/removed.ts']);
-    expect(isFresh(bundle, root)).toBe(false);
-    fs.rmSync(bundle, { recursive: true });
-    expect(isFresh(bundle, root)).toBe(false);
-  });
-});
-
 describe('scripts/build.js', () => {
   beforeAll(() => {
     execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'build.js'), '--outdir', out], { stdio: 'pipe' });
   }, 120_000);
 
-  it('writes one entry per command group and names every project file it read', () => {
-    for (const name of Object.keys(ENTRIES)) expect(fs.existsSync(path.join(out, `${name}.cjs`))).toBe(true);
-    const manifest = JSON.parse(fs.readFileSync(path.join(out, 'sources.json'), 'utf8'));
-    expect(manifest.inputs).toEqual(expect.arrayContaining(['src/cli/main.ts', 'src/main.ts', 'src/runtime/client.ts', 'src/systemd/render.ts', 'package-lock.json']));
-    expect(manifest.inputs.some((f: string) => f.includes('node_modules'))).toBe(false);
-    expect(isFresh(out, ROOT)).toBe(manifest.inputs.every((f: string) => fs.statSync(path.join(ROOT, f)).mtimeMs <= manifest.builtAt));
+  it('writes one bundle per command group, from the sources of each', () => {
+    expect(fs.readdirSync(out).filter((f) => f.endsWith('.cjs')).sort()).toEqual(['agent-client.cjs', ...Object.keys(ENTRIES).map((n) => `${n}.cjs`)].sort());
+    const meta = JSON.parse(fs.readFileSync(path.join(out, 'meta.json'), 'utf8'));
+    for (const [name, e] of Object.entries(ENTRIES)) expect(Object.keys(meta[name].inputs)).toContain(e.source);
+  });
+
+  /** A checkout's layout with `bundle` (or none) as its bundle/ and a src/ of its own: what the bin scripts see. */
+  function checkout(bundle?: string): string {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'uyuni-cdk-checkout-'));
+    fs.cpSync(path.join(ROOT, 'bin'), path.join(root, 'bin'), { recursive: true });
+    fs.copyFileSync(path.join(ROOT, 'package.json'), path.join(root, 'package.json'));
+    if (bundle) fs.cpSync(bundle, path.join(root, 'bundle'), { recursive: true });
+    // Sources edited after the build, newer than every bundle: a command must not run them.
+    fs.mkdirSync(path.join(root, 'src', 'cli'), { recursive: true });
+    fs.writeFileSync(path.join(root, 'src', 'cli', 'main.ts'), 'export function main(): void { console.log(\'from the sources\'); }\n');
+    fs.writeFileSync(path.join(root, 'src', 'main.ts'), 'export function start(): void { console.log(\'from the sources\'); }\n');
+    return root;
+  }
+  const node = (root: string, script: string, args: string[], cwd = root) => spawnSync(process.execPath, [path.join(root, 'bin', script), ...args],
+    { cwd, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: root, XDG_CACHE_HOME: path.join(root, 'cache') } });
+
+  it('runs the bundles, never the sources beside them, however much newer', () => {
+    const root = checkout(out);
+    try {
+      const version = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version;
+      expect(node(root, 'uyuni-cdk.js', ['--version'])).toMatchObject({ status: 0, stdout: `${version}\n` });
+      expect(node(root, 'uyuni-cdk.js', ['agent', '--version'])).toMatchObject({ status: 0, stdout: `${version}\n` });
+      // The cdk8s app: the synth bundle writes what the sources of this repository synthesize.
+      const cwd = fs.mkdtempSync(path.join(root, 'project-'));
+      fs.copyFileSync(path.join(ROOT, 'uyuni.yaml'), path.join(cwd, 'uyuni.yaml'));
+      const synth = node(root, 'synth.js', [], cwd);
+      expect([synth.status, synth.stdout]).toEqual([0, '']);
+      expect(synth.stderr).toMatch(/^uyuni-cdk: wrote dist\/install\/ /m);
+      const expected = fs.mkdtempSync(path.join(root, 'expected-'));
+      synthesize(parseConfig(fs.readFileSync(path.join(ROOT, 'uyuni.yaml'), 'utf8')), expected);
+      expect(tree(path.join(cwd, 'dist'))).toEqual(tree(expected));
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it('says how to build when there is no bundle, and runs nothing else', () => {
+    const root = checkout();
+    try {
+      for (const [script, args, bundle] of [['uyuni-cdk.js', ['status', '--help'], 'cli'], ['uyuni-cdk.js', ['agent', 'render', '--help'], 'agent'], ['synth.js', [], 'synth']] as const) {
+        const r = node(root, script, [...args]);
+        expect([r.status, r.stdout]).toEqual([1, '']);
+        expect(r.stderr).toBe(`uyuni-cdk: bundle/${bundle}.cjs is missing: \`npm run build\` writes the bundles (\`npm run dev -- <args>\` runs the sources)\n`);
+      }
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
+    }
   });
 
   it('loads neither the runtime nor the agent with the synth app or the CLI before a verb runs', () => {
@@ -144,7 +162,7 @@ describe('scripts/build.js', () => {
       const caches = () => fs.readdirSync(path.join(cache, 'uyuni-cdk', 'code')).sort();
       const first = cli('status', path.join(pkg, 'no-such-plan'));
       expect([first.status, first.stderr]).toEqual([2, expect.stringMatching(/no-such-plan: no such plan directory/)]);
-      expect(caches()).toEqual([expect.stringMatching(/^cli\.cjs-status-[0-9a-f]{32}\.bin$/)]);
+      expect(caches()).toEqual([expect.stringMatching(/^cli\.cjs-status-[0-9a-f]{16}-[0-9a-f]{32}\.bin$/)]);
       const file = path.join(cache, 'uyuni-cdk', 'code', caches()[0]);
       const made = fs.readFileSync(file);
       // Taken, not refused: a refused cache (other V8 flags than at its making) would be written again.
@@ -178,8 +196,7 @@ describe('scripts/build.js', () => {
     const sea = spawnSync(exe, ['agent', 'render', '-f', pod, '--out', path.join(out, 'sea'), '--kubeconfig', '/etc/uyuni/kubeconfig'], { encoding: 'utf8', env });
     expect(sea.stderr).toBe('');
     expect(sea.status).toBe(0);
-    const src = spawnSync(process.execPath, [path.join(ROOT, 'bin', 'uyuni-cdk.js'), 'agent', 'render', '-f', pod, '--out', path.join(out, 'src'), '--kubeconfig', '/etc/uyuni/kubeconfig'],
-      { encoding: 'utf8', env: { ...process.env, UYUNI_CDK_SOURCES: '1' } });
+    const src = spawnSync(process.execPath, [UYUNI_CDK, 'agent', 'render', '-f', pod, '--out', path.join(out, 'src'), '--kubeconfig', '/etc/uyuni/kubeconfig'], { encoding: 'utf8' });
     expect(src.status).toBe(0);
     expect(Object.keys(files(path.join(out, 'sea')))).toEqual(['demo-web-prepare.service', 'demo-web-svc.service']);
     expect(files(path.join(out, 'sea'))).toEqual(files(path.join(out, 'src')));

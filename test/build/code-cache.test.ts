@@ -79,4 +79,23 @@ describe('bin/code-cache.js', () => {
     expect(run(bundle, path.join(notADir, 'cache'))).toEqual({ hit: false, exports: expect.objectContaining({ answer: 42 }) });
     expect(run(bundle, path.join(notADir, 'cache')).hit).toBe(false);
   });
+
+  it('names the running checkout\'s files in stack traces, not those of another checkout of the same build', () => {
+    const thrower = `'use strict';\nfunction fail() { throw new Error('boom'); }\nmodule.exports = { answer: 1, dir: __dirname, base: (() => { try { fail(); } catch (e) { return e.stack.split('\\n')[1]; } })() };\n`;
+    const checkouts = ['one', 'two'].map((n) => path.join(work, n, 'bundle'));
+    for (const dir of checkouts) {
+      fs.mkdirSync(dir, { recursive: true });
+      fs.writeFileSync(path.join(dir, 'cli.cjs'), thrower);
+    }
+    const shared = path.join(work, 'shared-cache');
+    const [one, two] = checkouts.map((dir) => path.join(dir, 'cli.cjs'));
+    expect(run(one, shared)).toMatchObject({ hit: false, exports: { base: expect.stringContaining(`(${one}:2:`) } });
+    expect(run(one, shared)).toMatchObject({ hit: true, exports: { base: expect.stringContaining(`(${one}:2:`) } });
+    // The same bytes elsewhere: their own cache, their own file name (V8 keeps a cache's file name in its traces).
+    expect(run(two, shared)).toMatchObject({ hit: false, exports: { base: expect.stringContaining(`(${two}:2:`) } });
+    expect(run(two, shared)).toMatchObject({ hit: true, exports: { base: expect.stringContaining(`(${two}:2:`) } });
+    // Each checkout keeps its cache: neither removes the other's as an earlier build.
+    expect(run(one, shared).hit).toBe(true);
+    expect(fs.readdirSync(shared)).toHaveLength(2);
+  });
 });

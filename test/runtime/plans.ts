@@ -6,7 +6,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { stringify } from 'yaml';
-import { hashSpec } from '../../src/plan/spec-hash';
+import { hashSpec, hashText } from '../../src/plan/spec-hash';
 import { ANNOTATIONS, LABELS, MANAGED_BY, Plan, PLAN_FORMAT_VERSION, Step, Wait } from '../../src/plan/types';
 
 export const NS = 'uyuni-test';
@@ -27,8 +27,11 @@ function defaultWait(o: any): Wait | undefined {
   return f ? { object, for: f } : undefined;
 }
 
-/** Writes a plan into `dir` (a new temp dir by default) and returns the dir. */
-export function writePlan(steps: StepSpec[], opts: { name?: string; dir?: string; deadlineSeconds?: number } = {}): string {
+/**
+ * Writes a plan into `dir` (a new temp dir by default) and returns the dir. `summaries`: each step
+ * with the `fileSummary` synth writes (src/plans/plan-app.ts); without, a hand-written plan's index.
+ */
+export function writePlan(steps: StepSpec[], opts: { name?: string; dir?: string; deadlineSeconds?: number; summaries?: boolean } = {}): string {
   const name = opts.name ?? 'install';
   const dir = opts.dir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'uyuni-plan-'));
   fs.mkdirSync(dir, { recursive: true });
@@ -42,7 +45,9 @@ export function writePlan(steps: StepSpec[], opts: { name?: string; dir?: string
       return c;
     });
     const file = `${String(i).padStart(4, '0')}-${s.name}.k8s.yaml`;
-    fs.writeFileSync(path.join(dir, file), objects.map((o) => stringify(o)).join('---\n'));
+    const text = objects.map((o) => stringify(o)).join('---\n');
+    fs.writeFileSync(path.join(dir, file), text);
+    const jobs = objects.filter((o) => o.kind === 'Job').map((o) => [o.metadata.name, o.metadata.annotations[ANNOTATIONS.specHash]]);
     return {
       name: s.name,
       file,
@@ -54,6 +59,7 @@ export function writePlan(steps: StepSpec[], opts: { name?: string; dir?: string
       actions: s.actions ?? [],
       gates: s.gates ?? [],
       ...(s.factsFrom ? { factsFrom: s.factsFrom } : {}),
+      ...(opts.summaries ? { fileSummary: { sha256: hashText(text), jobSpecHashes: Object.fromEntries(jobs) } } : {}),
     };
   });
   const plan: Plan = {

@@ -1,7 +1,7 @@
 import { spawn } from 'child_process';
-import * as path from 'path';
+import { UYUNI_CDK } from '../../helpers/entry';
 
-const BIN = path.join(__dirname, '..', '..', '..', 'bin', 'uyuni-cdk.js');
+const BIN = UYUNI_CDK;
 
 export interface CliResult {
   readonly code: number | null;

@@ -3,9 +3,9 @@
  * collected as they come, a test waits for a record, and the process is stopped by its PID.
  */
 import { ChildProcess, spawn } from 'child_process';
-import * as path from 'path';
+import { UYUNI_CDK } from '../../helpers/entry';
 
-const BIN = path.join(__dirname, '..', '..', '..', 'bin', 'uyuni-cdk.js');
+const BIN = UYUNI_CDK;
 
 export interface AgentProcess {
   readonly child: ChildProcess;
@@ -20,8 +20,9 @@ export interface AgentProcess {
   readonly exited: Promise<number | null>;
 }
 
-export function startAgent(args: string[], env: NodeJS.ProcessEnv): AgentProcess {
-  const child = spawn(process.execPath, [BIN, 'agent', 'run', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+/** `bin`: the command to run, the sources by default (a benchmark runs the installed bin/uyuni-cdk.js). */
+export function startAgent(args: string[], env: NodeJS.ProcessEnv, bin = BIN): AgentProcess {
+  const child = spawn(process.execPath, [bin, 'agent', 'run', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   const waiters = new Set<() => void>();

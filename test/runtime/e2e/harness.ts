@@ -7,9 +7,11 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { destroyCommand, Io, planCommand, runCommand, statusCommand } from '../../../src/runtime/commands';
+import { UYUNI_CDK } from '../../helpers/entry';
 
 export const ROOT = path.join(__dirname, '..', '..', '..');
-export const BIN = path.join(ROOT, 'bin', 'uyuni-cdk.js');
+/** The CLI from the sources (test/helpers/entry.ts). */
+export const BIN = UYUNI_CDK;
 
 export interface Captured {
   code: number;

@@ -1,4 +1,6 @@
 import { spawnSync } from 'child_process';
+import * as fs from 'fs';
+import * as path from 'path';
 import { startSimulator, Simulator } from '../../sim';
 import { BIN, cli, ROOT } from './harness';
 import { deployment, job, namespace, NS, pvc, service, writePlan } from '../plans';
@@ -61,6 +63,23 @@ describe('uyuni-cdk status', () => {
     expect(after.code).toBe(0);
     expect(after.out).toMatch(/setup\s+done\s+Job setup complete/);
     expect(after.out.split('\n').filter((l) => /\sdone\s/.test(l))).toHaveLength(4);
+  });
+
+  it('says the same from the index\'s step summaries as from parsing the step files, and parses a file edited since', async () => {
+    sim = await startSimulator();
+    const summarized = writePlan(steps(), { summaries: true });
+    const handWritten = writePlan(steps());
+    expect((await cli('run', summarized, { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
+    const status = async (dir: string) => JSON.parse((await cli('status', dir, { kubeconfig: sim.kubeconfigPath, output: 'json' })).out).steps;
+    expect(await status(summarized)).toEqual(await status(handWritten));
+    expect((await status(summarized)).map((s: any) => s.state)).toEqual(['done', 'done', 'done', 'done']);
+    // The Job's script edited in the step file, the index left as synth wrote it: the file's spec hash counts.
+    const index = fs.readFileSync(path.join(summarized, 'uyuni.plan'), 'utf8');
+    writePlan(steps(1, 'echo other'), { dir: summarized });
+    fs.writeFileSync(path.join(summarized, 'uyuni.plan'), index);
+    const setup = (await status(summarized))[2];
+    expect(setup).toMatchObject({ name: 'setup', state: 'changed' });
+    expect(setup.detail).toBe('Job setup complete (spec changed since)');
   });
 });
 
