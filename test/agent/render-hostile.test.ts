@@ -9,9 +9,9 @@ import * as os from 'os';
 import * as path from 'path';
 import { stringify } from 'yaml';
 
-/** MEASURE_BIN: another checkout's bin/uyuni-cdk.js (for the before/after table); MEASURE=1 prints instead of asserting. */
-const BIN = process.env.MEASURE_BIN ?? path.join(__dirname, '..', '..', 'bin', 'uyuni-cdk.js');
-const MEASURE = Boolean(process.env.MEASURE);
+import { UYUNI_CDK } from '../helpers/entry';
+
+const BIN = UYUNI_CDK;
 
 function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
@@ -40,10 +40,6 @@ async function render(p: unknown, out = path.join(dir, 'out')) {
   return cli(['agent', 'render', '-f', path.join(dir, 'pod.yaml'), '--out', out, '--kubeconfig', '/k', '--package-dir', '/pk']);
 }
 
-function report(what: string, r: { code: number | null; stdout: string; stderr: string }, extra = ''): void {
-  process.stdout.write(`MEASURE\t${what}\texit ${r.code}\t${extra}\t${r.stderr.trim().split('\n').slice(0, 2).join(' | ').slice(0, 200)}\n`);
-}
-
 describe('agent render --out: never writes through a link', () => {
   it('refuses a symbolic link planted at a unit name, and leaves its target alone', async () => {
     const out = path.join(dir, 'out');
@@ -53,7 +49,6 @@ describe('agent render --out: never writes through a link', () => {
     fs.symlinkSync(target, path.join(out, UNIT));
     const r = await render(pod(good));
     const victim = fs.readFileSync(target, 'utf8');
-    if (MEASURE) return report('symlink planted in --out', r, `target ${victim === 'precious\n' ? 'intact' : 'OVERWRITTEN'}`);
     expect(victim).toBe('precious\n');
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`${path.join(out, UNIT)} is a symbolic link: refused`);
@@ -67,7 +62,6 @@ describe('agent render --out: never writes through a link', () => {
     const target = path.join(dir, 'created-elsewhere');
     fs.symlinkSync(target, path.join(out, UNIT));
     const r = await render(pod(good));
-    if (MEASURE) return report('dangling symlink planted in --out', r, `target ${fs.existsSync(target) ? 'CREATED' : 'not created'}`);
     expect(fs.existsSync(target)).toBe(false);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('is a symbolic link: refused');
@@ -81,7 +75,6 @@ describe('agent render --out: never writes through a link', () => {
     fs.linkSync(target, path.join(out, UNIT));
     const r = await render(pod(good));
     const victim = fs.readFileSync(target, 'utf8');
-    if (MEASURE) return report('hard link planted in --out', r, `target ${victim === 'precious\n' ? 'intact' : 'OVERWRITTEN'}`);
     expect(victim).toBe('precious\n');
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('has other hard links: refused');
@@ -90,7 +83,6 @@ describe('agent render --out: never writes through a link', () => {
   it('still writes fresh files, and rewrites its own regular files', async () => {
     const first = await render(pod(good));
     const again = await render(pod({ ...good, args: ['more'] }));
-    if (MEASURE) return report('render twice into the same --out', again);
     expect(first.code).toBe(0);
     expect(again.code).toBe(0);
     expect(fs.readFileSync(path.join(dir, 'out', UNIT), 'utf8')).toContain('ExecStart=/bin/x --flag more');
@@ -112,10 +104,9 @@ describe('agent render: the pod shape, field by field (exit 2, no stack trace)',
     ['a container without a name', pod({ image: 'i:1', command: ['/x'] }), /spec\.containers\[0\]\.name must be a non-empty string/],
     ['spec as a list', { ...pod(good), spec: [] }, /pod ns\/p: spec must be an object, not a list/],
     ['a List item that is null', { apiVersion: 'v1', kind: 'List', items: [null] }, /a pod must be an object, not null/],
-  ])('refuses %s', async (what, p, message) => {
+  ])('refuses %s', async (_what, p, message) => {
     const r = await render(p);
     const written = fs.existsSync(path.join(dir, 'out')) ? fs.readdirSync(path.join(dir, 'out')) : [];
-    if (MEASURE) return report(what, r, `files written: ${written.join(',') || '-'}`);
     expect(r.stderr).toMatch(message);
     expect(r.stderr).not.toMatch(/\n\s+at /);
     expect(r.code).toBe(2);
