@@ -32,7 +32,8 @@ describe("the cdk8s CLI's upgrade check", () => {
 
   it('is off in npm run synth', () => {
     const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
-    expect(pkg.scripts.synth).toMatch(/^cdk8s synth --no-check-upgrade\b/);
+    // (after the bundles are built: the cdk8s app runs them, src/ edits included)
+    expect(pkg.scripts.synth).toMatch(/(^|&& )cdk8s synth --no-check-upgrade\b/);
   });
 
   it.each([
