@@ -67,7 +67,8 @@ export function addStopServerStep(plan: PlanApp, config: UyuniConfig, u: Upgrade
 }
 
 /**
- * Step `tls` of an upgrade. Keeping the CA (the default), nothing of cert-manager is applied:
+ * The TLS step of an upgrade. Keeping the CA (the default), step `keep-tls` applies nothing of
+ * cert-manager and prunes nothing of the install's step `tls`:
  * Secrets uyuni-cert and db-cert stay as their Certificates renew them, from whichever issuer made
  * them (the chart's ClusterIssuer uyuni-issuer with the CA in cert-manager's namespace, uyuni-charts
  * server-selfsigned/templates/certificates.yaml @ fbbe779; mgradm's Issuer uyuni-ca-issuer beside a
@@ -87,7 +88,9 @@ export function addUpgradeTlsStep(plan: PlanApp, config: UyuniConfig, u: Upgrade
     message: `the upgrade keeps the running server's CA, but Secret ${name} is missing: is namespace ${ns} the server's? `
       + '(upgrade.ca: new mints a new CA instead)',
   });
-  plan.addStep('tls', {
+  // Not named `tls`: a plan prunes the members of the steps it has, and the install's TLS
+  // objects (ours, when uyuni-cdk made the install) are members of its step `tls`.
+  plan.addStep('keep-tls', {
     description: `TLS: keep the CA of the running server (Secrets ${TLS_NAMES.serverCert}, ${TLS_NAMES.dbCert} as they are)`,
     requires: [secret(TLS_NAMES.serverCert), secret(TLS_NAMES.dbCert)],
   }, (chart) => {

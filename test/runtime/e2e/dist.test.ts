@@ -71,6 +71,10 @@ afterEach(async () => {
     for (const s of readPlan(dist('upgrade')).steps) {
       for (const o of s.objects.filter((x) => x.kind === 'Job')) expect(sim.get(o.apiVersion, o.kind, o.name, o.namespace)?.status?.succeeded).toBe(1);
     }
+    // The upgrade keeps the CA (upgrade.ca: keep): it prunes none of the install's TLS objects.
+    for (const [kind, name] of [['Issuer', 'uyuni-root-issuer'], ['Certificate', 'uyuni-ca'], ['Issuer', 'uyuni-issuer'], ['Certificate', 'uyuni-cert'], ['Certificate', 'db-cert']]) {
+      expect([kind, name, sim.get('cert-manager.io/v1', kind, name, 'uyuni')?.metadata?.name]).toEqual([kind, name, name]);
+    }
   });
 
   it('refuses a PostgreSQL downgrade from the facts, before stopping the server', async () => {
