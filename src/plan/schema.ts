@@ -86,6 +86,7 @@ const step = type({
   actions: array(action),
   gates: array(gate),
   factsFrom: optional(ref),
+  oneShot: optional(oneOf(['migration', 'upgrade'] as const)),
 });
 
 export const planSchema = type({
@@ -97,4 +98,6 @@ export const planSchema = type({
   selector: record(text, text),
   deadlineSeconds: positive,
   steps: refine(array(step), 'non-empty', (v) => v.length > 0 || 'must be a non-empty list'),
+  flow: optional(type({ kind: oneOf(['migration', 'upgrade'] as const), source: optional(text) })),
+  identity: optional(type({ fqdn: text, product: text, imageGeneration: text, tlsMode: text })),
 });

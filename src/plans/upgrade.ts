@@ -45,7 +45,8 @@ export function upgradePlan(config: UyuniConfig): PlanApp {
   if (!u) throw new Error('the upgrade plan needs an upgrade section');
   const pg = u.postgresql;
   const plan = serverPlan(config, 'upgrade',
-    `Upgrade Uyuni ${config.fqdn} in namespace ${config.namespace} to ${imageOf(config, 'server').image} (PostgreSQL ${pg.from} → ${pg.to})`);
+    `Upgrade Uyuni ${config.fqdn} in namespace ${config.namespace} to ${imageOf(config, 'server').image} (PostgreSQL ${pg.from} → ${pg.to})`,
+    { flow: { kind: 'upgrade' } });
   addInspectStep(plan, config);
   addInspectDbStep(plan, config, sourceDbVolume(pg), { nearDb: true });
   addStopServerStep(plan, config, u);
@@ -61,5 +62,6 @@ export function upgradePlan(config: UyuniConfig): PlanApp {
   if (upgradesPg(pg)) addDbFinalizeStep(plan, config, { reindex: true, migration: false });
   addIngressStep(plan, config);
   addServerStep(plan, config);
-  return plan;
+  // Once per image generation: a finished upgrade's re-run stops nothing (docs/runtime.md, "Safety").
+  return plan.markOneShot('upgrade', 'inspect', 'inspect-db', 'stop-server', ...(upgradesPg(pg) ? ['db-upgrade', 'db-finalize'] : []));
 }
