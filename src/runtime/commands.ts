@@ -32,6 +32,8 @@ export interface Io {
    * the process ends; absent: nobody interrupts (tests).
    */
   readonly onInterrupt?: (cleanup: () => void) => void;
+  /** Asks a question on the terminal and returns the answer; absent: no terminal to ask on (a pipe, CI, tests). */
+  readonly ask?: (question: string) => Promise<string>;
 }
 
 function outputMode(o: CommonOptions, io: Io): OutputMode {
@@ -88,6 +90,12 @@ export interface RunCommandOptions extends CommonOptions {
   readonly prune?: boolean;
   /** Prune claims too (those this plan made). */
   readonly purgeVolumes?: boolean;
+  /** `--yes`, `-y`, `--auto-approve`: the destructive changes go ahead without a question. */
+  readonly yes?: boolean;
+  readonly autoApprove?: boolean;
+  readonly allowFqdnChange?: boolean;
+  readonly allowDowngrade?: boolean;
+  readonly allowNewCa?: boolean;
 }
 
 export function runCommand(planDir: string, o: RunCommandOptions, io: Io): Promise<number> {
@@ -112,6 +120,11 @@ export function runCommand(planDir: string, o: RunCommandOptions, io: Io): Promi
       stuckGraceSeconds: o.stuckGrace,
       prune: o.prune,
       purgeVolumes: o.purgeVolumes,
+      yes: Boolean(o.yes || o.autoApprove),
+      ...(io.ask ? { ask: io.ask } : {}),
+      allowFqdnChange: o.allowFqdnChange,
+      allowDowngrade: o.allowDowngrade,
+      allowNewCa: o.allowNewCa,
     });
   });
 }
@@ -132,6 +145,10 @@ export interface PlanCommandOptions extends CommonOptions {
   readonly purgeVolumes?: boolean;
   /** Terraform's `-detailed-exitcode`: 0 no changes, 2 changes, 1 any error (a run that would stop, bad input, an unreachable cluster). */
   readonly detailedExitcode?: boolean;
+  /** As `run --allow-fqdn-change` and the others: predict a run given them. */
+  readonly allowFqdnChange?: boolean;
+  readonly allowDowngrade?: boolean;
+  readonly allowNewCa?: boolean;
 }
 
 export async function planCommand(planDir: string, o: PlanCommandOptions, io: Io): Promise<number> {

@@ -1,6 +1,9 @@
 /**
  * The plan walker: reads the plan directory (every step file parsed before the cluster is
- * touched), then runs each step in order (src/runtime/steps/), then records the finished run.
+ * touched), decides with `plan`'s own computation (src/runtime/planview.ts) before its first
+ * write (a finished flow's data step or a change of the server's identity is refused, the
+ * destructive changes are shown and must be approved: confirm.ts), then runs each step in order
+ * (src/runtime/steps/), then records the finished run, flow and identity (history.ts, record.ts).
  * The first failure stops the run; later steps are not applied.
  */
 import * as fs from 'fs';
@@ -10,8 +13,13 @@ import { defaultRunsDir, RUN_DEFAULTS } from '../plan/run-defaults';
 import type { Plan } from '../plan/types';
 import { applySetOf, groupKind, readParent, writeParent } from './applyset';
 import type { Cluster } from './client';
+import { approve, ApprovalOptions } from './confirm';
+import { destructiveChanges } from './destructive';
 import { BadInput, RuntimeError, StepFailed } from './errors';
 import { finishedJobUids, HISTORY_CONFIGMAP, recordFinishedRun } from './history';
+import type { IdentityFlags } from './identity';
+import { planSteps, PlanResult } from './planview';
+import { readRecords, recordPlanFinished } from './record';
 import type { Manifest } from './manifests';
 import { Connection, nextCommand } from './next-command';
 import { openPlanDir } from './plan-dir';
@@ -19,7 +27,7 @@ import { memberKinds, pruneCandidates } from './prune';
 import type { Reporter } from './progress';
 import { RunContext, runStep } from './steps';
 
-export interface RunOptions {
+export interface RunOptions extends IdentityFlags, ApprovalOptions {
   readonly planDir: string;
   readonly cluster: Cluster;
   readonly reporter: Reporter;
@@ -52,6 +60,22 @@ interface Started {
   readonly objectsOf: ReadonlyMap<string, Manifest[]>;
 }
 
+/**
+ * Before the first write, as `plan` decides: what is refused outright (a finished flow's data
+ * step, an identity change without its flag), then the destructive changes, approved or not.
+ */
+async function decideBeforeWriting(o: RunOptions, plan: RunContext['plan'], objects: ReadonlyMap<string, Manifest[]>): Promise<PlanResult> {
+  const decided = await planSteps(o.cluster, plan, (s) => objects.get(s) ?? [], {
+    rerun: o.rerun, prune: o.prune, purgeVolumes: o.purgeVolumes, diff: false,
+    allowFqdnChange: o.allowFqdnChange, allowDowngrade: o.allowDowngrade, allowNewCa: o.allowNewCa,
+  });
+  if (decided.refusals.length) {
+    throw new RuntimeError(`refused before any write: ${decided.refusals.join('; ')}`, EXIT.stepFailed);
+  }
+  await approve(destructiveChanges(decided), o, o.reporter);
+  return decided;
+}
+
 /** Everything before the first step: the plan read and checked, the cluster reached, the run directory made. */
 async function startRun(o: RunOptions, started: number): Promise<Started> {
   const { plan, objectsOf } = openPlanDir(o.planDir, o.namespace);
@@ -66,12 +90,14 @@ async function startRun(o: RunOptions, started: number): Promise<Started> {
   fs.mkdirSync(runDir, { recursive: true });
   o.reporter.recordTo(path.join(runDir, 'events.jsonl'));
   o.reporter.emit({ type: 'run-start', plan: plan.name, runId, runDir, steps: plan.steps.length, server: o.cluster.server });
+  await decideBeforeWriting(o, plan, objects);
   const set = applySetOf(plan);
   const run: RunContext = {
     cluster: o.cluster, reporter: o.reporter, plan, runId, runDir,
     deadline: started + (o.timeoutSeconds ?? plan.deadlineSeconds) * 1000,
     facts: {},
     finished: await finishedJobUids(o.cluster, plan.namespace),
+    records: await readRecords(o.cluster, plan.namespace),
     rerun: o.rerun ?? [],
     stuckGraceSeconds: o.stuckGraceSeconds ?? RUN_DEFAULTS.stuckGraceSeconds,
     // A parent of another tool is refused here, before the first step.
@@ -97,12 +123,17 @@ async function pruneSet(run: RunContext, objectsOf: ReadonlyMap<string, Manifest
   if (a.parentWritten || items.length > 0) await writeParent(run.cluster, run.plan, a, remaining, run.runId);
 }
 
-/** Every step is done: a failure to write the history is worth a line, not a failed run. */
+/**
+ * Every step is done: the run, the flow the plan finishes and the server's identity are
+ * recorded. A failure to write them is worth a line, not a failed run (each data step was
+ * recorded when it was done).
+ */
 async function recordHistory(run: RunContext, plan: Plan): Promise<void> {
   const event = { type: 'action', step: '(run)', action: 'record finished run', object: `ConfigMap ${plan.namespace}/${HISTORY_CONFIGMAP}` } as const;
   try {
     await recordFinishedRun(run.cluster, plan, run.runId);
-    run.reporter.emit({ ...event, result: 'done' });
+    await recordPlanFinished(run.cluster, plan, run.runId);
+    run.reporter.emit({ ...event, result: `done${plan.flow ? ` (the ${plan.flow.kind} is finished)` : ''}` });
   } catch (e) {
     run.reporter.emit({ ...event, result: `failed: ${(e as Error).message}` });
   }

@@ -56,7 +56,7 @@ afterEach(async () => {
   it('upgrades when the inspect Job\'s facts pass every gate: server scaled down, upgrade Jobs run, server back', async () => {
     sim = await startSimulator({ jobs: inspectJobs() });
     expect((await cli('run', dist('install'), { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
-    const r = await cli('run', dist('upgrade'), { kubeconfig: sim.kubeconfigPath });
+    const r = await cli('run', dist('upgrade'), { kubeconfig: sim.kubeconfigPath, yes: true });
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
     expect(r.out).toContain('facts: ');
@@ -76,7 +76,7 @@ afterEach(async () => {
     sim = await startSimulator({ jobs: inspectJobs({}, { image_pg_version: '13', current_pg_version: '16' }) });
     expect((await cli('run', dist('install'), { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
     const mark = sim.requests.length;
-    const r = await cli('run', dist('upgrade'), { kubeconfig: sim.kubeconfigPath });
+    const r = await cli('run', dist('upgrade'), { kubeconfig: sim.kubeconfigPath, yes: true });
     expect(r.code).toBe(1);
     expect(r.out).toContain('gate REFUSED: the new server-postgresql image\'s PostgreSQL is older than the database\'s: PostgreSQL cannot be downgraded');
     expect(writesTo(sim.requests.slice(mark), '/deployments/uyuni')).toEqual([]);
@@ -93,7 +93,7 @@ afterEach(async () => {
     }, { current_pg_version: '14' }) });
     const b64 = (t: string) => Buffer.from(t).toString('base64');
     const stopsAt = async (text: string) => {
-      const stopped = await cli('run', dist('migrate'), { kubeconfig: sim.kubeconfigPath });
+      const stopped = await cli('run', dist('migrate'), { kubeconfig: sim.kubeconfigPath, yes: true });
       expect(stopped.code).toBe(1);
       expect(stopped.out + stopped.err).toContain(text);
     };
@@ -114,7 +114,7 @@ afterEach(async () => {
     for (const name of ['db-credentials', 'reportdb-credentials']) {
       sim.put({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: 'uyuni' }, type: 'kubernetes.io/basic-auth', data: { username: b64('u'), password: b64('p') } });
     }
-    const r = await cli('run', dist('migrate'), { kubeconfig: sim.kubeconfigPath });
+    const r = await cli('run', dist('migrate'), { kubeconfig: sim.kubeconfigPath, yes: true });
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
     for (const s of readPlan(dist('migrate')).steps) {
@@ -145,14 +145,14 @@ afterEach(async () => {
     secret('uyuni-ca', { 'tls.crt': 'c', 'tls.key': 'k' }, 'kubernetes.io/tls');
     for (const name of ['db-credentials', 'reportdb-credentials']) secret(name, { username: 'u', password: 'p' }, 'kubernetes.io/basic-auth');
 
-    const first = spawnCli(['run', dist('migrate'), '--kubeconfig', sim.kubeconfigPath, '--run-dir', tmpDir()]);
+    const first = spawnCli(['run', dist('migrate'), '--yes', '--kubeconfig', sim.kubeconfigPath, '--run-dir', tmpDir()]);
     await until('the data sync pod running', () => sim.list('v1', 'Pod', 'uyuni').some((p) => p.metadata.name.startsWith('uyuni-data-sync-') && p.status?.phase === 'Running'));
     first.child.kill('SIGKILL');
     await first.done;
     const syncUid = sim.get('batch/v1', 'Job', 'uyuni-data-sync', 'uyuni').metadata.uid;
     const mark = sim.requests.length;
 
-    const r = await cli('run', dist('migrate'), { kubeconfig: sim.kubeconfigPath });
+    const r = await cli('run', dist('migrate'), { kubeconfig: sim.kubeconfigPath, yes: true });
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
     expect(r.out).toContain('Job/uyuni-data-sync (uyuni): already running with the same spec: attached');

@@ -1,0 +1,202 @@
+/**
+ * Safe to run twice (docs/runtime.md, "Safety"), on the simulator with the synthesized plans:
+ * a finished upgrade's re-run is a true no-op that `plan --detailed-exitcode` predicts; a finished
+ * migration never runs again (edited configuration, the committed plan, its Jobs deleted), only
+ * `--rerun STEP`, asked first; the pre-sync stops nothing; the server's recorded identity (fqdn,
+ * image generation) is kept unless its flag is given.
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import { parse, stringify } from 'yaml';
+import { synthYaml } from '../../helpers/synth';
+import { startSimulator, Simulator } from '../../sim';
+import { cli, ROOT } from './harness';
+
+const dist = (p: string) => path.join(ROOT, 'dist', p);
+const lines = (o: Record<string, string>) => Object.entries(o).map(([k, v]) => `${k}=${v}`);
+const b64 = (t: string) => Buffer.from(t).toString('base64');
+
+/** What the inspect Jobs print (as dist.test.ts). */
+const inspectJobs = (server: Record<string, string> = {}, db: Record<string, string> = {}) => ({
+  'uyuni-inspect': { logs: lines({
+    product: 'uyuni', current_product: 'uyuni', uyuni_release: '2026.08', current_release: '2026.03', fqdn: 'uyuni.example.com', ...server,
+  }) },
+  'uyuni-inspect-db': { logs: lines({ current_pg_version: '16', image_pg_version: '18', ...db }) },
+});
+const migrationFacts = () => inspectJobs({
+  fqdn: 'old-server.example.com', current_release: '2024.10', timezone: 'Europe/Berlin', has_hub: 'false', debug_java: 'false',
+  tftp_enabled: 'true', ca_fingerprint_match: 'true',
+}, { current_pg_version: '14' });
+
+/** Requests that change something: creates, deletes, merge patches (scale); not server-side applies (`force=true`), which converge. */
+const disruptive = (requests: ReadonlyArray<{ method: string; path: string; query: string }>) =>
+  requests.filter((r) => r.method === 'POST' || r.method === 'DELETE' || (r.method === 'PATCH' && !/(^|&)force=true/.test(r.query)))
+    .map((r) => `${r.method} ${r.path}`);
+
+/** A configuration file of examples/ with changes merged in, synthesized into a temp dir. */
+function synthExample(example: string, change: (c: any) => void): Record<string, string> {
+  const c = parse(fs.readFileSync(path.join(ROOT, 'examples', example), 'utf8'));
+  change(c);
+  const out = synthYaml(stringify(c));
+  return Object.fromEntries(Object.entries(out).filter(([k]) => k !== 'root').map(([k, v]) => [k, (v as { dir: string }).dir]));
+}
+
+let sim: Simulator;
+afterEach(async () => {
+  await sim?.stop();
+});
+
+function migrationInputs(s: Simulator): void {
+  const secret = (name: string, data: Record<string, string>, type = 'Opaque') =>
+    s.put({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: 'uyuni' }, type, data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, b64(v)])) });
+  secret('uyuni-migration-key', { key: 'k', 'key.pub': 'p' });
+  s.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'uyuni-migration-ssh', namespace: 'uyuni' }, data: { config: 'Host *', known_hosts: 'x' } });
+  secret('uyuni-ca-password', { password: 'pw' });
+  // What the real uyuni-import-secrets makes (the simulated Job runs no script).
+  secret('uyuni-ca', { 'tls.crt': 'c', 'tls.key': 'k' }, 'kubernetes.io/tls');
+  for (const name of ['db-credentials', 'reportdb-credentials']) secret(name, { username: 'u', password: 'p' }, 'kubernetes.io/basic-auth');
+}
+
+async function finishedMigration(): Promise<void> {
+  sim = await startSimulator({ jobs: migrationFacts() });
+  migrationInputs(sim);
+  const r = await cli('run', dist('migrate'), { kubeconfig: sim.kubeconfigPath, yes: true });
+  expect(r.err).toBe('');
+  expect(r.code).toBe(0);
+}
+
+async function deleteJobs(): Promise<void> {
+  for (const j of sim.list('batch/v1', 'Job', 'uyuni')) {
+    const res = await fetch(`${sim.url}/apis/batch/v1/namespaces/uyuni/jobs/${j.metadata.name}?propagationPolicy=Background`, { method: 'DELETE' });
+    expect(res.ok).toBe(true);
+  }
+  await new Promise((r) => setTimeout(r, 200));
+  expect(sim.list('batch/v1', 'Job', 'uyuni')).toEqual([]);
+}
+
+describe('a finished upgrade', () => {
+  it('plan --detailed-exitcode exits 0, and run then sends no create, delete or scale: a true no-op', async () => {
+    sim = await startSimulator({ jobs: inspectJobs() });
+    expect((await cli('run', dist('install'), { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
+    // The first upgrade stops the server: a destructive change that asks (here: --yes).
+    const before = await cli('plan', dist('upgrade'), { kubeconfig: sim.kubeconfigPath, detailedExitcode: true });
+    expect(before.code).toBe(2);
+    expect(before.out).toMatch(/action {4}stop {5}scale to 0 Deployment\/uyuni \(uyuni\) {2}\(1 replica now\)/);
+    expect(before.out).toMatch(/^Plan: \d+ to create, \d+ to update, 0 to delete, 2 to stop, \d+ unchanged\.$/m);
+    expect((await cli('run', dist('upgrade'), { kubeconfig: sim.kubeconfigPath, yes: true })).code).toBe(0);
+
+    const again = await cli('plan', dist('upgrade'), { kubeconfig: sim.kubeconfigPath, detailedExitcode: true });
+    expect(again.out).toMatch(/\[3\/11\] stop-server: [^\n]*\n {2}skipped {3}the upgrade of namespace uyuni to 2026\.08 finished at \S+ \(run upgrade-\d{8}T\d{6}Z\): a data step never runs twice/);
+    expect(again.out).toMatch(/^Plan: 0 to create, 0 to update, 0 to delete, 0 to stop, \d+ unchanged\.$/m);
+    expect(again.code).toBe(0);
+    const mark = sim.requests.length;
+    const r = await cli('run', dist('upgrade'), { kubeconfig: sim.kubeconfigPath });
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    expect(disruptive(sim.requests.slice(mark))).toEqual([]);
+    expect(r.out).not.toContain('destructive changes');
+    expect(sim.get('apps/v1', 'Deployment', 'uyuni', 'uyuni').spec.replicas).toBe(1);
+
+    // Its Jobs deleted (a TTL, kubectl delete jobs): the record decides, nothing runs again.
+    await deleteJobs();
+    const gone = await cli('plan', dist('upgrade'), { kubeconfig: sim.kubeconfigPath, detailedExitcode: true });
+    expect(gone.code).toBe(0);
+    const mark2 = sim.requests.length;
+    expect((await cli('run', dist('upgrade'), { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
+    expect(disruptive(sim.requests.slice(mark2))).toEqual([]);
+  });
+});
+
+describe('a finished migration never runs again', () => {
+  it('an edited configuration: refused before any write, saying when and from where it finished and what to use now', async () => {
+    await finishedMigration();
+    const edited = synthExample('migration.yaml', (c) => { c.images.tag = '2026.09'; }).migrate;
+    const plan = await cli('plan', edited, { kubeconfig: sim.kubeconfigPath, detailedExitcode: true });
+    expect(plan.code).toBe(1);
+    expect(plan.out).toContain('run would refuse before any write:');
+    const mark = sim.requests.length;
+    const r = await cli('run', edited, { kubeconfig: sim.kubeconfigPath, yes: true });
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/refused before any write: the migration into namespace uyuni finished at \d{4}-\d\d-\d\dT[\d:.]+Z from old-server\.example\.com \(run migrate-\d{8}T\d{6}Z\)/);
+    expect(r.err).toContain('use the install plan of the same configuration without `migration`');
+    expect(sim.requests.slice(mark).filter((x) => x.method !== 'GET')).toEqual([]);
+  });
+
+  it('the committed plan, and again with its Jobs deleted: refused, no Job made, nothing scaled', async () => {
+    await finishedMigration();
+    for (const jobsGone of [false, true]) {
+      if (jobsGone) await deleteJobs();
+      const mark = sim.requests.length;
+      const r = await cli('run', dist('migrate'), { kubeconfig: sim.kubeconfigPath, yes: true });
+      expect(r.code).toBe(1);
+      expect(r.err).toContain('a finished migration never runs again');
+      expect(sim.requests.slice(mark).filter((x) => x.method !== 'GET')).toEqual([]);
+    }
+    expect(sim.list('batch/v1', 'Job', 'uyuni')).toEqual([]);
+    // Nor its pre-sync, which would copy over the live claims.
+    const prepare = await cli('run', dist('migrate-prepare'), { kubeconfig: sim.kubeconfigPath, yes: true });
+    expect(prepare.code).toBe(1);
+    expect(prepare.err).toMatch(/its data step data-presync would run again \(it was not part of it\)/);
+    expect(sim.list('batch/v1', 'Job', 'uyuni')).toEqual([]);
+  });
+
+  it('--rerun STEP repeats that one data step, asked first; the others stay done', async () => {
+    await finishedMigration();
+    await deleteJobs();
+    const mark = sim.requests.length;
+    const asked = await cli('run', dist('migrate'), { kubeconfig: sim.kubeconfigPath, rerun: ['db-finalize'] });
+    expect(asked.code).toBe(2);
+    expect(asked.out).toMatch(/data-step\s+Job\/uyuni-db-finalize \(uyuni\)\s+\[db-finalize\]\s+--rerun db-finalize: the migration into namespace uyuni finished at/);
+    expect(sim.requests.slice(mark).filter((x) => x.method !== 'GET')).toEqual([]);
+    const r = await cli('run', dist('migrate'), { kubeconfig: sim.kubeconfigPath, rerun: ['db-finalize'], yes: true });
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    expect(sim.list('batch/v1', 'Job', 'uyuni').map((j) => j.metadata.name)).toEqual(['uyuni-db-finalize']);
+    expect(r.out).toMatch(/data-sync: skipped, the migration into namespace uyuni finished at/);
+  });
+});
+
+describe('the pre-sync', () => {
+  it('stops nothing: the new server keeps its replicas', async () => {
+    sim = await startSimulator({ jobs: migrationFacts() });
+    migrationInputs(sim);
+    sim.put({
+      apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'uyuni', namespace: 'uyuni' },
+      spec: { replicas: 1, selector: { matchLabels: { app: 'x' } }, template: { metadata: { labels: { app: 'x' } }, spec: { containers: [{ name: 'x', image: 'x' }] } } },
+    });
+    const plan = await cli('plan', dist('migrate-prepare'), { kubeconfig: sim.kubeconfigPath });
+    expect(plan.out).not.toContain('action ');
+    const mark = sim.requests.length;
+    const r = await cli('run', dist('migrate-prepare'), { kubeconfig: sim.kubeconfigPath, yes: true });
+    expect(r.code).toBe(0);
+    expect(sim.requests.slice(mark).filter((x) => x.path.includes('/deployments'))).toEqual([]);
+    expect(sim.get('apps/v1', 'Deployment', 'uyuni', 'uyuni').spec.replicas).toBe(1);
+  });
+});
+
+describe("the server's identity is kept", () => {
+  it('an older image generation and another fqdn are refused naming both values; their flags allow them, asked first', async () => {
+    sim = await startSimulator();
+    const newer = synthExample('../uyuni.yaml', (c) => { c.images = { ...(c.images ?? {}), tag: '2099.01' }; }).install;
+    expect((await cli('run', newer, { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
+    const mark = sim.requests.length;
+    const older = await cli('run', dist('install'), { kubeconfig: sim.kubeconfigPath, yes: true });
+    expect(older.code).toBe(1);
+    expect(older.err).toMatch(/the server would move to an older image generation: 2099\.01 \(recorded by run install-\d{8}T\d{6}Z of plan install at [^)]+\) → 2026\.08; [^:]+: refused \(--allow-downgrade allows it\)/);
+    const renamed = synthExample('../uyuni.yaml', (c) => { c.fqdn = 'other.example.com'; c.images = { ...(c.images ?? {}), tag: '2099.01' }; }).install;
+    const fqdn = await cli('run', renamed, { kubeconfig: sim.kubeconfigPath, yes: true });
+    expect(fqdn.code).toBe(1);
+    expect(fqdn.err).toContain("the server's fqdn would change from uyuni.example.com");
+    expect(fqdn.err).toContain('to other.example.com');
+    expect(fqdn.err).toContain('--allow-fqdn-change');
+    expect(sim.requests.slice(mark).filter((x) => x.method !== 'GET')).toEqual([]);
+    expect(sim.get('apps/v1', 'Deployment', 'uyuni', 'uyuni').spec.template.spec.containers[0].image).toMatch(/:2099\.01$/);
+
+    // The flag allows it, as a destructive change: without --yes and a terminal, nothing yet.
+    const flagged = await cli('run', dist('install'), { kubeconfig: sim.kubeconfigPath, allowDowngrade: true });
+    expect(flagged.code).toBe(2);
+    expect(flagged.out).toMatch(/identity\s+downgrade\s+\[\(run\)\]\s+--allow-downgrade: the server would move to an older image generation/);
+    expect((await cli('run', dist('install'), { kubeconfig: sim.kubeconfigPath, allowDowngrade: true, yes: true })).code).toBe(0);
+    expect(sim.get('apps/v1', 'Deployment', 'uyuni', 'uyuni').spec.template.spec.containers[0].image).toMatch(/:2026\.08$/);
+  });
+});
