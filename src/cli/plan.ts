@@ -10,6 +10,7 @@ export function register(program: Command): void {
     .option('--rerun <step>', 'predict `run --rerun <step>`; repeatable or comma-separated', collectList)
     .option('--no-prune', 'predict `run --no-prune`: objects the plan dropped are kept')
     .option('--purge-volumes', 'predict `run --purge-volumes`: claims this plan made and dropped are deleted too')
+    .option('--out <file>', 'also save this plan to FILE: `uyuni-cdk run FILE` applies exactly it (as Terraform\'s -out), refusing if the cluster or the plan directory changed since')
     .option('--detailed-exitcode', `exit ${EXIT.ok} without changes, ${EXIT.planChanges} with changes, ${EXIT.stepFailed} on any error (for CI drift checks, as Terraform's)`)
     .addOption(new Option('--exit-code', 'the same as --detailed-exitcode').hideHelp())), 'plan')
     .addHelpText('after', `
@@ -28,7 +29,8 @@ With --detailed-exitcode: ${EXIT.ok} no changes, ${EXIT.planChanges} changes, ${
 Examples:
   uyuni-cdk plan dist/install
   uyuni-cdk plan dist/upgrade --output json
-  uyuni-cdk plan dist/install --detailed-exitcode >/dev/null; echo $?   # 2: the cluster drifted`)
+  uyuni-cdk plan dist/install --detailed-exitcode >/dev/null; echo $?   # 2: the cluster drifted
+  uyuni-cdk plan dist/upgrade --out upgrade.plan && uyuni-cdk run upgrade.plan`)
     .action((planDir: string, opts: PlanCommandOptions & { exitCode?: boolean }) => {
       const o = { ...opts, detailedExitcode: Boolean(opts.detailedExitcode || opts.exitCode) };
       return exitWith(loadRuntime().then((m) => m.planCommand(planDir, o, processIo)));

@@ -18,7 +18,7 @@ const runIo: Io = {
 
 export function register(program: Command): void {
   addIdentityOptions(addClusterOptions(program.command('run')
-    .argument('<planDir>', 'a synthesized plan directory, e.g. dist/install')
+    .argument('<planDir>', 'a synthesized plan directory, e.g. dist/install, or a plan saved by `uyuni-cdk plan --out FILE` (applied exactly, without a question)')
     .description('Apply a plan\'s steps in order with server-side apply, wait for each (Jobs, rollouts, certificates, volumes), stream Job logs, resume where a previous run stopped')
     .option('--rerun <step>', 're-create this step\'s Jobs (delete with propagationPolicy Background, then apply); repeatable or comma-separated', collectList)
     .option('--run-dir <dir>', `where logs and events.jsonl go (default: ${RUNS_DIR_HELP})`)
@@ -42,6 +42,7 @@ ${EXIT_CODES_HELP}
 Examples:
   uyuni-cdk run dist/install
   uyuni-cdk run dist/upgrade --yes                  # CI: the scale-downs are approved
+  uyuni-cdk plan dist/upgrade --out up.plan && uyuni-cdk run up.plan   # exactly what was reviewed
   uyuni-cdk run dist/install --kubeconfig ~/.kube/uyuni --context prod --output json
   uyuni-cdk run dist/migrate --rerun setup --timeout 7200`)
     .action((planDir: string, opts: RunCommandOptions) => exitWith(loadRuntime().then((m) => m.runCommand(planDir, opts, runIo))));

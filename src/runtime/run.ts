@@ -20,6 +20,7 @@ import { finishedJobUids, HISTORY_CONFIGMAP, recordFinishedRun } from './history
 import type { IdentityFlags } from './identity';
 import { planSteps, PlanResult } from './planview';
 import { readRecords, recordPlanFinished } from './record';
+import { planDigest, planDrift, SavedPlan } from './saved-plan';
 import type { Manifest } from './manifests';
 import { Connection, nextCommand } from './next-command';
 import { openPlanDir } from './plan-dir';
@@ -49,6 +50,8 @@ export interface RunOptions extends IdentityFlags, ApprovalOptions {
   readonly prune?: boolean;
   /** Prune claims too (only those this plan made). @default false */
   readonly purgeVolumes?: boolean;
+  /** `run FILE`: apply exactly this saved plan (its options are the ones above). */
+  readonly saved?: SavedPlan;
 }
 
 export function timestamp(d = new Date()): string {
@@ -66,25 +69,35 @@ interface Started {
  */
 async function decideBeforeWriting(o: RunOptions, plan: RunContext['plan'], objects: ReadonlyMap<string, Manifest[]>): Promise<PlanResult> {
   const decided = await planSteps(o.cluster, plan, (s) => objects.get(s) ?? [], {
-    rerun: o.rerun, prune: o.prune, purgeVolumes: o.purgeVolumes, diff: false,
+    rerun: o.rerun, prune: o.prune, purgeVolumes: o.purgeVolumes, diff: o.saved !== undefined,
     allowFqdnChange: o.allowFqdnChange, allowDowngrade: o.allowDowngrade, allowNewCa: o.allowNewCa,
   });
+  const drift = o.saved ? planDrift(o.saved.result, decided) : [];
+  if (drift.length) {
+    throw new RuntimeError(`the cluster changed since the plan was saved (${o.saved!.savedAt}): ${drift.join('; ')}; nothing was done: make and review a new plan (uyuni-cdk plan --out)`, EXIT.stepFailed);
+  }
   if (decided.refusals.length) {
     throw new RuntimeError(`refused before any write: ${decided.refusals.join('; ')}`, EXIT.stepFailed);
   }
-  await approve(destructiveChanges(decided), o, o.reporter);
+  await approve(destructiveChanges(decided), { ...o, savedPlan: o.saved !== undefined }, o.reporter);
   return decided;
 }
 
 /** Everything before the first step: the plan read and checked, the cluster reached, the run directory made. */
 async function startRun(o: RunOptions, started: number): Promise<Started> {
-  const { plan, objectsOf } = openPlanDir(o.planDir, o.namespace);
+  const { dir, plan, objectsOf } = openPlanDir(o.planDir, o.namespace);
+  if (o.saved && planDigest(dir, plan) !== o.saved.digest) {
+    throw new BadInput(`${dir} changed since the plan was saved (${o.saved.savedAt}): nothing was done; make and review a new plan (uyuni-cdk plan --out)`);
+  }
   for (const s of o.rerun ?? []) {
     if (!plan.steps.some((x) => x.name === s)) throw new BadInput(`--rerun ${s}: no such step (steps: ${plan.steps.map((x) => x.name).join(', ')})`);
   }
   // Parse every step file before touching the cluster: a broken plan applies nothing.
   const objects = new Map(plan.steps.map((s) => [s.name, objectsOf(s.name)]));
   await o.cluster.ping();
+  if (o.saved && o.saved.server !== o.cluster.server) {
+    throw new BadInput(`the saved plan was made against ${o.saved.server}, not ${o.cluster.server}: nothing was done`);
+  }
   const runId = `${plan.name}-${timestamp()}`;
   const runDir = o.runDir ?? path.join(defaultRunsDir(plan.namespace, plan.name), runId);
   fs.mkdirSync(runDir, { recursive: true });

@@ -10,7 +10,9 @@ import * as path from 'path';
 import { parse, stringify } from 'yaml';
 import { synthYaml } from '../../helpers/synth';
 import { startSimulator, Simulator } from '../../sim';
-import { cli, ROOT } from './harness';
+import { runCommand } from '../../../src/runtime/commands';
+import { cli, ROOT, tmpDir } from './harness';
+import { deployment, namespace, NS, service, writePlan } from '../plans';
 
 const dist = (p: string) => path.join(ROOT, 'dist', p);
 const lines = (o: Record<string, string>) => Object.entries(o).map(([k, v]) => `${k}=${v}`);
@@ -198,5 +200,98 @@ describe("the server's identity is kept", () => {
     expect(flagged.out).toMatch(/identity\s+downgrade\s+\[\(run\)\]\s+--allow-downgrade: the server would move to an older image generation/);
     expect((await cli('run', dist('install'), { kubeconfig: sim.kubeconfigPath, allowDowngrade: true, yes: true })).code).toBe(0);
     expect(sim.get('apps/v1', 'Deployment', 'uyuni', 'uyuni').spec.template.spec.containers[0].image).toMatch(/:2026\.08$/);
+  });
+});
+
+describe('destructive changes ask on a terminal', () => {
+  /** A run with a terminal to ask on that answers `answer`. */
+  async function runAnswering(dir: string, answer: string): Promise<{ code: number; out: string; questions: string[] }> {
+    const questions: string[] = [];
+    let out = '';
+    const code = await runCommand(dir, { kubeconfig: sim.kubeconfigPath, runDir: tmpDir() }, {
+      out: (t) => { out += t; }, err: (t) => { out += t; }, isTTY: false,
+      ask: async (q) => { questions.push(q); return answer; },
+    });
+    return { code, out, questions };
+  }
+
+  it("asks nothing on a first install; a prune asks, and only 'yes' approves", async () => {
+    sim = await startSimulator();
+    const steps = (extra: boolean) => [
+      { name: 'namespace', objects: [namespace()] },
+      { name: 'server', objects: [service('uyuni'), deployment('uyuni'), ...(extra ? [service('extra')] : [])] },
+    ];
+    const dir = writePlan(steps(true));
+    const first = await runAnswering(dir, 'no');
+    expect(first.code).toBe(0);
+    expect(first.questions).toEqual([]);
+    writePlan(steps(false), { dir });
+    for (const answer of ['no', 'y', 'YES']) {
+      const declined = await runAnswering(dir, answer);
+      expect(declined.code).toBe(1);
+      expect(declined.questions).toEqual([expect.stringContaining("Only 'yes' will be accepted to approve.")]);
+      expect(declined.out).toMatch(/delete\s+Service\/extra \(uyuni-test\)\s+\[\(run\)\]\s+pruned/);
+      expect(declined.out).toContain('destructive changes not approved: nothing was done');
+      expect(sim.get('v1', 'Service', 'extra', NS)).toBeDefined();
+    }
+    const approved = await runAnswering(dir, 'yes');
+    expect(approved.code).toBe(0);
+    expect(approved.out).toContain('going ahead: answered yes');
+    expect(sim.get('v1', 'Service', 'extra', NS)).toBeUndefined();
+  });
+});
+
+describe('saved plans', () => {
+  const steps = (extra: boolean, image = 'registry.opensuse.org/uyuni/server:latest') => [
+    { name: 'namespace', objects: [namespace()] },
+    { name: 'server', objects: [service('uyuni'), { ...deployment('uyuni'), spec: { ...deployment('uyuni').spec, template: { ...deployment('uyuni').spec.template, spec: { containers: [{ name: 'main', image }] } } } }, ...(extra ? [service('extra')] : [])] },
+  ];
+  /** Writes other than server-side apply dry runs. */
+  const writes = (from: number) => sim.requests.slice(from).filter((r) => r.method !== 'GET' && !/dryRun=All/.test(r.query));
+
+  it('run FILE applies exactly what plan --out showed, asking nothing (it was reviewed)', async () => {
+    sim = await startSimulator();
+    const dir = writePlan(steps(true));
+    expect((await cli('run', dir, { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
+    writePlan(steps(false), { dir });
+    const file = path.join(tmpDir(), 'prune.plan');
+    const shown = await cli('plan', dir, { kubeconfig: sim.kubeconfigPath, out: file });
+    expect(shown.code).toBe(0);
+    expect(shown.out).toContain(`Saved the plan to ${file}`);
+    const r = await cli('run', file, { kubeconfig: sim.kubeconfigPath });
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('going ahead: the saved plan was reviewed');
+    expect(sim.get('v1', 'Service', 'extra', NS)).toBeUndefined();
+    // Its options are its own.
+    const flags = await cli('run', file, { kubeconfig: sim.kubeconfigPath, rerun: ['server'] });
+    expect(flags.code).toBe(2);
+    expect(flags.err).toContain('is a saved plan: it carries its own options; --rerun belong to `uyuni-cdk plan --out`');
+  });
+
+  it('refuses before any write when the cluster or the plan directory changed since', async () => {
+    sim = await startSimulator();
+    const dir = writePlan(steps(true));
+    expect((await cli('run', dir, { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
+    writePlan(steps(false), { dir });
+    const file = path.join(tmpDir(), 'prune.plan');
+    expect((await cli('plan', dir, { kubeconfig: sim.kubeconfigPath, out: file })).code).toBe(0);
+    // Someone changes the Deployment's image in the cluster: the saved plan said "unchanged".
+    const live = sim.get('apps/v1', 'Deployment', 'uyuni', NS);
+    sim.put({ ...live, spec: { ...live.spec, template: { ...live.spec.template, spec: { containers: [{ name: 'main', image: 'registry.opensuse.org/uyuni/server:other' }] } } } });
+    let mark = sim.requests.length;
+    const cluster = await cli('run', file, { kubeconfig: sim.kubeconfigPath });
+    expect(cluster.code).toBe(1);
+    expect(cluster.err).toMatch(/the cluster changed since the plan was saved \([^)]+\): step server: Deployment\/uyuni \(uyuni-test\) update/);
+    expect(writes(mark)).toEqual([]);
+    expect(sim.get('v1', 'Service', 'extra', NS)).toBeDefined();
+
+    expect((await cli('plan', dir, { kubeconfig: sim.kubeconfigPath, out: file })).code).toBe(0);
+    writePlan(steps(false, 'registry.opensuse.org/uyuni/server:2026.09'), { dir });
+    mark = sim.requests.length;
+    const changed = await cli('run', file, { kubeconfig: sim.kubeconfigPath });
+    expect(changed.code).toBe(2);
+    expect(changed.err).toContain(`${dir} changed since the plan was saved`);
+    expect(sim.requests.slice(mark)).toEqual([]);
   });
 });
