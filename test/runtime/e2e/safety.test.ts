@@ -80,6 +80,11 @@ describe('a finished upgrade', () => {
   it('plan --detailed-exitcode exits 0, and run then sends no create, delete or scale: a true no-op', async () => {
     sim = await startSimulator({ jobs: inspectJobs() });
     expect((await cli('run', dist('install'), { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
+    // A finished install's re-run: nothing to change, nothing disruptive sent.
+    expect((await cli('plan', dist('install'), { kubeconfig: sim.kubeconfigPath, detailedExitcode: true })).code).toBe(0);
+    const installed = sim.requests.length;
+    expect((await cli('run', dist('install'), { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
+    expect(disruptive(sim.requests.slice(installed))).toEqual([]);
     // The first upgrade stops the server: a destructive change that asks (here: --yes).
     const before = await cli('plan', dist('upgrade'), { kubeconfig: sim.kubeconfigPath, detailedExitcode: true });
     expect(before.code).toBe(2);
@@ -106,6 +111,19 @@ describe('a finished upgrade', () => {
     const mark2 = sim.requests.length;
     expect((await cli('run', dist('upgrade'), { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
     expect(disruptive(sim.requests.slice(mark2))).toEqual([]);
+
+    // An upgrade to the next image generation is another flow: it runs (and asks).
+    const next = synthExample('upgrade.yaml', (c) => { c.images.tag = '2026.09'; c.upgrade.postgresql.from = 18; }).upgrade;
+    sim.setJob('uyuni-inspect-db', { logs: lines({ current_pg_version: '18', image_pg_version: '18' }) });
+    sim.setJob('uyuni-inspect', { logs: lines({ product: 'uyuni', current_product: 'uyuni', uyuni_release: '2026.09', current_release: '2026.08', fqdn: 'uyuni.example.com' }) });
+    const planned = await cli('plan', next, { kubeconfig: sim.kubeconfigPath, detailedExitcode: true });
+    expect(planned.code).toBe(2);
+    expect(planned.out).toMatch(/^Plan: \d+ to create, \d+ to update, 0 to delete, 2 to stop, \d+ unchanged\.$/m);
+    const upgraded = await cli('run', next, { kubeconfig: sim.kubeconfigPath, yes: true });
+    expect(upgraded.err).toBe('');
+    expect(upgraded.code).toBe(0);
+    expect(sim.get('apps/v1', 'Deployment', 'uyuni', 'uyuni').spec.template.spec.containers[0].image).toMatch(/:2026\.09$/);
+    expect(JSON.parse(sim.get('v1', 'ConfigMap', 'uyuni-cdk-history', 'uyuni').data['flow.upgrade'])).toMatchObject({ imageGeneration: '2026.09', finishedAt: expect.any(String) });
   });
 });
 
