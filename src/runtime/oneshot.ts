@@ -10,8 +10,8 @@ import { currentFlow, FlowRecord, Records } from './record';
 export type OneShotDecision =
   /** Not a one-shot step, or its flow has not done it: the Jobs decide, as for any step (src/runtime/resume.ts). */
   | { readonly action: 'normal' }
-  /** Done in this flow with the same spec: skipped, whatever the Jobs in the cluster (gone, changed). */
-  | { readonly action: 'done'; readonly why: string }
+  /** Done in this flow with the same spec: skipped, whatever the Jobs in the cluster (gone, changed); `facts`: what its Job printed. */
+  | { readonly action: 'done'; readonly why: string; readonly facts?: Readonly<Record<string, string>> }
   /** `--rerun` of a step its flow did already: run again (a destructive change: it asks first). */
   | { readonly action: 'rerun'; readonly why: string }
   /** The flow finished and this step would run differently (or was never part of it): the run refuses before any write. */
@@ -41,12 +41,12 @@ export function decideOneShot(step: Step, hash: string, plan: Plan, records: Rec
   if (!r.finishedAt) {
     // A flow under way: a done step with the same spec stays done even if its Jobs went.
     return done && done.hash === hash && !rerun.includes(step.name)
-      ? { action: 'done', why: `done in this ${WHAT[r.flow]} by run ${done.run} at ${done.at} (recorded in the cluster)` }
+      ? { action: 'done', why: `done in this ${WHAT[r.flow]} by run ${done.run} at ${done.at} (recorded in the cluster)`, ...(done.facts ? { facts: done.facts } : {}) }
       : { action: 'normal' };
   }
   const finished = finishedLine(r, plan.namespace);
   if (rerun.includes(step.name)) return { action: 'rerun', why: `--rerun ${step.name}: ${finished}; its data step ${step.name} runs again` };
-  if (done && done.hash === hash) return { action: 'done', why: `${finished}: a data step never runs twice` };
+  if (done && done.hash === hash) return { action: 'done', why: `${finished}: a data step never runs twice`, ...(done.facts ? { facts: done.facts } : {}) };
   const change = done ? `this plan changed it since (spec ${done.hash.slice(0, 19)} → ${hash.slice(0, 19)})` : `it was not part of it`;
   return {
     action: 'refuse',

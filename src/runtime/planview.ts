@@ -206,6 +206,7 @@ async function planStep(w: Walk, step: Step, objects: readonly Manifest[]): Prom
   if (step.factsFrom) {
     const job = await w.cluster.get<V1Job>(step.factsFrom).catch(() => undefined);
     if (job && jobPhase(job) === 'complete') Object.assign(w.facts, await readFacts(w.cluster, job));
+    else if (once.action === 'done' && once.facts) Object.assign(w.facts, once.facts);
   }
   const rerun = once.action === 'rerun' ? [...w.rerun, step.name] : w.rerun;
   const { decisions, skipped } = oneShotSkip

@@ -23,6 +23,8 @@ export interface StepDone {
   readonly hash: string;
   readonly run: string;
   readonly at: string;
+  /** The facts its `factsFrom` Job printed (no secrets: what `status` shows), for later gates once its Job is gone. */
+  readonly facts?: Readonly<Record<string, string>>;
 }
 
 export interface FlowRecord {
@@ -99,7 +101,7 @@ export function currentFlow(records: Records, flow: Flow, plan: Plan): FlowRecor
 }
 
 /** A one-shot step is done: its record says so, with what it ran (before the next step starts). */
-export async function recordStepDone(cluster: Cluster, plan: Plan, step: Step, hash: string, runId: string): Promise<void> {
+export async function recordStepDone(cluster: Cluster, plan: Plan, step: Step, hash: string, runId: string, facts?: Readonly<Record<string, string>>): Promise<void> {
   const flow = step.oneShot!;
   const records = await readRecords(cluster, plan.namespace);
   const r = currentFlow(records, flow, plan);
@@ -110,7 +112,7 @@ export async function recordStepDone(cluster: Cluster, plan: Plan, step: Step, h
     ...(plan.flow?.source ? { source: plan.flow.source } : r?.source ? { source: r.source } : {}),
     ...(plan.identity ? { imageGeneration: plan.identity.imageGeneration } : r?.imageGeneration ? { imageGeneration: r.imageGeneration } : {}),
     ...(r?.finishedAt ? { finishedAt: r.finishedAt } : {}),
-    steps: { ...(r?.steps ?? {}), [step.name]: { hash, run: runId, at: new Date().toISOString() } },
+    steps: { ...(r?.steps ?? {}), [step.name]: { hash, run: runId, at: new Date().toISOString(), ...(facts ? { facts } : {}) } },
   };
   await writeHistory(cluster, plan, runId, { [flowKey(flow)]: JSON.stringify(next) });
 }
@@ -129,10 +131,11 @@ export async function caFingerprint(cluster: Cluster, namespace: string): Promis
 }
 
 /**
- * The plan finished: the flow it finishes is recorded finished, and the server's identity (as
- * the plan made it, with the CA now in the cluster) recorded.
+ * The plan finished: the flow it finishes is recorded finished, with every one-shot step of the
+ * plan done as it is now, and the server's identity (as the plan made it, with the CA now in the
+ * cluster) recorded.
  */
-export async function recordPlanFinished(cluster: Cluster, plan: Plan, runId: string): Promise<void> {
+export async function recordPlanFinished(cluster: Cluster, plan: Plan, objectsOf: (step: string) => readonly Manifest[], runId: string): Promise<void> {
   const entries: Record<string, string> = {};
   const at = new Date().toISOString();
   if (plan.flow) {
@@ -144,7 +147,11 @@ export async function recordPlanFinished(cluster: Cluster, plan: Plan, runId: st
       ...(plan.flow.source ? { source: plan.flow.source } : {}),
       ...(plan.identity ? { imageGeneration: plan.identity.imageGeneration } : {}),
       finishedAt: r?.finishedAt ?? at,
-      steps: r?.steps ?? {},
+      steps: {
+        ...r?.steps,
+        ...Object.fromEntries(plan.steps.filter((s) => s.oneShot === plan.flow!.kind && !r?.steps[s.name])
+          .map((s) => [s.name, { hash: oneShotHash(s, objectsOf(s.name)), run: runId, at }])),
+      },
     };
     entries[flowKey(plan.flow.kind)] = JSON.stringify(done);
   }

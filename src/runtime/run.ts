@@ -141,11 +141,11 @@ async function pruneSet(run: RunContext, objectsOf: ReadonlyMap<string, Manifest
  * recorded. A failure to write them is worth a line, not a failed run (each data step was
  * recorded when it was done).
  */
-async function recordHistory(run: RunContext, plan: Plan): Promise<void> {
+async function recordHistory(run: RunContext, plan: Plan, objectsOf: ReadonlyMap<string, Manifest[]>): Promise<void> {
   const event = { type: 'action', step: '(run)', action: 'record finished run', object: `ConfigMap ${plan.namespace}/${HISTORY_CONFIGMAP}` } as const;
   try {
     await recordFinishedRun(run.cluster, plan, run.runId);
-    await recordPlanFinished(run.cluster, plan, run.runId);
+    await recordPlanFinished(run.cluster, plan, (s) => objectsOf.get(s) ?? [], run.runId);
     run.reporter.emit({ ...event, result: `done${plan.flow ? ` (the ${plan.flow.kind} is finished)` : ''}` });
   } catch (e) {
     run.reporter.emit({ ...event, result: `failed: ${(e as Error).message}` });
@@ -167,7 +167,7 @@ export async function runPlan(o: RunOptions): Promise<number> {
       await runStep({ ...run, step, index: i + 1, total: steps.length, objects: objectsOf.get(step.name)! });
     }
     await pruneSet(run, objectsOf, o);
-    await recordHistory(run, run.plan);
+    await recordHistory(run, run.plan, objectsOf);
     r.emit({ type: 'run-done', status: 'done', exitCode: EXIT.ok, elapsedSeconds: elapsedSeconds() });
     runDone = true;
     return EXIT.ok;

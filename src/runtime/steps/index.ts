@@ -6,6 +6,7 @@
  */
 import type { V1Job } from '@kubernetes/client-node';
 import { decideOneShot } from '../oneshot';
+import { readFacts } from '../facts';
 import { jobPhase } from '../readiness/batch_v1_job';
 import { oneShotHash, recordStepDone } from '../record';
 import { actionsStage } from './actions';
@@ -18,13 +19,19 @@ import { waitStage } from './wait';
 
 export type { RunContext, StepContext } from './context';
 
-/** A one-shot step is done: recorded for its flow (src/runtime/record.ts) unless it is already. */
+/**
+ * A one-shot step with Jobs is done: recorded for its flow (src/runtime/record.ts) unless it is
+ * already, so that its Jobs going does not make it run again. A step of actions only (the
+ * upgrade's stop of the server) is recorded when the flow finishes: until then a resumed run
+ * does it again (its actions are not done where they hold already).
+ */
 async function recordDone(s: StepRun, hash: string): Promise<void> {
   const flow = s.step.oneShot;
-  if (!flow) return;
+  if (!flow || s.jobs.length === 0) return;
   const r = s.c.records.flows[flow];
   if (r?.steps[s.step.name]?.hash === hash && !s.c.rerun.includes(s.step.name)) return;
-  await recordStepDone(s.cluster, s.c.plan, s.step, hash, s.c.runId);
+  const job = s.step.factsFrom ? await s.cluster.get<V1Job>(s.step.factsFrom) : undefined;
+  await recordStepDone(s.cluster, s.c.plan, s.step, hash, s.c.runId, job ? await readFacts(s.cluster, job) : undefined);
   s.emit({ type: 'action', step: s.step.name, action: `record data step of the ${flow} done`, object: 'ConfigMap uyuni-cdk-history', result: 'done' });
 }
 
@@ -41,6 +48,11 @@ export async function runStep(c: StepContext): Promise<void> {
     s.emit({ type: 'step-skip', ...s.tag, reason: once.why });
     const job = c.step.factsFrom ? await c.cluster.get<V1Job>(c.step.factsFrom) : undefined;
     if (job && jobPhase(job) === 'complete') await gatherFacts(s, job);
+    else if (once.facts) {
+      // Its Job is gone: the facts it printed, as recorded.
+      Object.assign(c.facts, once.facts);
+      s.emit({ type: 'facts', step: c.step.name, facts: { ...once.facts } });
+    }
     return;
   }
   const { decisions, skipped } = await resumeStage(s);

@@ -127,6 +127,32 @@ describe('a finished upgrade', () => {
   });
 });
 
+describe('an upgrade under way', () => {
+  it('a resumed upgrade stops the server again (its stop is recorded only when the upgrade finishes), and the done data steps stay done', async () => {
+    sim = await startSimulator({ jobs: { ...inspectJobs(), 'uyuni-db-migrate': { outcome: 'fail', exitCode: 1 } } });
+    expect((await cli('run', dist('install'), { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
+    expect((await cli('run', dist('upgrade'), { kubeconfig: sim.kubeconfigPath, yes: true })).code).toBe(1);
+    const record = JSON.parse(sim.get('v1', 'ConfigMap', 'uyuni-cdk-history', 'uyuni').data['flow.upgrade']);
+    expect(Object.keys(record.steps).sort()).toEqual(['inspect', 'inspect-db']);
+    expect(record.finishedAt).toBeUndefined();
+    // Someone starts the server while the upgrade is stuck.
+    const live = sim.get('apps/v1', 'Deployment', 'db', 'uyuni');
+    sim.put({ ...live, spec: { ...live.spec, replicas: 1 } });
+    await deleteJobs();
+    sim.setJob('uyuni-db-migrate', { outcome: 'succeed' });
+    const plan = await cli('plan', dist('upgrade'), { kubeconfig: sim.kubeconfigPath });
+    expect(plan.out).toMatch(/action {4}stop {5}scale to 0 Deployment\/db \(uyuni\) {2}\(1 replica now\)/);
+    expect(plan.out).toMatch(/\[1\/11\] inspect: [^\n]*\n {2}skipped {3}done in this upgrade by run upgrade-/);
+    const r = await cli('run', dist('upgrade'), { kubeconfig: sim.kubeconfigPath, yes: true });
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/scale to 0 Deployment\/db \(uyuni\): done/);
+    expect(sim.get('batch/v1', 'Job', 'uyuni-inspect', 'uyuni')).toBeUndefined();
+    const finished = JSON.parse(sim.get('v1', 'ConfigMap', 'uyuni-cdk-history', 'uyuni').data['flow.upgrade']);
+    expect(Object.keys(finished.steps).sort()).toEqual(['db-finalize', 'db-upgrade', 'inspect', 'inspect-db', 'stop-server']);
+  });
+});
+
 describe('a finished migration never runs again', () => {
   it('an edited configuration: refused before any write, saying when and from where it finished and what to use now', async () => {
     await finishedMigration();
