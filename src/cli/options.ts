@@ -49,8 +49,9 @@ async function askOnTerminal(question: string): Promise<string> {
   try {
     return await new Promise<string>((resolve) => {
       rl.question(question, resolve);
-      // Ctrl-D: no answer is not yes
+      // Ctrl-D, and Ctrl-C (the terminal is raw while readline asks): no answer is not yes
       rl.once('close', () => resolve(''));
+      rl.once('SIGINT', () => resolve(''));
     });
   } finally {
     rl.close();

@@ -5,13 +5,14 @@
  * `--rerun STEP`, asked first; the pre-sync stops nothing; the server's recorded identity (fqdn,
  * image generation) is kept unless its flag is given.
  */
+import { spawn } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
 import { parse, stringify } from 'yaml';
 import { synthYaml } from '../../helpers/synth';
 import { startSimulator, Simulator } from '../../sim';
 import { runCommand } from '../../../src/runtime/commands';
-import { cli, ROOT, tmpDir } from './harness';
+import { BIN, cli, ROOT, tmpDir, until } from './harness';
 import { deployment, namespace, NS, service, writePlan } from '../plans';
 
 const dist = (p: string) => path.join(ROOT, 'dist', p);
@@ -283,6 +284,39 @@ describe('destructive changes ask on a terminal', () => {
     expect(approved.out).toContain('going ahead: answered yes');
     expect(sim.get('v1', 'Service', 'extra', NS)).toBeUndefined();
   });
+});
+
+/** The real CLI on a pseudo-terminal (script(1)), answering the question with `answer`. */
+function onTerminal(args: string[], answer: string): Promise<{ code: number; text: string }> {
+  const command = [process.execPath, BIN, ...args].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
+  const child = spawn('script', ['-qec', command, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let text = '';
+  child.stdout.on('data', (d) => { text += d; });
+  child.stderr.on('data', (d) => { text += d; });
+  const done = new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? -1)));
+  return until('the question', () => text.includes('Enter a value:'), 30_000)
+    .then(() => { child.stdin.write(`${answer}\r`); return done; })
+    .then((code) => ({ code, text }));
+}
+
+describe('on a real terminal', () => {
+  it("the CLI asks, and only 'yes' approves", async () => {
+    sim = await startSimulator();
+    const steps = (extra: boolean) => [{ name: 'namespace', objects: [namespace()] }, { name: 'server', objects: [service('uyuni'), ...(extra ? [service('extra')] : [])] }];
+    const dir = writePlan(steps(true));
+    expect((await cli('run', dir, { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
+    writePlan(steps(false), { dir });
+    const args = ['run', dir, '--kubeconfig', sim.kubeconfigPath, '--run-dir', tmpDir()];
+    const no = await onTerminal(args, 'no');
+    expect(no.text).toMatch(/destructive changes \(1\):\r?\n\s+delete\s+Service\/extra \(uyuni-test\)/);
+    expect(no.text).toContain("Only 'yes' will be accepted to approve.");
+    expect(no.code).toBe(1);
+    expect(sim.get('v1', 'Service', 'extra', NS)).toBeDefined();
+    const yes = await onTerminal(args, 'yes');
+    expect(yes.code).toBe(0);
+    expect(yes.text).toContain('going ahead: answered yes');
+    expect(sim.get('v1', 'Service', 'extra', NS)).toBeUndefined();
+  }, 60_000);
 });
 
 describe('saved plans', () => {
