@@ -41,9 +41,11 @@ const RULES: Readonly<Record<DestructiveKind, Rule>> = {
     ...r.prune.filter((p) => p.action === 'delete').map((p) => ({ kind: 'delete' as const, step: '(run)', object: p.object, why: `pruned: ${p.detail ?? 'no longer in the plan'}` })),
   ],
   'scale-down': perStep((s) => s.actions.filter((a) => a.effect === 'stop').map((a) => ({ kind: 'scale-down' as const, step: s.name, object: a.object, why: `${a.action} (${a.why})` }))),
-  'data-step': perStep((s) => (s.oneShot && !s.skipped && s.objects.some((o) => o.action === 'create' || o.action === 'recreate')
-    ? [{ kind: 'data-step' as const, step: s.name, object: s.objects.filter((o) => o.object.startsWith('Job/')).map((o) => o.object).join(', ') || s.name, why: s.rerunDataStep ?? s.description }]
-    : [])),
+  // Its Jobs do the work (a step of actions only has them listed as such).
+  'data-step': perStep((s) => {
+    const jobs = s.objects.filter((o) => o.object.startsWith('Job/') && (o.action === 'create' || o.action === 'recreate'));
+    return s.oneShot && !s.skipped && jobs.length ? [{ kind: 'data-step' as const, step: s.name, object: jobs.map((o) => o.object).join(', '), why: s.rerunDataStep ?? s.description }] : [];
+  }),
   'recreate-job': perStep((s) => s.objects.filter((o) => o.action === 'recreate' && o.finishedJob).map((o) => ({ kind: 'recreate-job' as const, step: s.name, object: o.object, why: o.detail ?? 're-created' }))),
   'new-credentials': perStep((s) => s.requires.filter((q) => q.besideData).map((q) => ({
     kind: 'new-credentials' as const, step: s.name, object: q.object, why: `generated while the claims hold data: the data does not know the new values (${q.detail ?? 'generated'})`,
