@@ -61,6 +61,8 @@ export function timestamp(d = new Date()): string {
 interface Started {
   readonly run: RunContext;
   readonly objectsOf: ReadonlyMap<string, Manifest[]>;
+  /** The prune deletes shown (and approved) before the first write: only these are deleted. */
+  readonly approvedPrunes: ReadonlySet<string>;
 }
 
 /**
@@ -103,7 +105,7 @@ async function startRun(o: RunOptions, started: number): Promise<Started> {
   fs.mkdirSync(runDir, { recursive: true });
   o.reporter.recordTo(path.join(runDir, 'events.jsonl'));
   o.reporter.emit({ type: 'run-start', plan: plan.name, runId, runDir, steps: plan.steps.length, server: o.cluster.server });
-  await decideBeforeWriting(o, plan, objects);
+  const decided = await decideBeforeWriting(o, plan, objects);
   const set = applySetOf(plan);
   const run: RunContext = {
     cluster: o.cluster, reporter: o.reporter, plan, runId, runDir,
@@ -116,7 +118,7 @@ async function startRun(o: RunOptions, started: number): Promise<Started> {
     // A parent of another tool is refused here, before the first step.
     applySet: { set, parentKinds: (await readParent(o.cluster, set)).kinds, kinds: memberKinds(plan, (s) => objects.get(s) ?? []), parentWritten: false },
   };
-  return { run, objectsOf: objects };
+  return { run, objectsOf: objects, approvedPrunes: new Set(decided.prune.filter((p) => p.action === 'delete').map((p) => p.object)) };
 }
 
 /**
@@ -124,9 +126,11 @@ async function startRun(o: RunOptions, started: number): Promise<Started> {
  * Background; src/runtime/prune.ts decides, as for `plan`), then the parent records the kinds of
  * the members that remain.
  */
-async function pruneSet(run: RunContext, objectsOf: ReadonlyMap<string, Manifest[]>, o: RunOptions): Promise<void> {
+async function pruneSet(run: RunContext, objectsOf: ReadonlyMap<string, Manifest[]>, o: RunOptions, approved: ReadonlySet<string>): Promise<void> {
   const a = run.applySet;
-  const items = await pruneCandidates(run.cluster, run.plan, (s) => objectsOf.get(s) ?? [], a.set, a.parentKinds, o);
+  // A member that turned up during the run was not shown before it: kept, for the next run to show.
+  const items = (await pruneCandidates(run.cluster, run.plan, (s) => objectsOf.get(s) ?? [], a.set, a.parentKinds, o))
+    .map((i) => (i.action === 'delete' && !approved.has(i.object) ? { ...i, action: 'keep' as const, detail: 'not shown before the run: the next run lists it' } : i));
   const remaining = new Set(a.kinds.keys());
   for (const i of items) {
     const result = i.action === 'delete' ? ((await run.cluster.delete(i.ref, 'Background')) ? 'deleted' : 'already gone') : `kept (${i.detail})`;
@@ -160,13 +164,13 @@ export async function runPlan(o: RunOptions): Promise<number> {
   let runDone = false;
   let begun: RunContext | undefined;
   try {
-    const { run, objectsOf } = await startRun(o, started);
+    const { run, objectsOf, approvedPrunes } = await startRun(o, started);
     begun = run;
     const steps = run.plan.steps;
     for (const [i, step] of steps.entries()) {
       await runStep({ ...run, step, index: i + 1, total: steps.length, objects: objectsOf.get(step.name)! });
     }
-    await pruneSet(run, objectsOf, o);
+    await pruneSet(run, objectsOf, o, approvedPrunes);
     await recordHistory(run, run.plan, objectsOf);
     r.emit({ type: 'run-done', status: 'done', exitCode: EXIT.ok, elapsedSeconds: elapsedSeconds() });
     runDone = true;

@@ -13,7 +13,7 @@ import { synthYaml } from '../../helpers/synth';
 import { startSimulator, Simulator } from '../../sim';
 import { runCommand } from '../../../src/runtime/commands';
 import { BIN, cli, ROOT, tmpDir, until } from './harness';
-import { deployment, namespace, NS, service, writePlan } from '../plans';
+import { deployment, job, namespace, NS, service, writePlan } from '../plans';
 
 const dist = (p: string) => path.join(ROOT, 'dist', p);
 const lines = (o: Record<string, string>) => Object.entries(o).map(([k, v]) => `${k}=${v}`);
@@ -317,6 +317,22 @@ describe('on a real terminal', () => {
     expect(yes.text).toContain('going ahead: answered yes');
     expect(sim.get('v1', 'Service', 'extra', NS)).toBeUndefined();
   }, 60_000);
+});
+
+describe('pruning deletes only what was shown', () => {
+  it('a member that turns up during the run is kept for the next run to show', async () => {
+    sim = await startSimulator({ jobs: { work: { durationMs: 100_000 } } });
+    const dir = writePlan([{ name: 'namespace', objects: [namespace()] }, { name: 'server', objects: [service('uyuni')] }, { name: 'work', objects: [job('work')] }]);
+    const running = cli('run', dir, { kubeconfig: sim.kubeconfigPath });
+    await until('the work Job', () => sim.get('batch/v1', 'Job', 'work', NS) !== undefined);
+    // A member of the set the plan does not have, made while the run waits (another run, a person).
+    const live = sim.get('v1', 'Service', 'uyuni', NS);
+    sim.put({ ...live, metadata: { name: 'late', namespace: NS, labels: live.metadata.labels } });
+    const r = await running;
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('prune Service/late (uyuni-test): kept (not shown before the run: the next run lists it)');
+    expect(sim.get('v1', 'Service', 'late', NS)).toBeDefined();
+  });
 });
 
 describe('saved plans', () => {
