@@ -47,12 +47,50 @@ export function collectList(value: string, previous: readonly string[] = []): st
   return [...previous, ...value.split(',').filter(Boolean)];
 }
 
-/** The process as the runtime's verbs see it: its output streams and whether stdout is a terminal. */
+/** A question on the terminal (on stderr, so `-o json` output stays clean), the answer from stdin. */
+async function askOnTerminal(question: string): Promise<string> {
+  const readline = await import('readline');
+  const rl = readline.createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return await new Promise<string>((resolve) => {
+      rl.question(question, resolve);
+      // Ctrl-D, and Ctrl-C (the terminal is raw while readline asks): no answer is not yes
+      rl.once('close', () => resolve(''));
+      rl.once('SIGINT', () => resolve(''));
+    });
+  } finally {
+    rl.close();
+  }
+}
+
+/** The process as the runtime's verbs see it: its output streams, whether stdout is a terminal, and one to ask on. */
 export const processIo: Io = {
   out: (t) => process.stdout.write(t),
   err: (t) => process.stderr.write(t),
   isTTY: Boolean(process.stdout.isTTY),
+  ...(process.stdin.isTTY ? { ask: askOnTerminal } : {}),
 };
+
+/** The flags that allow a change of the server's recorded identity (docs/runtime.md, "Safety"). */
+export function addIdentityOptions(cmd: Command, verb: 'run' | 'plan'): Command {
+  const how = verb === 'plan' ? 'predict `run --allow-…`: ' : '';
+  return cmd
+    .option('--allow-fqdn-change', `${how}allow a plan whose fqdn differs from the server's recorded one (asks first)`)
+    .option('--allow-downgrade', `${how}allow a plan with an older image generation than the server's recorded one (asks first)`)
+    .option('--allow-new-ca', `${how}allow a plan that replaces the server's CA (another tls.mode, or Secret uyuni-ca gone) (asks first)`);
+}
+
+/** What `run` asks about, and how it is answered: said by `run --help` and docs/runtime.md "Safety". */
+export const SAFETY_HELP = `
+Safety: before its first write run decides as \`plan\` does. It refuses (exit 1, nothing written)
+a data step of a finished migration or upgrade (the record in ConfigMap uyuni-cdk-history
+decides, not the Jobs: --rerun STEP repeats one, asking first) and a change of the server's
+recorded fqdn, image generation (older) or CA without --allow-fqdn-change, --allow-downgrade,
+--allow-new-ca. Destructive changes (deletes and pruning, scale-downs of running workloads,
+data steps such as the data sync that stops the old host, re-created finished Jobs, new
+credentials beside existing data, allowed identity changes) are listed and need an answer:
+"yes" on a terminal, or --yes. Without a terminal and without --yes such a run exits 2 and
+writes nothing. A run with nothing destructive (a first install) asks nothing.`;
 
 /** Loads the runtime, only when a verb runs (so `--help` never loads the Kubernetes client). */
 export async function loadRuntime(): Promise<typeof import('../runtime/commands')> {

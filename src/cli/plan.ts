@@ -1,22 +1,27 @@
 import { Command, Option } from 'commander';
 import { EXIT } from '../plan/exit-codes';
 import type { PlanCommandOptions } from '../runtime/commands';
-import { addClusterOptions, collectList, EXIT_CODES_HELP, exitWith, loadRuntime, processIo } from './options';
+import { addClusterOptions, addIdentityOptions, collectList, EXIT_CODES_HELP, exitWith, loadRuntime, processIo } from './options';
 
 export function register(program: Command): void {
-  addClusterOptions(program.command('plan')
+  addIdentityOptions(addClusterOptions(program.command('plan')
     .argument('<planDir>', 'a synthesized plan directory, e.g. dist/install')
     .description('Show what `run` would do, changing nothing: per step its requirements, gates, objects and the action each gets (create, unchanged, update with its field diff, recreate, skip-complete, blocked-immutable, ...), the objects pruning would delete, and a summary line')
     .option('--rerun <step>', 'predict `run --rerun <step>`; repeatable or comma-separated', collectList)
     .option('--no-prune', 'predict `run --no-prune`: objects the plan dropped are kept')
     .option('--purge-volumes', 'predict `run --purge-volumes`: claims this plan made and dropped are deleted too')
+    .option('--out <file>', 'also save this plan to FILE: `uyuni-cdk run FILE` applies exactly it (as Terraform\'s -out), refusing if the cluster or the plan directory changed since')
     .option('--detailed-exitcode', `exit ${EXIT.ok} without changes, ${EXIT.planChanges} with changes, ${EXIT.stepFailed} on any error (for CI drift checks, as Terraform's)`)
-    .addOption(new Option('--exit-code', 'the same as --detailed-exitcode').hideHelp()))
+    .addOption(new Option('--exit-code', 'the same as --detailed-exitcode').hideHelp())), 'plan')
     .addHelpText('after', `
 An update shows the unified YAML diff between the object in the cluster and a server-side apply
 dry run (status, managedFields, resourceVersion, uid, generation, timestamps and the run label
-left out; Secret values never shown). The last line counts as Terraform does:
-  Plan: 1 to create, 2 to update, 2 to delete, 40 unchanged.
+left out; Secret values never shown). Every step action is shown with what it would do
+(stop: a scale to 0 of a running workload; delete; "not done" when its effect holds already),
+a one-shot data step with its flow's record, and what run would refuse before any write (a
+finished flow's data step, a change of the server's recorded identity). The last line counts
+as Terraform does (credentials to generate are creates, actions updates/deletes/stops):
+  Plan: 1 to create, 2 to update, 2 to delete, 2 to stop, 40 unchanged.
 ${EXIT_CODES_HELP}
 With --detailed-exitcode: ${EXIT.ok} no changes, ${EXIT.planChanges} changes, ${EXIT.stepFailed} any error, including a run that would stop
 (a refused Job, a missing requirement or kind, a gate that would refuse).
@@ -24,7 +29,8 @@ With --detailed-exitcode: ${EXIT.ok} no changes, ${EXIT.planChanges} changes, ${
 Examples:
   uyuni-cdk plan dist/install
   uyuni-cdk plan dist/upgrade --output json
-  uyuni-cdk plan dist/install --detailed-exitcode >/dev/null; echo $?   # 2: the cluster drifted`)
+  uyuni-cdk plan dist/install --detailed-exitcode >/dev/null; echo $?   # 2: the cluster drifted
+  uyuni-cdk plan dist/upgrade --out upgrade.plan && uyuni-cdk run upgrade.plan`)
     .action((planDir: string, opts: PlanCommandOptions & { exitCode?: boolean }) => {
       const o = { ...opts, detailedExitcode: Boolean(opts.detailedExitcode || opts.exitCode) };
       return exitWith(loadRuntime().then((m) => m.planCommand(planDir, o, processIo)));

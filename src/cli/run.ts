@@ -2,7 +2,9 @@ import type { Command } from 'commander';
 import { EXIT } from '../plan/exit-codes';
 import { RUN_DEFAULTS, RUNS_DIR_HELP } from '../plan/run-defaults';
 import type { Io, RunCommandOptions } from '../runtime/commands';
-import { addClusterOptions, collectList, EXIT_CODES_HELP, exitWith, loadRuntime, positiveNumber, processIo } from './options';
+import {
+  addClusterOptions, addIdentityOptions, collectList, EXIT_CODES_HELP, exitWith, loadRuntime, positiveNumber, processIo, SAFETY_HELP,
+} from './options';
 
 /** Ctrl-C: nothing to undo (each step is idempotent or resumable); say how to continue. */
 const runIo: Io = {
@@ -15,8 +17,8 @@ const runIo: Io = {
 };
 
 export function register(program: Command): void {
-  addClusterOptions(program.command('run')
-    .argument('<planDir>', 'a synthesized plan directory, e.g. dist/install')
+  addIdentityOptions(addClusterOptions(program.command('run')
+    .argument('<planDir>', 'a synthesized plan directory, e.g. dist/install, or a plan saved by `uyuni-cdk plan --out FILE` (applied exactly, without a question)')
     .description('Apply a plan\'s steps in order with server-side apply, wait for each (Jobs, rollouts, certificates, volumes), stream Job logs, resume where a previous run stopped')
     .option('--rerun <step>', 're-create this step\'s Jobs (delete with propagationPolicy Background, then apply); repeatable or comma-separated', collectList)
     .option('--run-dir <dir>', `where logs and events.jsonl go (default: ${RUNS_DIR_HELP})`)
@@ -24,7 +26,9 @@ export function register(program: Command): void {
     .option('--stuck-grace <seconds>', 'fail a step when a Job pod stays in ImagePullBackOff, ErrImagePull, CreateContainerConfigError or Unschedulable this long', positiveNumber, RUN_DEFAULTS.stuckGraceSeconds)
     .option('--progress-interval <seconds>', 'without a terminal: print what a step waits for at least this often', positiveNumber, RUN_DEFAULTS.progressIntervalSeconds)
     .option('--no-prune', 'keep the objects of the plan\'s ApplySet that the plan no longer has (default: deleted after the last step)')
-    .option('--purge-volumes', 'prune PersistentVolumeClaims too: those this plan made and no longer has (the data!)'))
+    .option('--purge-volumes', 'prune PersistentVolumeClaims too: those this plan made and no longer has (the data!)')
+    .option('-y, --yes', 'approve the destructive changes without a question (scripts, CI); they are still listed')
+    .option('--auto-approve', 'the same as --yes (as Terraform\'s)')), 'run')
     .addHelpText('after', `
 Resume: a step whose Jobs are Complete with the same spec hash is skipped; a running one is
 attached to; a failed one stops the run with its logs; a changed one is refused unless --rerun.
@@ -32,10 +36,13 @@ Prune: after the last step, objects this plan applied before and no longer has (
 its ApplySet, applyset.kubernetes.io/part-of) are deleted; claims only with --purge-volumes,
 credentials and step Jobs never. \`uyuni-cdk plan\` lists them first.
 Logs: <run dir>/<step>/<pod>.<container>.log, events: <run dir>/events.jsonl.
+${SAFETY_HELP}
 ${EXIT_CODES_HELP}
 
 Examples:
   uyuni-cdk run dist/install
+  uyuni-cdk run dist/upgrade --yes                  # CI: the scale-downs are approved
+  uyuni-cdk plan dist/upgrade --out up.plan && uyuni-cdk run up.plan   # exactly what was reviewed
   uyuni-cdk run dist/install --kubeconfig ~/.kube/uyuni --context prod --output json
   uyuni-cdk run dist/migrate --rerun setup --timeout 7200`)
     .action((planDir: string, opts: RunCommandOptions) => exitWith(loadRuntime().then((m) => m.runCommand(planDir, opts, runIo))));

@@ -87,6 +87,7 @@ const step = type({
   gates: array(gate),
   factsFrom: optional(ref),
   fileSummary: optional(type({ sha256: text, jobSpecHashes: record(text, text) })),
+  oneShot: optional(oneOf(['migration', 'upgrade'] as const)),
 });
 
 export const planSchema = type({
@@ -98,4 +99,6 @@ export const planSchema = type({
   selector: record(text, text),
   deadlineSeconds: positive,
   steps: refine(array(step), 'non-empty', (v) => v.length > 0 || 'must be a non-empty list'),
+  flow: optional(type({ kind: oneOf(['migration', 'upgrade'] as const), source: optional(text) })),
+  identity: optional(type({ fqdn: text, product: text, imageGeneration: text, tlsMode: text })),
 });

@@ -161,6 +161,12 @@ export interface Step {
    * digest and its Jobs' spec hashes. Absent in hand-written plans (status then parses the file).
    */
   readonly fileSummary?: StepFileSummary;
+  /**
+   * A one-shot data step of a flow (stop the old host and copy its data, import its secrets,
+   * upgrade the database, finalize it): once the runtime recorded it done for this flow, it
+   * never runs again (docs/runtime.md, "Safety"). @default a step that converges on every run
+   */
+  readonly oneShot?: Flow;
 }
 
 /**
@@ -173,6 +179,30 @@ export interface StepFileSummary {
   readonly sha256: string;
   /** Each Job of the step, by name: its spec hash (its `uyuni-cdk.io/spec-hash` annotation, else the hash of its spec). */
   readonly jobSpecHashes: Readonly<Record<string, string>>;
+}
+
+/** The flows whose data steps run once: a migration into a namespace, an upgrade to one image generation. */
+export type Flow = 'migration' | 'upgrade';
+
+/** What a plan brings about: the flow it finishes when its last step is done. */
+export interface PlanFlow {
+  readonly kind: Flow;
+  /** A migration: the old server's host. */
+  readonly source?: string;
+}
+
+/**
+ * Who the server is: recorded at the end of a run of a plan that carries it, checked before
+ * the first write of the next (a changed fqdn, an older image generation, a new CA are refused).
+ */
+export interface ServerIdentity {
+  readonly fqdn: string;
+  /** The server image without its tag: `registry.opensuse.org/uyuni/server`. */
+  readonly product: string;
+  /** The server image's tag: `2026.08`. */
+  readonly imageGeneration: string;
+  /** generated | third-party | migrated (config `tls.mode`). */
+  readonly tlsMode: string;
 }
 
 export interface Plan {
@@ -189,4 +219,8 @@ export interface Plan {
   /** Upper bound for the whole run; each step also has its own timeout. */
   readonly deadlineSeconds: number;
   readonly steps: readonly Step[];
+  /** The flow this plan finishes (migrate: a migration, upgrade: an upgrade). @default none */
+  readonly flow?: PlanFlow;
+  /** The server this plan makes (install, migrate, upgrade). @default none (a proxy, the node services) */
+  readonly identity?: ServerIdentity;
 }

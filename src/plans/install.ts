@@ -15,7 +15,7 @@ import { CREDENTIALS, credentialRequirement, sccCredentials, userCredentialRequi
 import { commonLabels } from '../model/labels';
 import { containerPorts } from '../model/ports';
 import { INSTALL_VOLUMES, VolumeSpec } from '../model/volumes';
-import type { Action } from '../plan/types';
+import type { Action, PlanFlow, ServerIdentity } from '../plan/types';
 import { PlanApp } from './plan-app';
 import {
   adminEmail, claimOf, imageOf, serverPodProps, serverServicesOf,
@@ -26,7 +26,16 @@ import {
  * reuses these instead of copying them.
  */
 
-export function serverPlan(config: UyuniConfig, name: string, description: string): PlanApp {
+/** Who the server is, as the runtime records and checks it (docs/runtime.md, "Safety"). */
+export function serverIdentity(config: UyuniConfig): ServerIdentity {
+  const image = imageOf(config, 'server').image;
+  const at = image.lastIndexOf(':');
+  const tagged = at > image.lastIndexOf('/');
+  return { fqdn: config.fqdn, product: tagged ? image.slice(0, at) : image, imageGeneration: tagged ? image.slice(at + 1) : 'latest', tlsMode: config.tls.mode };
+}
+
+/** `makes`: the plan brings up the server (its identity is recorded), and finishes this flow. */
+export function serverPlan(config: UyuniConfig, name: string, description: string, makes?: { flow?: PlanFlow }): PlanApp {
   return new PlanApp({
     name,
     description,
@@ -34,6 +43,7 @@ export function serverPlan(config: UyuniConfig, name: string, description: strin
     partOf: 'uyuni',
     defaultStepTimeoutSeconds: config.timeouts.defaultStepSeconds,
     deadlineSeconds: config.timeouts.deadlineSeconds,
+    ...(makes ? { identity: serverIdentity(config), ...(makes.flow ? { flow: makes.flow } : {}) } : {}),
   });
 }
 
@@ -179,7 +189,7 @@ export function addDeploySteps(plan: PlanApp, config: UyuniConfig): void {
 
 /** The install plan: a new, empty server, set up by its own first start. */
 export function installPlan(config: UyuniConfig): PlanApp {
-  const plan = serverPlan(config, 'install', `Install Uyuni ${config.fqdn} into namespace ${config.namespace}`);
+  const plan = serverPlan(config, 'install', `Install Uyuni ${config.fqdn} into namespace ${config.namespace}`, {});
   addNamespaceStep(plan, config);
   addVolumesStep(plan, config);
   addDeploySteps(plan, config);

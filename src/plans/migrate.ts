@@ -81,8 +81,9 @@ export function addDataSyncStep(plan: PlanApp, config: UyuniConfig, m: Migration
     timeoutSeconds: config.timeouts.dataSyncSeconds,
     // Checked before hours of copying: the ssh material and, for a migrated CA, its password.
     requires: [...migrationRequirements(config, m), ...(config.tls.mode === 'migrated' && !opts.prepare ? [caPasswordRequirement(config)] : [])],
-    // Nothing may run on the claims while they are filled (a server left from an earlier try).
-    actions: stop.map((object) => ({ type: 'scale' as const, object, replicas: 0 })),
+    // Nothing may run on the claims while they are filled (a server left from an earlier try);
+    // the pre-sync stops nothing (it copies while the old server runs, and no new one runs yet).
+    actions: opts.prepare ? [] : stop.map((object) => ({ type: 'scale' as const, object, replicas: 0 })),
   }, (chart) => {
     const image = imageOf(config, 'server');
     new ScriptJob(chart, 'DataSync', {
@@ -273,7 +274,8 @@ export function migratePreparePlan(config: UyuniConfig): PlanApp {
   addNamespaceStep(plan, config);
   addVolumesStep(plan, config, MIGRATE_VOLUMES);
   addDataSyncStep(plan, config, m, { prepare: true });
-  return plan;
+  // Repeatable before the migration, never after it (over the live claims).
+  return plan.markOneShot('migration', 'data-presync');
 }
 
 /** The claims of a migration: the install's, the old database's and the migration data. */
@@ -291,7 +293,8 @@ export function migratePlan(config: UyuniConfig): PlanApp {
   const m = config.migration;
   if (!m) throw new Error('the migrate plan needs a migration section');
   const plan = serverPlan(config, 'migrate',
-    `Migrate Uyuni from ${m.source.fqdn} to ${config.fqdn} in namespace ${config.namespace} (PostgreSQL ${m.postgresql.from} → ${m.postgresql.to})`);
+    `Migrate Uyuni from ${m.source.fqdn} to ${config.fqdn} in namespace ${config.namespace} (PostgreSQL ${m.postgresql.from} → ${m.postgresql.to})`,
+    { flow: { kind: 'migration', source: m.source.fqdn } });
   addNamespaceStep(plan, config);
   addVolumesStep(plan, config, MIGRATE_VOLUMES);
   addDataSyncStep(plan, config, m);
@@ -308,5 +311,6 @@ export function migratePlan(config: UyuniConfig): PlanApp {
   addIngressStep(plan, config);
   addServerStep(plan, config);
   if (!m.keepMigrationData) addCleanupStep(plan, config, m);
-  return plan;
+  // The data steps run once: never again over a live server (docs/runtime.md, "Safety").
+  return plan.markOneShot('migration', 'data-sync', 'inspect', 'inspect-db', 'import-secrets', 'db-upgrade', 'db-finalize');
 }

@@ -4,7 +4,7 @@ import { ApiObject, App, Chart, YamlOutputType } from 'cdk8s';
 import { Construct } from 'constructs';
 import type { PartOf } from '../model/labels';
 import {
-  Action, ANNOTATIONS, Gate, LABELS, MANAGED_BY, ObjectRef, Plan, PLAN_FORMAT_VERSION, Requirement, Step, StepFileSummary, Wait,
+  Action, ANNOTATIONS, Flow, Gate, LABELS, MANAGED_BY, ObjectRef, Plan, PLAN_FORMAT_VERSION, PlanFlow, Requirement, ServerIdentity, Step, StepFileSummary, Wait,
 } from '../plan/types';
 import { hashSpec, hashText } from '../plan/spec-hash';
 import { PLAN_INDEX } from '../plan/reader';
@@ -40,6 +40,10 @@ export interface PlanAppProps {
   readonly partOf: PartOf;
   readonly defaultStepTimeoutSeconds: number;
   readonly deadlineSeconds: number;
+  /** The flow the plan finishes (its one-shot steps: `markOneShot`). @default none */
+  readonly flow?: PlanFlow;
+  /** The server the plan makes, recorded by the runtime and checked by the next run. @default none */
+  readonly identity?: ServerIdentity;
 }
 
 /** One step: a chart (its manifest file) plus what the runtime needs to know about it. */
@@ -67,6 +71,8 @@ interface PendingStep { readonly name: string; readonly options: StepOptions; re
  */
 export class PlanApp {
   private readonly pending: PendingStep[] = [];
+  /** Step name → the flow whose one-shot data step it is. */
+  private readonly oneShots = new Map<string, Flow>();
 
   constructor(readonly props: PlanAppProps) {}
 
@@ -82,6 +88,18 @@ export class PlanApp {
     this.addStep(name, options, build);
     const step = this.pending.pop()!;
     this.pending.splice(this.pending.findIndex((s) => s.name === previous) + 1, 0, step);
+    return this;
+  }
+
+  /**
+   * Marks steps as one-shot data steps of `flow`: the runtime runs each once per flow and
+   * refuses to run it again (docs/plan-format.md, `oneShot`).
+   */
+  markOneShot(flow: Flow, ...steps: string[]): this {
+    for (const s of steps) {
+      if (!this.pending.some((p) => p.name === s)) throw new Error(`plan ${this.props.name}: no step ${s} to mark one-shot`);
+      this.oneShots.set(s, flow);
+    }
     return this;
   }
 
@@ -169,6 +187,8 @@ export class PlanApp {
       selector: { [LABELS.partOf]: this.props.partOf, [LABELS.managedBy]: MANAGED_BY },
       deadlineSeconds: this.props.deadlineSeconds,
       steps,
+      ...(this.props.flow ? { flow: this.props.flow } : {}),
+      ...(this.props.identity ? { identity: this.props.identity } : {}),
     };
     fs.writeFileSync(path.join(outdir, PLAN_INDEX), `${JSON.stringify(plan, null, 2)}\n`);
     fs.writeFileSync(path.join(outdir, KUSTOMIZATION), kustomization(plan));
@@ -201,6 +221,7 @@ export class PlanApp {
       gates: o.gates ?? [],
       ...(o.factsFrom ? { factsFrom: o.factsFrom } : {}),
       fileSummary: fileSummary(fs.readFileSync(path.join(outdir, file), 'utf8'), apiObjects),
+      ...(this.oneShots.has(chart.stepName) ? { oneShot: this.oneShots.get(chart.stepName) } : {}),
     };
   }
 }

@@ -129,7 +129,8 @@ export function upgradePlan(config: UyuniConfig): PlanApp {
   if (!u) throw new Error('the upgrade plan needs an upgrade section');
   const pg = u.postgresql;
   const plan = serverPlan(config, 'upgrade',
-    `Upgrade Uyuni ${config.fqdn} in namespace ${config.namespace} to ${imageOf(config, 'server').image} (PostgreSQL ${pg.from} → ${pg.to})`);
+    `Upgrade Uyuni ${config.fqdn} in namespace ${config.namespace} to ${imageOf(config, 'server').image} (PostgreSQL ${pg.from} → ${pg.to})`,
+    { flow: { kind: 'upgrade' } });
   addInspectStep(plan, config, { setupMarker: { rootClaim: hasRootClaim(u) }, caFingerprint: keepsCa(config, u) });
   addInspectDbStep(plan, config, sourceDbVolume(pg), { nearDb: true });
   addStopServerStep(plan, config, u);
@@ -146,5 +147,6 @@ export function upgradePlan(config: UyuniConfig): PlanApp {
   if (upgradesPg(pg)) addDbFinalizeStep(plan, config, { migration: false });
   addIngressStep(plan, config);
   addServerStep(plan, config);
-  return plan;
+  // Once per image generation: a finished upgrade's re-run stops nothing (docs/runtime.md, "Safety").
+  return plan.markOneShot('upgrade', 'inspect', 'inspect-db', 'stop-server', ...(hasRootClaim(u) ? ['setup-marker'] : []), ...(upgradesPg(pg) ? ['db-upgrade', 'db-finalize'] : []));
 }

@@ -16,6 +16,7 @@ import { openPlanDir, openPlanView, PlanDir } from './plan-dir';
 import { hasChanges, planSteps, renderPlan } from './planview';
 import { OutputMode, Reporter } from './progress';
 import { runPlan } from './run';
+import { isSavedPlan, planDigest, readSavedPlan, savedOptionsOf, writeSavedPlan } from './saved-plan';
 import { renderStatus, statusExitCode, stepStatuses } from './status';
 
 export interface CommonOptions {
@@ -35,6 +36,8 @@ export interface Io {
    * the process ends; absent: nobody interrupts (tests).
    */
   readonly onInterrupt?: (cleanup: () => void) => void;
+  /** Asks a question on the terminal and returns the answer; absent: no terminal to ask on (a pipe, CI, tests). */
+  readonly ask?: (question: string) => Promise<string>;
 }
 
 function outputMode(o: CommonOptions, io: Io): OutputMode {
@@ -91,10 +94,32 @@ export interface RunCommandOptions extends CommonOptions {
   readonly prune?: boolean;
   /** Prune claims too (those this plan made). */
   readonly purgeVolumes?: boolean;
+  /** `--yes`, `-y`, `--auto-approve`: the destructive changes go ahead without a question. */
+  readonly yes?: boolean;
+  readonly autoApprove?: boolean;
+  readonly allowFqdnChange?: boolean;
+  readonly allowDowngrade?: boolean;
+  readonly allowNewCa?: boolean;
+}
+
+/** `run FILE`: the saved plan's directory and options; options that would change what it does are refused. */
+function savedRun(file: string, o: RunCommandOptions) {
+  const saved = readSavedPlan(file);
+  const given = [
+    o.rerun?.length ? '--rerun' : '', o.prune === false ? '--no-prune' : '', o.purgeVolumes ? '--purge-volumes' : '', o.namespace ? '--namespace' : '',
+    o.allowFqdnChange ? '--allow-fqdn-change' : '', o.allowDowngrade ? '--allow-downgrade' : '', o.allowNewCa ? '--allow-new-ca' : '',
+  ].filter(Boolean);
+  if (given.length) throw new BadInput(`${file} is a saved plan: it carries its own options; ${given.join(', ')} belong to \`uyuni-cdk plan --out\``);
+  const so = saved.options;
+  return {
+    planDir: saved.planDir, namespace: so.namespace, rerun: so.rerun, prune: so.prune, purgeVolumes: so.purgeVolumes,
+    allowFqdnChange: so.allowFqdnChange, allowDowngrade: so.allowDowngrade, allowNewCa: so.allowNewCa, saved,
+  };
 }
 
 export function runCommand(planDir: string, o: RunCommandOptions, io: Io): Promise<number> {
   return guarded(io, async () => {
+    const from = isSavedPlan(planDir) ? savedRun(planDir, o) : undefined;
     const intervalSeconds = o.progressInterval ?? RUN_DEFAULTS.progressIntervalSeconds;
     const reporter = new Reporter({ mode: outputMode(o, io), write: io.out, writeErr: io.err, intervalSeconds });
     // Ctrl-C: nothing to undo (each step is idempotent or resumable); the CLI says how to continue.
@@ -115,6 +140,12 @@ export function runCommand(planDir: string, o: RunCommandOptions, io: Io): Promi
       stuckGraceSeconds: o.stuckGrace,
       prune: o.prune,
       purgeVolumes: o.purgeVolumes,
+      yes: Boolean(o.yes || o.autoApprove),
+      ...(io.ask ? { ask: io.ask } : {}),
+      allowFqdnChange: o.allowFqdnChange,
+      allowDowngrade: o.allowDowngrade,
+      allowNewCa: o.allowNewCa,
+      ...from,
     });
   });
 }
@@ -135,6 +166,12 @@ export interface PlanCommandOptions extends CommonOptions {
   readonly purgeVolumes?: boolean;
   /** Terraform's `-detailed-exitcode`: 0 no changes, 2 changes, 1 any error (a run that would stop, bad input, an unreachable cluster). */
   readonly detailedExitcode?: boolean;
+  /** As `run --allow-fqdn-change` and the others: predict a run given them. */
+  readonly allowFqdnChange?: boolean;
+  readonly allowDowngrade?: boolean;
+  readonly allowNewCa?: boolean;
+  /** `--out FILE`: save what was shown, for `run FILE` (src/runtime/saved-plan.ts). */
+  readonly out?: string;
 }
 
 export async function planCommand(planDir: string, o: PlanCommandOptions, io: Io): Promise<number> {
@@ -142,12 +179,16 @@ export async function planCommand(planDir: string, o: PlanCommandOptions, io: Io
   let changes = false;
   const code = await guarded(io, async () => {
     const mode = outputMode(o, io);
-    const { plan, cluster, objectsOf } = await openPlan(planDir, o);
+    const { dir, plan, cluster, objectsOf } = await openPlan(planDir, o);
     for (const s of o.rerun ?? []) {
       if (!plan.steps.some((x) => x.name === s)) throw new BadInput(`--rerun ${s}: no such step (steps: ${plan.steps.map((x) => x.name).join(', ')})`);
     }
     const r = await planSteps(cluster, plan, objectsOf, o);
     io.out(mode === 'json' ? JSON.stringify({ plan: plan.name, namespace: plan.namespace, ...r }) + '\n' : renderPlan(plan, r) + '\n');
+    if (o.out) {
+      writeSavedPlan(o.out, { planDir: dir, digest: planDigest(dir, plan), server: cluster.server, options: savedOptionsOf(o.namespace, o), result: r });
+      if (mode !== 'json') io.out(`\nSaved the plan to ${o.out}: \`uyuni-cdk run ${o.out}\` applies exactly this, and refuses if the cluster or ${dir} changed since.\n`);
+    }
     if (!o.detailedExitcode) return EXIT.ok;
     if (r.stopsAt) return EXIT.stepFailed;
     changes = hasChanges(r);

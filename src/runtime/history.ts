@@ -5,7 +5,8 @@
  * A changed Job left by an interrupted run must be refused (the plan changed under a half-done
  * run), but one left by a run that finished is history: the next migration or upgrade
  * re-creates it without asking. The runtime records the Jobs of every finished run in a
- * ConfigMap in the plan's namespace, keyed by plan, and tells the two apart by Job uid.
+ * ConfigMap in the plan's namespace, keyed by plan, and tells the two apart by Job uid. The same
+ * ConfigMap holds the records of one-shot flows and the server's identity (src/runtime/record.ts).
  */
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { LABELS, MANAGED_BY, Plan } from '../plan/types';
@@ -38,8 +39,35 @@ function parse(data: Record<string, string> | undefined): Record<string, Finishe
 
 /** The uids of the Jobs of every finished run recorded in the namespace (of any plan). */
 export async function finishedJobUids(cluster: Cluster, namespace: string): Promise<Set<string>> {
-  const cm = await cluster.get<V1ConfigMap>(ref(namespace));
-  return new Set(Object.values(parse(cm?.data)).flatMap((r) => Object.values(r.jobs)));
+  return new Set(Object.values(parse(await readHistory(cluster, namespace))).flatMap((r) => Object.values(r.jobs)));
+}
+
+/** The history ConfigMap's entries as they are (plans' finished runs, flow records: src/runtime/record.ts). */
+export async function readHistory(cluster: Cluster, namespace: string): Promise<Record<string, string>> {
+  return (await cluster.get<V1ConfigMap>(ref(namespace)))?.data ?? {};
+}
+
+/**
+ * Sets entries of the history ConfigMap, keeping every other entry as it is (another plan's
+ * run, a flow record). `undefined` removes an entry.
+ */
+export async function writeHistory(cluster: Cluster, plan: Plan, runId: string, entries: Readonly<Record<string, string | undefined>>): Promise<void> {
+  const data: Record<string, string> = { ...await readHistory(cluster, plan.namespace) };
+  for (const [k, v] of Object.entries(entries)) {
+    if (v === undefined) delete data[k];
+    else data[k] = v;
+  }
+  const cm: V1ConfigMap = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: {
+      ...ref(plan.namespace),
+      labels: { ...plan.selector, [LABELS.component]: 'step', [LABELS.managedBy]: MANAGED_BY, [LABELS.run]: runId },
+    },
+    // Server-side apply owns the whole map: every entry is written back, not just ours.
+    data,
+  };
+  await cluster.apply(cm);
 }
 
 /** Records a finished run of `plan`: the uids of its step Jobs as they are now. */
@@ -51,17 +79,6 @@ export async function recordFinishedRun(cluster: Cluster, plan: Plan, runId: str
       if (job?.metadata?.uid) jobs[o.name] = job.metadata.uid;
     }
   }
-  const existing = await cluster.get<V1ConfigMap>(ref(plan.namespace));
-  const runs = { ...parse(existing?.data), [plan.name]: { run: runId, finishedAt: new Date().toISOString(), jobs } };
-  const cm: V1ConfigMap = {
-    apiVersion: 'v1',
-    kind: 'ConfigMap',
-    metadata: {
-      ...ref(plan.namespace),
-      labels: { ...plan.selector, [LABELS.component]: 'step', [LABELS.managedBy]: MANAGED_BY, [LABELS.run]: runId },
-    },
-    // Server-side apply owns the whole map: every plan's entry is written back, not just ours.
-    data: Object.fromEntries(Object.entries(runs).map(([k, v]) => [k, JSON.stringify(v)])),
-  };
-  await cluster.apply(cm);
+  const entry: FinishedRun = { run: runId, finishedAt: new Date().toISOString(), jobs };
+  await writeHistory(cluster, plan, runId, { [plan.name]: JSON.stringify(entry) });
 }

@@ -5,6 +5,7 @@
  * Secret values never reach this module: events carry names and keys only.
  */
 import * as fs from 'fs';
+import type { DestructiveChange } from './destructive';
 import type { PodProgress } from './readiness';
 
 export type OutputMode = 'tty' | 'plain' | 'json';
@@ -17,6 +18,10 @@ export interface WaitingPod extends PodProgress {
 
 export type RunEvent =
   | { type: 'run-start'; plan: string; runId: string; runDir: string; steps: number; server: string }
+  /** Before the first write: the plan's destructive changes (src/runtime/destructive.ts)... */
+  | { type: 'destructive'; changes: DestructiveChange[] }
+  /** ...and what let them go ahead (`--yes`, the answer on the terminal, a saved plan), or not. */
+  | { type: 'approval'; result: Approval }
   | { type: 'step-start'; step: string; index: number; total: number; description: string }
   | { type: 'step-skip'; step: string; index: number; total: number; reason: string }
   | { type: 'gate'; step: string; ok: boolean; detail: string }
@@ -80,6 +85,21 @@ function fit(head: string, body: string, width: number): string {
 /** The first blockers and how many more: a step waiting on 27 volumes stays one line. */
 function brief(blockers: string[]): string {
   return blockers.length <= 3 ? blockers.join('; ') : `${blockers.slice(0, 3).join('; ')} (+${blockers.length - 3} more)`;
+}
+
+export type Approval = 'yes' | 'answered yes' | 'saved plan' | 'refused' | 'declined';
+
+const APPROVAL: Readonly<Record<Approval, string>> = {
+  'yes': 'going ahead: --yes',
+  'answered yes': 'going ahead: answered yes',
+  'saved plan': 'going ahead: the saved plan was reviewed',
+  'refused': 'refused: no terminal to ask on and no --yes',
+  'declined': 'not done: the answer was not yes',
+};
+
+function destructiveText(ev: Extract<RunEvent, { type: 'destructive' }>): string {
+  const w = Math.max(...ev.changes.map((c) => c.kind.length));
+  return [`destructive changes (${ev.changes.length}):`, ...ev.changes.map((c) => `  ${c.kind.padEnd(w)}  ${c.object}  [${c.step}]  ${c.why}`)].join('\n');
 }
 
 export class Reporter {
@@ -171,6 +191,8 @@ export class Reporter {
     const n = (e: { index: number; total: number }) => `[${e.index}/${e.total}]`;
     switch (ev.type) {
       case 'run-start': return `run ${ev.runId}: plan ${ev.plan}, ${ev.steps} steps, cluster ${ev.server}, logs in ${ev.runDir}`;
+      case 'destructive': return destructiveText(ev);
+      case 'approval': return APPROVAL[ev.result];
       case 'step-start': this.startLive(`${n(ev)} ${ev.step}`); return `${n(ev)} ${ev.step}: ${ev.description}`;
       case 'step-skip': return `${n(ev)} ${ev.step}: skipped, ${ev.reason}`;
       case 'gate': return `  gate ${ev.ok ? 'passed' : 'REFUSED'}: ${ev.detail}`;

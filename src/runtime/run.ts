@@ -1,6 +1,9 @@
 /**
  * The plan walker: reads the plan directory (every step file parsed before the cluster is
- * touched), then runs each step in order (src/runtime/steps/), then records the finished run.
+ * touched), decides with `plan`'s own computation (src/runtime/planview.ts) before its first
+ * write (a finished flow's data step or a change of the server's identity is refused, the
+ * destructive changes are shown and must be approved: confirm.ts), then runs each step in order
+ * (src/runtime/steps/), then records the finished run, flow and identity (history.ts, record.ts).
  * The first failure stops the run; later steps are not applied.
  */
 import * as fs from 'fs';
@@ -10,8 +13,14 @@ import { defaultRunsDir, RUN_DEFAULTS } from '../plan/run-defaults';
 import type { Plan } from '../plan/types';
 import { applySetOf, groupKind, readParent, writeParent } from './applyset';
 import type { Cluster } from './client';
+import { approve, ApprovalOptions } from './confirm';
+import { destructiveChanges } from './destructive';
 import { BadInput, RuntimeError, StepFailed } from './errors';
 import { finishedJobUids, HISTORY_CONFIGMAP, recordFinishedRun } from './history';
+import type { IdentityFlags } from './identity';
+import { planSteps, PlanResult } from './planview';
+import { readRecords, recordPlanFinished } from './record';
+import { planDigest, planDrift, SavedPlan } from './saved-plan';
 import type { Manifest } from './manifests';
 import { Connection, nextCommand } from './next-command';
 import { openPlanDir } from './plan-dir';
@@ -19,7 +28,7 @@ import { memberKinds, pruneCandidates } from './prune';
 import type { Reporter } from './progress';
 import { RunContext, runStep } from './steps';
 
-export interface RunOptions {
+export interface RunOptions extends IdentityFlags, ApprovalOptions {
   readonly planDir: string;
   readonly cluster: Cluster;
   readonly reporter: Reporter;
@@ -41,6 +50,8 @@ export interface RunOptions {
   readonly prune?: boolean;
   /** Prune claims too (only those this plan made). @default false */
   readonly purgeVolumes?: boolean;
+  /** `run FILE`: apply exactly this saved plan (its options are the ones above). */
+  readonly saved?: SavedPlan;
 }
 
 export function timestamp(d = new Date()): string {
@@ -50,34 +61,64 @@ export function timestamp(d = new Date()): string {
 interface Started {
   readonly run: RunContext;
   readonly objectsOf: ReadonlyMap<string, Manifest[]>;
+  /** The prune deletes shown (and approved) before the first write: only these are deleted. */
+  readonly approvedPrunes: ReadonlySet<string>;
+}
+
+/**
+ * Before the first write, as `plan` decides: what is refused outright (a finished flow's data
+ * step, an identity change without its flag), then the destructive changes, approved or not.
+ */
+async function decideBeforeWriting(o: RunOptions, plan: RunContext['plan'], objects: ReadonlyMap<string, Manifest[]>): Promise<PlanResult> {
+  const decided = await planSteps(o.cluster, plan, (s) => objects.get(s) ?? [], {
+    rerun: o.rerun, prune: o.prune, purgeVolumes: o.purgeVolumes, diff: o.saved !== undefined,
+    allowFqdnChange: o.allowFqdnChange, allowDowngrade: o.allowDowngrade, allowNewCa: o.allowNewCa,
+  });
+  const drift = o.saved ? planDrift(o.saved.result, decided) : [];
+  if (drift.length) {
+    throw new RuntimeError(`the cluster changed since the plan was saved (${o.saved!.savedAt}): ${drift.join('; ')}; nothing was done: make and review a new plan (uyuni-cdk plan --out)`, EXIT.stepFailed);
+  }
+  if (decided.refusals.length) {
+    throw new RuntimeError(`refused before any write: ${decided.refusals.join('; ')}`, EXIT.stepFailed);
+  }
+  await approve(destructiveChanges(decided), { ...o, savedPlan: o.saved !== undefined }, o.reporter);
+  return decided;
 }
 
 /** Everything before the first step: the plan read and checked, the cluster reached, the run directory made. */
 async function startRun(o: RunOptions, started: number): Promise<Started> {
-  const { plan, objectsOf } = openPlanDir(o.planDir, o.namespace);
+  const { dir, plan, objectsOf } = openPlanDir(o.planDir, o.namespace);
+  if (o.saved && planDigest(dir, plan) !== o.saved.digest) {
+    throw new BadInput(`${dir} changed since the plan was saved (${o.saved.savedAt}): nothing was done; make and review a new plan (uyuni-cdk plan --out)`);
+  }
   for (const s of o.rerun ?? []) {
     if (!plan.steps.some((x) => x.name === s)) throw new BadInput(`--rerun ${s}: no such step (steps: ${plan.steps.map((x) => x.name).join(', ')})`);
   }
   // Parse every step file before touching the cluster: a broken plan applies nothing.
   const objects = new Map(plan.steps.map((s) => [s.name, objectsOf(s.name)]));
   await o.cluster.ping();
+  if (o.saved && o.saved.server !== o.cluster.server) {
+    throw new BadInput(`the saved plan was made against ${o.saved.server}, not ${o.cluster.server}: nothing was done`);
+  }
   const runId = `${plan.name}-${timestamp()}`;
   const runDir = o.runDir ?? path.join(defaultRunsDir(plan.namespace, plan.name), runId);
   fs.mkdirSync(runDir, { recursive: true });
   o.reporter.recordTo(path.join(runDir, 'events.jsonl'));
   o.reporter.emit({ type: 'run-start', plan: plan.name, runId, runDir, steps: plan.steps.length, server: o.cluster.server });
+  const decided = await decideBeforeWriting(o, plan, objects);
   const set = applySetOf(plan);
   const run: RunContext = {
     cluster: o.cluster, reporter: o.reporter, plan, runId, runDir,
     deadline: started + (o.timeoutSeconds ?? plan.deadlineSeconds) * 1000,
     facts: {},
     finished: await finishedJobUids(o.cluster, plan.namespace),
+    records: await readRecords(o.cluster, plan.namespace),
     rerun: o.rerun ?? [],
     stuckGraceSeconds: o.stuckGraceSeconds ?? RUN_DEFAULTS.stuckGraceSeconds,
     // A parent of another tool is refused here, before the first step.
     applySet: { set, parentKinds: (await readParent(o.cluster, set)).kinds, kinds: memberKinds(plan, (s) => objects.get(s) ?? []), parentWritten: false },
   };
-  return { run, objectsOf: objects };
+  return { run, objectsOf: objects, approvedPrunes: new Set(decided.prune.filter((p) => p.action === 'delete').map((p) => p.object)) };
 }
 
 /**
@@ -85,9 +126,11 @@ async function startRun(o: RunOptions, started: number): Promise<Started> {
  * Background; src/runtime/prune.ts decides, as for `plan`), then the parent records the kinds of
  * the members that remain.
  */
-async function pruneSet(run: RunContext, objectsOf: ReadonlyMap<string, Manifest[]>, o: RunOptions): Promise<void> {
+async function pruneSet(run: RunContext, objectsOf: ReadonlyMap<string, Manifest[]>, o: RunOptions, approved: ReadonlySet<string>): Promise<void> {
   const a = run.applySet;
-  const items = await pruneCandidates(run.cluster, run.plan, (s) => objectsOf.get(s) ?? [], a.set, a.parentKinds, o);
+  // A member that turned up during the run was not shown before it: kept, for the next run to show.
+  const items = (await pruneCandidates(run.cluster, run.plan, (s) => objectsOf.get(s) ?? [], a.set, a.parentKinds, o))
+    .map((i) => (i.action === 'delete' && !approved.has(i.object) ? { ...i, action: 'keep' as const, detail: 'not shown before the run: the next run lists it' } : i));
   const remaining = new Set(a.kinds.keys());
   for (const i of items) {
     const result = i.action === 'delete' ? ((await run.cluster.delete(i.ref, 'Background')) ? 'deleted' : 'already gone') : `kept (${i.detail})`;
@@ -97,12 +140,17 @@ async function pruneSet(run: RunContext, objectsOf: ReadonlyMap<string, Manifest
   if (a.parentWritten || items.length > 0) await writeParent(run.cluster, run.plan, a, remaining, run.runId);
 }
 
-/** Every step is done: a failure to write the history is worth a line, not a failed run. */
-async function recordHistory(run: RunContext, plan: Plan): Promise<void> {
+/**
+ * Every step is done: the run, the flow the plan finishes and the server's identity are
+ * recorded. A failure to write them is worth a line, not a failed run (each data step was
+ * recorded when it was done).
+ */
+async function recordHistory(run: RunContext, plan: Plan, objectsOf: ReadonlyMap<string, Manifest[]>): Promise<void> {
   const event = { type: 'action', step: '(run)', action: 'record finished run', object: `ConfigMap ${plan.namespace}/${HISTORY_CONFIGMAP}` } as const;
   try {
     await recordFinishedRun(run.cluster, plan, run.runId);
-    run.reporter.emit({ ...event, result: 'done' });
+    await recordPlanFinished(run.cluster, plan, (s) => objectsOf.get(s) ?? [], run.runId);
+    run.reporter.emit({ ...event, result: `done${plan.flow ? ` (the ${plan.flow.kind} is finished)` : ''}` });
   } catch (e) {
     run.reporter.emit({ ...event, result: `failed: ${(e as Error).message}` });
   }
@@ -116,14 +164,14 @@ export async function runPlan(o: RunOptions): Promise<number> {
   let runDone = false;
   let begun: RunContext | undefined;
   try {
-    const { run, objectsOf } = await startRun(o, started);
+    const { run, objectsOf, approvedPrunes } = await startRun(o, started);
     begun = run;
     const steps = run.plan.steps;
     for (const [i, step] of steps.entries()) {
       await runStep({ ...run, step, index: i + 1, total: steps.length, objects: objectsOf.get(step.name)! });
     }
-    await pruneSet(run, objectsOf, o);
-    await recordHistory(run, run.plan);
+    await pruneSet(run, objectsOf, o, approvedPrunes);
+    await recordHistory(run, run.plan, objectsOf);
     r.emit({ type: 'run-done', status: 'done', exitCode: EXIT.ok, elapsedSeconds: elapsedSeconds() });
     runDone = true;
     return EXIT.ok;

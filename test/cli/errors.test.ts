@@ -63,7 +63,8 @@ describe('credentials and permissions', () => {
 
   it('fails the step (exit 1) when a 401 comes once a step ran, naming the step and where its logs are', async () => {
     sim = await startSimulator();
-    sim.failNext(100, 401, 'batch/v1');
+    // On the Job's apply: run reads the Jobs before its first write (a 401 there is exit 2, bad credentials before any step).
+    sim.failNext(100, 401, 'PATCH /apis/batch/v1');
     const r = await cli('run', plan(), { kubeconfig: sim.kubeconfigPath });
     expect(r.code).toBe(EXIT.stepFailed);
     expect(oneLine(r.err)).toMatch(/HTTP 401 Unauthorized: the cluster at .* does not accept the credentials of user "sim"/);

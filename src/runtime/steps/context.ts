@@ -12,6 +12,7 @@ import { jobsOf } from '../jobs';
 import type { StepLogs } from '../logs';
 import type { Manifest } from '../manifests';
 import type { FailedContainer, Reporter, RunEvent } from '../progress';
+import type { Records } from '../record';
 import { failureReport } from './failure';
 
 /** What every step of a run shares. */
@@ -29,6 +30,8 @@ export interface RunContext {
   readonly finished: ReadonlySet<string>;
   /** Steps whose Jobs are deleted and re-created. */
   readonly rerun: readonly string[];
+  /** The one-shot flows' records as the run found them (src/runtime/record.ts). */
+  readonly records: Records;
   readonly stuckGraceSeconds: number;
   /** The plan's ApplySet: its members get its label, its parent is written before the first of them. */
   readonly applySet: RunApplySet;

@@ -4,27 +4,73 @@
  * apply), wait (readiness, logs, stuck pods, timeouts), finish (last logs, facts). The first
  * failure ends the step and the run.
  */
+import type { V1Job } from '@kubernetes/client-node';
+import { decideOneShot } from '../oneshot';
+import { readFacts } from '../facts';
+import { jobPhase } from '../readiness/batch_v1_job';
+import { oneShotHash, recordStepDone } from '../record';
 import { actionsStage } from './actions';
 import { applyStage } from './apply';
 import { StepContext, StepRun } from './context';
-import { finishStage } from './finish';
+import { finishStage, gatherFacts } from './finish';
 import { preflightStage } from './preflight';
 import { resumeStage } from './resume';
 import { waitStage } from './wait';
 
 export type { RunContext, StepContext } from './context';
 
+/**
+ * A one-shot step with Jobs is done: recorded for its flow (src/runtime/record.ts) unless it is
+ * already, so that its Jobs going does not make it run again. A step of actions only (the
+ * upgrade's stop of the server) is recorded when the flow finishes: until then a resumed run
+ * does it again (its actions are not done where they hold already).
+ */
+async function recordDone(s: StepRun, hash: string): Promise<void> {
+  const flow = s.step.oneShot;
+  if (!flow || s.jobs.length === 0) return;
+  const r = s.c.records.flows[flow];
+  if (r?.steps[s.step.name]?.hash === hash && !s.c.rerun.includes(s.step.name)) return;
+  let result = 'done';
+  try {
+    const job = s.step.factsFrom ? await s.cluster.get<V1Job>(s.step.factsFrom) : undefined;
+    await recordStepDone(s.cluster, s.c.plan, s.step, hash, s.c.runId, job ? await readFacts(s.cluster, job) : undefined);
+  } catch (e) {
+    // Its Jobs still say it is done; a line, as for the run's own record, not a failed step.
+    result = `failed: ${(e as Error).message}`;
+  }
+  s.emit({ type: 'action', step: s.step.name, action: `record data step of the ${flow} done`, object: `ConfigMap ${s.c.plan.namespace}/uyuni-cdk-history`, result });
+}
+
 export async function runStep(c: StepContext): Promise<void> {
   // from here a misbehaving API fails the step (exit 1), and nothing outlasts the run's deadline
   c.cluster.stepStarted();
   c.cluster.setDeadline(c.deadline);
   const s = new StepRun(c);
+  // The flow's record decides a one-shot step, not its Jobs (refusals were made before the first write).
+  const hash = oneShotHash(c.step, c.objects);
+  const once = decideOneShot(c.step, hash, c.plan, c.records, c.rerun);
+  if (once.action === 'refuse') await s.fail(once.why);
+  if (once.action === 'done') {
+    s.emit({ type: 'step-skip', ...s.tag, reason: once.why });
+    const job = c.step.factsFrom ? await c.cluster.get<V1Job>(c.step.factsFrom) : undefined;
+    if (job && jobPhase(job) === 'complete') await gatherFacts(s, job);
+    else if (once.facts) {
+      // Its Job is gone: the facts it printed, as recorded.
+      Object.assign(c.facts, once.facts);
+      s.emit({ type: 'facts', step: c.step.name, facts: { ...once.facts } });
+    }
+    return;
+  }
   const { decisions, skipped } = await resumeStage(s);
-  if (skipped) return;
+  if (skipped) {
+    await recordDone(s, hash);
+    return;
+  }
   s.emit({ type: 'step-start', ...s.tag, description: s.step.description });
   await preflightStage(s);
   await actionsStage(s);
   const applied = await applyStage(s, decisions);
   const waited = await waitStage(s, applied);
   await finishStage(s, waited);
+  await recordDone(s, hash);
 }

@@ -8,18 +8,10 @@ import * as path from 'path';
 import { readPlan } from '../../../src/plan/reader';
 import { startSimulator, Simulator } from '../../sim';
 import { cli, ROOT, spawnCli, tmpDir, until, writesTo } from './harness';
+import { inspectJobs } from './inspect-facts';
 
 const dist = (p: string) => path.join(ROOT, 'dist', p);
 const have = (p: string) => fs.existsSync(path.join(dist(p), 'uyuni.plan'));
-const lines = (o: Record<string, string>) => Object.entries(o).map(([k, v]) => `${k}=${v}`);
-/** What uyuni-inspect (server image, etc-rhn) and uyuni-inspect-db (server-postgresql, the database claim) print. */
-const inspectJobs = (server: Record<string, string> = {}, db: Record<string, string> = {}) => ({
-  'uyuni-inspect': { logs: ['uyuni-inspect: reading /etc/rhn', ...lines({
-    product: 'uyuni', current_product: 'uyuni', uyuni_release: '2026.08', current_release: '2026.03', fqdn: 'uyuni.example.com',
-    db_name: 'susemanager', setup_marker: '/var/spacewalk/.MANAGER_SETUP_COMPLETE', ca_fingerprint: 'AB:CD:EF', ...server,
-  })] },
-  'uyuni-inspect-db': { logs: lines({ current_pg_version: '16', image_pg_version: '18', ...db }) },
-});
 
 let sim: Simulator;
 afterEach(async () => {
@@ -57,7 +49,7 @@ afterEach(async () => {
   it('upgrades when the inspect Job\'s facts pass every gate: server scaled down, upgrade Jobs run, server back', async () => {
     sim = await startSimulator({ jobs: inspectJobs() });
     expect((await cli('run', dist('install'), { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
-    const r = await cli('run', dist('upgrade'), { kubeconfig: sim.kubeconfigPath });
+    const r = await cli('run', dist('upgrade'), { kubeconfig: sim.kubeconfigPath, yes: true });
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
     expect(r.out).toContain('facts: ');
@@ -81,7 +73,7 @@ afterEach(async () => {
     sim = await startSimulator({ jobs: inspectJobs({}, { image_pg_version: '13', current_pg_version: '16' }) });
     expect((await cli('run', dist('install'), { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
     const mark = sim.requests.length;
-    const r = await cli('run', dist('upgrade'), { kubeconfig: sim.kubeconfigPath });
+    const r = await cli('run', dist('upgrade'), { kubeconfig: sim.kubeconfigPath, yes: true });
     expect(r.code).toBe(1);
     expect(r.out).toContain('gate REFUSED: the new server-postgresql image\'s PostgreSQL is older than the database\'s: PostgreSQL cannot be downgraded');
     expect(writesTo(sim.requests.slice(mark), '/deployments/uyuni')).toEqual([]);
@@ -98,7 +90,7 @@ afterEach(async () => {
     }, { current_pg_version: '14' }) });
     const b64 = (t: string) => Buffer.from(t).toString('base64');
     const stopsAt = async (text: string) => {
-      const stopped = await cli('run', dist('migrate'), { kubeconfig: sim.kubeconfigPath });
+      const stopped = await cli('run', dist('migrate'), { kubeconfig: sim.kubeconfigPath, yes: true });
       expect(stopped.code).toBe(1);
       expect(stopped.out + stopped.err).toContain(text);
     };
@@ -119,7 +111,7 @@ afterEach(async () => {
     for (const name of ['db-credentials', 'reportdb-credentials']) {
       sim.put({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: 'uyuni' }, type: 'kubernetes.io/basic-auth', data: { username: b64('u'), password: b64('p') } });
     }
-    const r = await cli('run', dist('migrate'), { kubeconfig: sim.kubeconfigPath });
+    const r = await cli('run', dist('migrate'), { kubeconfig: sim.kubeconfigPath, yes: true });
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
     for (const s of readPlan(dist('migrate')).steps) {
@@ -150,14 +142,14 @@ afterEach(async () => {
     secret('uyuni-ca', { 'tls.crt': 'c', 'tls.key': 'k' }, 'kubernetes.io/tls');
     for (const name of ['db-credentials', 'reportdb-credentials']) secret(name, { username: 'u', password: 'p' }, 'kubernetes.io/basic-auth');
 
-    const first = spawnCli(['run', dist('migrate'), '--kubeconfig', sim.kubeconfigPath, '--run-dir', tmpDir()]);
+    const first = spawnCli(['run', dist('migrate'), '--yes', '--kubeconfig', sim.kubeconfigPath, '--run-dir', tmpDir()]);
     await until('the data sync pod running', () => sim.list('v1', 'Pod', 'uyuni').some((p) => p.metadata.name.startsWith('uyuni-data-sync-') && p.status?.phase === 'Running'));
     first.child.kill('SIGKILL');
     await first.done;
     const syncUid = sim.get('batch/v1', 'Job', 'uyuni-data-sync', 'uyuni').metadata.uid;
     const mark = sim.requests.length;
 
-    const r = await cli('run', dist('migrate'), { kubeconfig: sim.kubeconfigPath });
+    const r = await cli('run', dist('migrate'), { kubeconfig: sim.kubeconfigPath, yes: true });
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
     expect(r.out).toContain('Job/uyuni-data-sync (uyuni): already running with the same spec: attached');

@@ -35,10 +35,10 @@ function whatRunDid(out: string): { action: string; reason?: string } {
   return { action: result[apply?.result] ?? `unknown: ${JSON.stringify(apply)}` };
 }
 
-async function planThenRun(dir: string, opts: Record<string, unknown> = {}): Promise<{ planned: string; ran: string }> {
+async function planThenRun(dir: string, opts: Record<string, unknown> = {}, runOpts: Record<string, unknown> = {}): Promise<{ planned: string; ran: string }> {
   const p = JSON.parse((await cli('plan', dir, { kubeconfig: sim.kubeconfigPath, output: 'json', ...opts })).out);
   const planned = p.steps[1].objects[0];
-  const r = await cli('run', dir, { kubeconfig: sim.kubeconfigPath, output: 'json', ...opts });
+  const r = await cli('run', dir, { kubeconfig: sim.kubeconfigPath, output: 'json', ...opts, ...runOpts });
   const did = whatRunDid(r.out);
   // A refusal: plan names the step run stops at, with run's own reason.
   if (did.reason) {
@@ -79,12 +79,17 @@ describe('plan predicts run, for every row of the resume table', () => {
     expect(await planThenRun(dir)).toEqual({ planned: 'failed', ran: 'failed' });
   });
 
-  it('other hash, Complete, from a run that finished: re-created without asking', async () => {
+  it('other hash, Complete, from a run that finished: re-created, a destructive change that asks first', async () => {
     sim = await startSimulator();
     const dir = plan('echo one');
     expect((await cli('run', dir, { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
     plan('echo two', { dir });
-    expect(await planThenRun(dir)).toEqual({ planned: 'recreate', ran: 'recreate' });
+    const uid = sim.get('batch/v1', 'Job', 'work', NS).metadata.uid;
+    const refused = await cli('run', dir, { kubeconfig: sim.kubeconfigPath });
+    expect(refused.code).toBe(2);
+    expect(refused.out).toMatch(/recreate-job\s+Job\/work \(uyuni-test\)\s+\[work\]/);
+    expect(sim.get('batch/v1', 'Job', 'work', NS).metadata.uid).toBe(uid);
+    expect(await planThenRun(dir, {}, { yes: true })).toEqual({ planned: 'recreate', ran: 'recreate' });
   });
 
   it('other hash, otherwise (a run that did not finish): refused, --rerun re-creates', async () => {
@@ -96,7 +101,7 @@ describe('plan predicts run, for every row of the resume table', () => {
     expect((await cli('run', dir, { kubeconfig: sim.kubeconfigPath })).code).toBe(1);
     plan('echo two', { dir, later: true });
     expect(await planThenRun(dir)).toEqual({ planned: 'blocked-immutable', ran: 'blocked-immutable' });
-    expect(await planThenRun(dir, { rerun: ['work'] })).toEqual({ planned: 'recreate', ran: 'recreate' });
+    expect(await planThenRun(dir, { rerun: ['work'] }, { yes: true })).toEqual({ planned: 'recreate', ran: 'recreate' });
   });
 });
 

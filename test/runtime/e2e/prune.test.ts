@@ -40,9 +40,19 @@ describe('the hub scenario', () => {
     ]);
     // The redirect Ingress loses its hub route: the one update, shown as its field diff.
     expect(plan.out).toMatch(/update\s+Ingress\/uyuni-ingress-ssl-redirect \(uyuni\)\n\s+--- live\n\s+\+\+\+ planned\n[^]*-\s+name: hub-xmlrpc\n/);
-    expect(summary(plan.out)).toMatch(/^Plan: 0 to create, 1 to update, 3 to delete, \d+ unchanged\.$/);
+    expect(summary(plan.out)).toMatch(/^Plan: 0 to create, 1 to update, 3 to delete, 0 to stop, \d+ unchanged\.$/);
 
-    const run = await cli('run', withoutHub, { kubeconfig: sim.kubeconfigPath });
+    // Without a terminal and without --yes: the deletes are listed, nothing is written.
+    const mark = sim.requests.length;
+    const refused = await cli('run', withoutHub, { kubeconfig: sim.kubeconfigPath });
+    expect(refused.code).toBe(2);
+    expect(refused.out).toMatch(/destructive changes \(3\):\n\s+delete\s+Deployment\/uyuni-hub-xmlrpc \(uyuni\)\s+\[\(run\)\]\s+pruned: /);
+    expect(refused.out).toContain('refused: no terminal to ask on and no --yes');
+    expect(refused.err).toContain('3 destructive changes and no terminal to ask on: nothing was done');
+    expect(sim.requests.slice(mark).filter((r) => r.method !== 'GET')).toEqual([]);
+    expect(sim.get('apps/v1', 'Deployment', 'uyuni-hub-xmlrpc', 'uyuni')).toBeDefined();
+
+    const run = await cli('run', withoutHub, { kubeconfig: sim.kubeconfigPath, yes: true });
     if (process.env.UYUNI_CDK_CAPTURE) fs.writeFileSync(`${process.env.UYUNI_CDK_CAPTURE}.run`, run.out);
     expect(run.code).toBe(0);
     expect(run.out).toMatch(/prune \(propagationPolicy Background\) Deployment\/uyuni-hub-xmlrpc \(uyuni\): deleted/);
@@ -55,7 +65,7 @@ describe('the hub scenario', () => {
     const after = await cli('plan', withoutHub, { kubeconfig: sim.kubeconfigPath, detailedExitcode: true });
     if (process.env.UYUNI_CDK_CAPTURE) fs.writeFileSync(`${process.env.UYUNI_CDK_CAPTURE}.after`, after.out);
     expect(deleteLines(after.out)).toEqual([]);
-    expect(summary(after.out)).toMatch(/^Plan: 0 to create, 0 to update, 0 to delete, \d+ unchanged\.$/);
+    expect(summary(after.out)).toMatch(/^Plan: 0 to create, 0 to update, 0 to delete, 0 to stop, \d+ unchanged\.$/);
     expect(after.code).toBe(0);
   });
 });
@@ -77,7 +87,7 @@ describe('plan on a changed images.tag', () => {
       for (const l of changed) expect(l).toMatch(/^[-+]\s+image: registry\.opensuse\.org\/uyuni\/[a-z0-9-]+:2026\.0[89]$/);
       expect(plan.out).toContain(u.diff.split('\n')[2]);
     }
-    expect(summary(plan.out)).toMatch(/^Plan: 0 to create, 2 to update, 0 to delete, \d+ unchanged\.$/);
+    expect(summary(plan.out)).toMatch(/^Plan: 0 to create, 2 to update, 0 to delete, 0 to stop, \d+ unchanged\.$/);
   });
 });
 
@@ -109,9 +119,9 @@ describe('a dropped Ingress, --no-prune, claims', () => {
     const plan = await cli('plan', dir, { kubeconfig: sim.kubeconfigPath });
     expect(deleteLines(plan.out)).toEqual([expect.stringMatching(/^delete Ingress\/uyuni \(uyuni-test\)/)]);
     expect(plan.out).toMatch(/keep\s+PersistentVolumeClaim\/var-cache \(uyuni-test\)\s+\(a volume: pruned only with --purge-volumes\)/);
-    expect(summary(plan.out)).toMatch(/^Plan: 0 to create, 0 to update, 1 to delete, \d+ unchanged\.$/);
+    expect(summary(plan.out)).toMatch(/^Plan: 0 to create, 0 to update, 1 to delete, 0 to stop, \d+ unchanged\.$/);
 
-    const pruned = await cli('run', dir, { kubeconfig: sim.kubeconfigPath });
+    const pruned = await cli('run', dir, { kubeconfig: sim.kubeconfigPath, yes: true });
     expect(pruned.code).toBe(0);
     expect(sim.get('networking.k8s.io/v1', 'Ingress', 'uyuni', NS)).toBeUndefined();
     expect(sim.get('v1', 'PersistentVolumeClaim', 'var-cache', NS)).toBeDefined();
@@ -120,7 +130,7 @@ describe('a dropped Ingress, --no-prune, claims', () => {
 
     const purge = await cli('plan', dir, { kubeconfig: sim.kubeconfigPath, purgeVolumes: true });
     expect(deleteLines(purge.out)).toEqual([expect.stringMatching(/^delete PersistentVolumeClaim\/var-cache/)]);
-    expect((await cli('run', dir, { kubeconfig: sim.kubeconfigPath, purgeVolumes: true })).code).toBe(0);
+    expect((await cli('run', dir, { kubeconfig: sim.kubeconfigPath, purgeVolumes: true, yes: true })).code).toBe(0);
     expect(sim.get('v1', 'PersistentVolumeClaim', 'var-cache', NS)).toBeUndefined();
     expect(sim.get('v1', 'PersistentVolumeClaim', 'var-pgsql', NS)).toBeDefined();
   });

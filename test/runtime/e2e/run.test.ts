@@ -225,7 +225,14 @@ describe('uyuni-cdk run against the API simulator', () => {
       actions: [{ type: 'scale', object: dep, replicas: 0 }, { type: 'delete', object: oldJob }],
       waits: [{ object: dep, for: 'scaled-down' }, { object: oldJob, for: 'deleted' }, { object: { ...oldJob, name: 'migrate' }, for: 'complete' }],
     }], { name: 'migrate' });
-    const r = await cli('run', second, { kubeconfig: sim.kubeconfigPath });
+    // Both are destructive: listed, and without a terminal or --yes nothing is written.
+    const before = sim.requests.length;
+    const refused = await cli('run', second, { kubeconfig: sim.kubeconfigPath });
+    expect(refused.code).toBe(2);
+    expect(refused.out).toMatch(/scale-down\s+Deployment\/old-server \(uyuni-test\)\s+\[stop\]\s+scale to 0 \(2 replicas now\)/);
+    expect(refused.out).toMatch(/delete\s+Job\/old-job \(uyuni-test\)\s+\[stop\]/);
+    expect(sim.requests.slice(before).filter((q) => q.method !== 'GET')).toEqual([]);
+    const r = await cli('run', second, { kubeconfig: sim.kubeconfigPath, yes: true });
     expect(r.code).toBe(0);
     expect(sim.get('apps/v1', 'Deployment', 'old-server', NS).spec.replicas).toBe(0);
     expect(sim.get('batch/v1', 'Job', 'old-job', NS)).toBeUndefined();
@@ -357,7 +364,7 @@ describe('resume', () => {
 
     sim.setJob('finish', { outcome: 'succeed' });
     const mark = sim.requests.length;
-    const r = await cli('run', dir, { kubeconfig: sim.kubeconfigPath, rerun: ['setup', 'finish'] });
+    const r = await cli('run', dir, { kubeconfig: sim.kubeconfigPath, rerun: ['setup', 'finish'], yes: true });
     expect(r.code).toBe(0);
     const del = sim.requests.slice(mark).filter((q) => q.method === 'DELETE' && q.path.endsWith('/jobs/setup'));
     expect(del).toHaveLength(1);
@@ -368,7 +375,7 @@ describe('resume', () => {
     expect(writesTo(sim.requests.slice(mark), '/jobs/inspect')).toEqual([]);
   });
 
-  it('re-creates a changed Job left by a run that finished (the next upgrade), without --rerun', async () => {
+  it('re-creates a changed Job left by a run that finished (the next upgrade), without --rerun (a destructive change: --yes)', async () => {
     await start();
     const dir = plan();
     expect((await cli('run', dir, { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
@@ -384,7 +391,7 @@ describe('resume', () => {
     ], { dir });
 
     const mark = sim.requests.length;
-    const r = await cli('run', dir, { kubeconfig: sim.kubeconfigPath });
+    const r = await cli('run', dir, { kubeconfig: sim.kubeconfigPath, yes: true });
     expect(r.code).toBe(0);
     expect(r.out).toContain('is from a run that finished');
     const del = sim.requests.slice(mark).filter((q) => q.method === 'DELETE' && q.path.endsWith('/jobs/setup'));

@@ -1,0 +1,69 @@
+/**
+ * One-shot flows never repeat. A migration's and an upgrade's data steps (stop the old host and
+ * copy its data, import its secrets, upgrade the database, finalize it) run once per flow: what
+ * decides is the flow's record in the cluster (src/runtime/record.ts), not the step's Jobs. One
+ * decision for `plan` (which shows it) and `run` (which acts on it before its first write).
+ */
+import type { Plan, Step } from '../plan/types';
+import { currentFlow, FlowRecord, Records } from './record';
+
+export type OneShotDecision =
+  /** Not a one-shot step, or its flow has not done it: the Jobs decide, as for any step (src/runtime/resume.ts). */
+  | { readonly action: 'normal' }
+  /** Done in this flow with the same spec: skipped, whatever the Jobs in the cluster (gone, changed); `facts`: what its Job printed. */
+  | { readonly action: 'done'; readonly why: string; readonly facts?: Readonly<Record<string, string>> }
+  /** `--rerun` of a step its flow did already: run again (a destructive change: it asks first). */
+  | { readonly action: 'rerun'; readonly why: string }
+  /** The flow finished and this step would run differently (or was never part of it): the run refuses before any write. */
+  | { readonly action: 'refuse'; readonly why: string };
+
+const WHAT = { migration: 'migration', upgrade: 'upgrade' } as const;
+
+/** `the migration into namespace uyuni finished at 2026-… from old.example.com (run migrate-…)`. */
+export function finishedLine(r: FlowRecord, namespace: string): string {
+  const what = r.flow === 'migration' ? `the migration into namespace ${namespace}` : `the upgrade of namespace ${namespace} to ${r.imageGeneration ?? 'its images'}`;
+  return `${what} finished at ${r.finishedAt} ${r.source ? `from ${r.source} ` : ''}(run ${r.run})`;
+}
+
+/** What to use after a finished flow. */
+export function useNow(r: FlowRecord): string {
+  return r.flow === 'migration'
+    ? 'the server is migrated: use the install plan of the same configuration without `migration` (synthesize it, then run dist/install), '
+      + 'or an upgrade plan (`upgrade:` in the configuration) for new images'
+    : 'to upgrade again, synthesize an upgrade to a newer image generation (images.tag); for the server as it is, the install plan';
+}
+
+export function decideOneShot(step: Step, hash: string, plan: Plan, records: Records, rerun: readonly string[]): OneShotDecision {
+  if (!step.oneShot) return { action: 'normal' };
+  const r = currentFlow(records, step.oneShot, plan);
+  if (!r) return { action: 'normal' };
+  const done = r.steps[step.name];
+  if (!r.finishedAt) {
+    // A flow under way: a done step with the same spec stays done even if its Jobs went.
+    return done && done.hash === hash && !rerun.includes(step.name)
+      ? { action: 'done', why: `done in this ${WHAT[r.flow]} by run ${done.run} at ${done.at} (recorded in the cluster)`, ...(done.facts ? { facts: done.facts } : {}) }
+      : { action: 'normal' };
+  }
+  const finished = finishedLine(r, plan.namespace);
+  if (rerun.includes(step.name)) return { action: 'rerun', why: `--rerun ${step.name}: ${finished}; its data step ${step.name} runs again` };
+  if (done && done.hash === hash) return { action: 'done', why: `${finished}: a data step never runs twice`, ...(done.facts ? { facts: done.facts } : {}) };
+  const change = done ? `this plan changed it since (spec ${done.hash.slice(0, 19)} → ${hash.slice(0, 19)})` : `it was not part of it`;
+  return {
+    action: 'refuse',
+    why: `${finished}; its data step ${step.name} would run again (${change}). A finished ${WHAT[r.flow]} never repeats: ${useNow(r)}. `
+      + `To repeat this one step: --rerun ${step.name} (it asks first)`,
+  };
+}
+
+/**
+ * A finished migration refuses its plan: the migrate plan is for moving a server in, and it is
+ * in. Only `--rerun` of one of its data steps runs it (the other data steps stay done).
+ */
+export function finishedPlanRefusal(plan: Plan, records: Records, rerun: readonly string[]): string | undefined {
+  if (plan.flow?.kind !== 'migration') return undefined;
+  const r = currentFlow(records, 'migration', plan);
+  if (!r?.finishedAt) return undefined;
+  if (plan.steps.some((s) => s.oneShot && rerun.includes(s.name))) return undefined;
+  return `${finishedLine(r, plan.namespace)}: a finished migration never runs again, whatever changed in its configuration. ${useNow(r)}. `
+    + `To repeat one data step: --rerun STEP (${plan.steps.filter((s) => s.oneShot).map((s) => s.name).join(', ')}; it asks first)`;
+}
