@@ -15,6 +15,7 @@ const VERBS: ReadonlyArray<() => { register(program: Command): void }> = [
   () => require('./plan'),
   () => require('./status'),
   () => require('./destroy'),
+  () => require('./unlock'),
   () => require('./agent'),
 ];
 

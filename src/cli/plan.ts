@@ -10,6 +10,7 @@ export function register(program: Command): void {
     .option('--rerun <step>', 'predict `run --rerun <step>`; repeatable or comma-separated', collectList)
     .option('--no-prune', 'predict `run --no-prune`: objects the plan dropped are kept')
     .option('--purge-volumes', 'predict `run --purge-volumes`: claims this plan made and dropped are deleted too')
+    .option('--adopt', 'predict `run --adopt`: objects of other owners are listed as adopted, not refused')
     .option('--detailed-exitcode', `exit ${EXIT.ok} without changes, ${EXIT.planChanges} with changes, ${EXIT.stepFailed} on any error (for CI drift checks, as Terraform's)`)
     .addOption(new Option('--exit-code', 'the same as --detailed-exitcode').hideHelp()))
     .addHelpText('after', `

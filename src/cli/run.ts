@@ -3,14 +3,16 @@ import { EXIT } from '../plan/exit-codes';
 import { RUN_DEFAULTS, RUNS_DIR_HELP } from '../plan/run-defaults';
 import type { Io, RunCommandOptions } from '../runtime/commands';
 import { addClusterOptions, collectList, EXIT_CODES_HELP, exitWith, loadRuntime, positiveNumber, processIo } from './options';
+import { duration, LOCK_TIMEOUT_HELP } from './unlock';
 
 /** Ctrl-C: nothing to undo (each step is idempotent or resumable); say how to continue. */
 const runIo: Io = {
   ...processIo,
   onInterrupt: (cleanup) => process.once('SIGINT', () => {
-    cleanup();
-    process.stderr.write('\nuyuni-cdk: interrupted. Run the same command again to resume: finished steps are skipped, running Jobs attached to.\n');
-    process.exit(EXIT.interrupted);
+    void cleanup().finally(() => {
+      process.stderr.write('\nuyuni-cdk: interrupted. Run the same command again to resume: finished steps are skipped, running Jobs attached to.\n');
+      process.exit(EXIT.interrupted);
+    });
   }),
 };
 
@@ -24,7 +26,9 @@ export function register(program: Command): void {
     .option('--stuck-grace <seconds>', 'fail a step when a Job pod stays in ImagePullBackOff, ErrImagePull, CreateContainerConfigError or Unschedulable this long', positiveNumber, RUN_DEFAULTS.stuckGraceSeconds)
     .option('--progress-interval <seconds>', 'without a terminal: print what a step waits for at least this often', positiveNumber, RUN_DEFAULTS.progressIntervalSeconds)
     .option('--no-prune', 'keep the objects of the plan\'s ApplySet that the plan no longer has (default: deleted after the last step)')
-    .option('--purge-volumes', 'prune PersistentVolumeClaims too: those this plan made and no longer has (the data!)'))
+    .option('--purge-volumes', 'prune PersistentVolumeClaims too: those this plan made and no longer has (the data!)')
+    .option('--adopt', 'take over existing objects of other owners (Helm, kubectl, mgradm; not another plan\'s namespace) instead of refusing')
+    .option('--lock-timeout <duration>', LOCK_TIMEOUT_HELP, duration))
     .addHelpText('after', `
 Resume: a step whose Jobs are Complete with the same spec hash is skipped; a running one is
 attached to; a failed one stops the run with its logs; a changed one is refused unless --rerun.

@@ -17,9 +17,11 @@ import { Connection, nextCommand } from './next-command';
 import { openPlanDir } from './plan-dir';
 import { memberKinds, pruneCandidates } from './prune';
 import type { Reporter } from './progress';
+import type { RunLock } from './lock';
+import { guardRun, SafeguardOptions } from './safeguards';
 import { RunContext, runStep } from './steps';
 
-export interface RunOptions {
+export interface RunOptions extends SafeguardOptions {
   readonly planDir: string;
   readonly cluster: Cluster;
   readonly reporter: Reporter;
@@ -50,6 +52,7 @@ export function timestamp(d = new Date()): string {
 interface Started {
   readonly run: RunContext;
   readonly objectsOf: ReadonlyMap<string, Manifest[]>;
+  readonly lock: RunLock;
 }
 
 /** Everything before the first step: the plan read and checked, the cluster reached, the run directory made. */
@@ -77,7 +80,8 @@ async function startRun(o: RunOptions, started: number): Promise<Started> {
     // A parent of another tool is refused here, before the first step.
     applySet: { set, parentKinds: (await readParent(o.cluster, set)).kinds, kinds: memberKinds(plan, (s) => objects.get(s) ?? []), parentWritten: false },
   };
-  return { run, objectsOf: objects };
+  // the lock, then what is refused before the first write (src/runtime/safeguards.ts)
+  return { run, objectsOf: objects, lock: await guardRun(o.cluster, plan, (s) => objects.get(s) ?? [], runId, o.reporter, o) };
 }
 
 /**
@@ -115,11 +119,14 @@ export async function runPlan(o: RunOptions): Promise<number> {
   const elapsedSeconds = () => (Date.now() - started) / 1000;
   let runDone = false;
   let begun: RunContext | undefined;
+  let lock: RunLock | undefined;
   try {
-    const { run, objectsOf } = await startRun(o, started);
+    const { run, objectsOf, lock: l } = await startRun(o, started);
     begun = run;
+    lock = l;
     const steps = run.plan.steps;
     for (const [i, step] of steps.entries()) {
+      await l.beforeStep(step);
       await runStep({ ...run, step, index: i + 1, total: steps.length, objects: objectsOf.get(step.name)! });
     }
     await pruneSet(run, objectsOf, o);
@@ -137,6 +144,7 @@ export async function runPlan(o: RunOptions): Promise<number> {
     o.onFailure?.(e);
     return code;
   } finally {
+    await lock?.release();
     r.close();
   }
 }

@@ -1,0 +1,208 @@
+/**
+ * Ownership: whose an object in the cluster is, so that `run` never takes over what another plan
+ * or another tool made, and `destroy` never deletes a namespace that holds what it does not own
+ * (docs/runtime.md, "Ownership and adoption"). Returns data; `run` refuses on it (or adopts with
+ * `--adopt`), `plan` lists it, `destroy` keeps a namespace on it.
+ *
+ * An object is ours when it carries the plan's selector (`app.kubernetes.io/managed-by:
+ * uyuni-cdk` and the plan's `app.kubernetes.io/part-of`) and, if it is a member of an ApplySet,
+ * of the plan's own. Anything else has another owner, named from what it carries: another plan
+ * (its part-of), a Helm release (`meta.helm.sh/release-name`), another tool
+ * (`app.kubernetes.io/managed-by`), another ApplySet, or the field managers of its managedFields.
+ */
+import { ApisApi, CoreV1Api, CustomObjectsApi, KubernetesObject, V1APIResourceList } from '@kubernetes/client-node';
+import { APPLYSET, LABELS, MANAGED_BY, ObjectRef, Plan } from '../plan/types';
+import { applySetOf, TOOLING_NAME } from './applyset';
+import { Cluster, FIELD_MANAGER, refString } from './client';
+import { MissingKind } from './errors';
+import { LOCK_NAME } from './lock';
+import { Manifest, refOf } from './manifests';
+
+/** Set by `run --adopt` on what it took over: from whom. A Namespace carrying it was not created by the plan. */
+export const ADOPTED_FROM = 'uyuni-cdk.io/adopted-from';
+
+const HELM_RELEASE = 'meta.helm.sh/release-name';
+const HELM_NAMESPACE = 'meta.helm.sh/release-namespace';
+
+export interface Foreign {
+  readonly ref: ObjectRef;
+  /** `Service/web (uyuni)` */
+  readonly object: string;
+  /** Who it belongs to: `plan install (part-of uyuni)`, `Helm release uyuni/uyuni`, `field manager kubectl-client-side-apply`, ... */
+  readonly owner: string;
+  /** Why it is not ours. */
+  readonly reason: string;
+  /** `--adopt` may take it over; false for another plan's ApplySet in the namespace. */
+  readonly adoptable: boolean;
+}
+
+function carries(o: KubernetesObject, selector: Readonly<Record<string, string>>): boolean {
+  return Object.entries(selector).every(([k, v]) => o.metadata?.labels?.[k] === v);
+}
+
+/** The field managers of an object other than ours, as kubectl shows them. */
+function managersOf(o: KubernetesObject): string[] {
+  return [...new Set((o.metadata?.managedFields ?? []).map((f) => f.manager ?? '').filter((m) => m && m !== FIELD_MANAGER))];
+}
+
+/** Who else an object belongs to, or undefined when it is the plan's. */
+export function ownerOf(o: KubernetesObject, plan: Plan): Omit<Foreign, 'ref' | 'object' | 'adoptable'> | undefined {
+  const labels = o.metadata?.labels ?? {};
+  const annotations = o.metadata?.annotations ?? {};
+  const setId = applySetOf(plan).id;
+  const member = labels[APPLYSET.partOf];
+  const partOf = plan.selector[LABELS.partOf];
+  if (carries(o, plan.selector) && (member === undefined || member === setId)) return undefined;
+  if (labels[LABELS.managedBy] === MANAGED_BY) {
+    const theirs = labels[LABELS.partOf];
+    if (theirs !== partOf) {
+      return { owner: `uyuni-cdk plan ${labels[LABELS.plan] ?? theirs ?? '(unknown)'} (part-of ${theirs ?? '(none)'})`, reason: `part-of ${theirs ?? '(none)'}, not ${partOf}` };
+    }
+    if (member !== undefined && member !== setId) return { owner: `the uyuni-cdk ApplySet ${member}`, reason: `a member of ApplySet ${member}, not ${setId}` };
+    const missing = Object.entries(plan.selector).filter(([k, v]) => labels[k] !== v).map(([k, v]) => `${k}=${v}`);
+    return { owner: `uyuni-cdk plan ${labels[LABELS.plan] ?? '(unknown)'}`, reason: `lacks ${missing.join(', ')}` };
+  }
+  const reason = `no ${LABELS.managedBy}=${MANAGED_BY}`;
+  if (annotations[HELM_RELEASE]) return { owner: `Helm release ${annotations[HELM_NAMESPACE] ?? o.metadata?.namespace ?? ''}/${annotations[HELM_RELEASE]}`, reason };
+  if (labels[LABELS.managedBy]) return { owner: `${labels[LABELS.managedBy]} (${LABELS.managedBy})`, reason };
+  if (member) return { owner: `ApplySet ${member}`, reason };
+  const managers = managersOf(o);
+  if (managers.length) return { owner: `field manager${managers.length > 1 ? 's' : ''} ${managers.join(', ')}`, reason };
+  return { owner: 'nobody known (no managed-by label, no field manager)', reason };
+}
+
+/**
+ * Every object the plan writes that exists and is not the plan's, in plan order. `namespaceExists`
+ * false (the lock found no namespace): nothing namespaced there can exist, only the rest is read.
+ */
+export async function foreignObjects(cluster: Cluster, plan: Plan, objectsOf: (step: string) => readonly Manifest[], namespaceExists = true): Promise<Foreign[]> {
+  const out: Foreign[] = [];
+  for (const step of plan.steps) {
+    for (const m of objectsOf(step.name)) {
+      const ref = refOf(m);
+      if (!namespaceExists && ref.namespace === plan.namespace) continue;
+      let live: KubernetesObject | undefined;
+      try {
+        live = await cluster.get(ref);
+      } catch (e) {
+        if (e instanceof MissingKind) continue; // nobody serves it: nothing to take over (the run says so at its step)
+        throw e;
+      }
+      if (!live) continue;
+      const owner = ownerOf(live, plan);
+      if (owner) out.push({ ref, object: refString(ref), ...owner, adoptable: true });
+    }
+  }
+  return out;
+}
+
+/**
+ * Other uyuni-cdk plans in the plan's namespace: their ApplySet parents. A namespace holds one
+ * plan's set, so `-n` cannot put a plan beside another (not even with --adopt).
+ */
+export async function otherPlansIn(cluster: Cluster, plan: Plan): Promise<Foreign[]> {
+  const ours = applySetOf(plan).parent;
+  let items: KubernetesObject[];
+  try {
+    ({ items } = await cluster.list({ apiVersion: 'v1', kind: 'ConfigMap', namespace: plan.namespace, labelSelector: APPLYSET.id }));
+  } catch (e) {
+    if (e instanceof MissingKind) return [];
+    throw e;
+  }
+  return items
+    .filter((cm) => cm.metadata?.name !== ours.name && (cm.metadata?.annotations?.[APPLYSET.tooling] ?? '').split('/')[0] === TOOLING_NAME)
+    .map((cm) => {
+      const ref = refOf(cm);
+      const partOf = cm.metadata?.labels?.[LABELS.partOf] ?? '(unknown)';
+      return {
+        ref, object: refString(ref), owner: `uyuni-cdk plan ${cm.metadata?.labels?.[LABELS.plan] ?? partOf} (part-of ${partOf})`,
+        reason: `namespace ${plan.namespace} holds the ApplySet of another plan; use another namespace, or destroy that plan first`, adoptable: false,
+      };
+    });
+}
+
+/** What `run` would take over: the objects of other owners, and other plans in the namespace. */
+export async function takeovers(cluster: Cluster, plan: Plan, objectsOf: (step: string) => readonly Manifest[], namespaceExists = true): Promise<Foreign[]> {
+  return [...namespaceExists ? await otherPlansIn(cluster, plan) : [], ...await foreignObjects(cluster, plan, objectsOf, namespaceExists)];
+}
+
+export function renderTakeovers(items: readonly Foreign[], adopt: boolean): string[] {
+  if (items.length === 0) return [];
+  const lines = [adopt ? 'Adopts (--adopt), from their owners:' : 'Refused: objects of other owners (run stops before any write; --adopt takes over those marked adoptable):'];
+  for (const i of items) lines.push(`  ${i.adoptable ? (adopt ? 'adopt' : 'refuse') : 'refuse'}  ${i.object}  owner: ${i.owner}  (${i.reason})`);
+  return lines;
+}
+
+/** The one-paragraph refusal of a run: each object with its owner. */
+export function refusalMessage(items: readonly Foreign[], adopt: boolean): string {
+  const refused = items.filter((i) => !adopt || !i.adoptable);
+  const list = refused.map((i) => `${i.object} belongs to ${i.owner} (${i.reason})`).join('; ');
+  const hint = refused.some((i) => i.adoptable) ? ': nothing written; run with --adopt to take them over' : ': nothing written';
+  return `refusing to take over ${refused.length} object(s): ${list}${hint}`;
+}
+
+/** `--adopt`: marks each adoptable object with whom it was taken from, before the run applies it. */
+export async function markAdopted(cluster: Cluster, items: readonly Foreign[], onAdopted: (i: Foreign) => void): Promise<void> {
+  for (const i of items.filter((x) => x.adoptable)) {
+    await cluster.mergePatch(i.ref, { metadata: { annotations: { [ADOPTED_FROM]: i.owner } } });
+    onAdopted(i);
+  }
+}
+
+/** Kinds whose objects the API server makes for any namespace or for other objects: never an other team's. */
+const CLUSTER_MADE = new Set(['Event', 'Endpoints', 'EndpointSlice', 'PodMetrics', 'LocalSubjectAccessReview', 'Binding']);
+
+/** Made for another object of the namespace (its ownerReferences, cert-manager's Secret of a Certificate), or by the API server itself. */
+function derived(o: KubernetesObject): boolean {
+  const name = o.metadata?.name;
+  if ((o.metadata?.ownerReferences ?? []).length > 0) return true;
+  if (o.kind === 'ServiceAccount' && name === 'default') return true;
+  if (o.kind === 'ConfigMap' && name === 'kube-root-ca.crt') return true;
+  if (o.kind === 'Lease' && name === LOCK_NAME) return true;
+  if (o.kind === 'Secret' && (o.metadata?.annotations?.['cert-manager.io/certificate-name'] || (o as { type?: string }).type === 'kubernetes.io/service-account-token')) return true;
+  return false;
+}
+
+/** The namespaced kinds the cluster serves that can be listed, each once, at its group's preferred version. */
+async function listableKinds(cluster: Cluster): Promise<Array<{ apiVersion: string; kind: string }>> {
+  const lists: Array<{ gv: string; list: V1APIResourceList }> = [];
+  lists.push({ gv: 'v1', list: await cluster.call('discovery v1', () => cluster.kc.makeApiClient(CoreV1Api).getAPIResources()) });
+  const groups = await cluster.call('discovery /apis', () => cluster.kc.makeApiClient(ApisApi).getAPIVersions());
+  const custom = cluster.kc.makeApiClient(CustomObjectsApi);
+  for (const g of groups.groups ?? []) {
+    const pv = g.preferredVersion ?? g.versions[0];
+    if (!pv) continue;
+    lists.push({ gv: pv.groupVersion, list: await cluster.call(`discovery ${pv.groupVersion}`, () => custom.getAPIResources({ group: g.name, version: pv.version })) });
+  }
+  const out: Array<{ apiVersion: string; kind: string }> = [];
+  for (const { gv, list } of lists) {
+    for (const r of list.resources ?? []) {
+      if (!r.namespaced || r.name.includes('/') || !(r.verbs ?? []).includes('list') || CLUSTER_MADE.has(r.kind)) continue;
+      if (!out.some((x) => x.kind === r.kind && x.apiVersion.split('/')[0] === gv.split('/')[0])) out.push({ apiVersion: gv, kind: r.kind });
+    }
+  }
+  return out;
+}
+
+/**
+ * Everything in the namespace that is neither the plan's (its selector) nor made for something
+ * in it: what deleting the Namespace would take along from others.
+ */
+export async function othersIn(cluster: Cluster, plan: Plan, namespace: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const k of await listableKinds(cluster)) {
+    let items: KubernetesObject[];
+    try {
+      ({ items } = await cluster.list({ ...k, namespace }));
+    } catch (e) {
+      if (e instanceof MissingKind) continue;
+      throw e;
+    }
+    for (const o of items) {
+      if (carries(o, plan.selector) || derived(o)) continue;
+      const owner = ownerOf(o, plan);
+      out.push(`${o.kind}/${o.metadata?.name}${owner ? ` (${owner.owner})` : ''}`);
+    }
+  }
+  return out;
+}
