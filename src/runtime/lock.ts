@@ -162,6 +162,8 @@ export class RunLock {
   /** Set when a renewal found the Lease gone or taken over: the run must stop. */
   private lost: string | undefined;
   private readonly started = new Date().toISOString();
+  /** The last try found no namespace to hold the Lease. */
+  private namespaceMissing = false;
 
   constructor(private readonly cluster: Cluster, private readonly o: LockOptions) {}
 
@@ -205,7 +207,10 @@ export class RunLock {
       return this.taken(made as V1Lease, 'acquired');
     } catch (e) {
       if (!(e instanceof ApiError)) throw e;
-      if (e.status === 404) return { state: 'no-namespace' };
+      if (e.status === 404) {
+        this.namespaceMissing = true;
+        return { state: 'no-namespace' };
+      }
       if (e.status !== 409) throw e;
     }
     const lease = await this.cluster.get<V1Lease>(this.ref);
@@ -235,7 +240,7 @@ export class RunLock {
   private async renew(): Promise<void> {
     if (this.lost || this.resourceVersion === undefined) return;
     try {
-      const r = await this.cluster.mergePatch(this.ref, { metadata: { resourceVersion: this.resourceVersion }, spec: { renewTime: microTime() } });
+      const r = await this.cluster.mergePatch(this.ref, { metadata: { name: LOCK_NAME, namespace: this.o.namespace, resourceVersion: this.resourceVersion }, spec: { renewTime: microTime() } });
       this.resourceVersion = r.metadata?.resourceVersion ?? this.resourceVersion;
     } catch (e) {
       if (e instanceof ApiError && (e.status === 409 || e.status === 404)) {
@@ -256,9 +261,10 @@ export class RunLock {
   async beforeStep(step: Step): Promise<void> {
     if (this.lost) throw new Locked(`${this.o.verb} ${this.o.runId} stopped before step ${step.name}: ${this.lost}`);
     if (this.held) return;
-    if (await this.acquire()) return;
     // the namespace is still missing: only the step that creates it may run unlocked
     const creates = step.objects.some((r) => r.kind === 'Namespace' && r.name === this.o.namespace);
+    if (creates && this.namespaceMissing) return;
+    if (await this.acquire()) return;
     if (!creates) throw new BadInput(`namespace ${this.o.namespace} does not exist, and step ${step.name} does not create it: create it, or run the plan that does`);
   }
 

@@ -144,7 +144,8 @@ export function refusalMessage(items: readonly Foreign[], adopt: boolean): strin
 /** `--adopt`: marks each adoptable object with whom it was taken from, before the run applies it. */
 export async function markAdopted(cluster: Cluster, items: readonly Foreign[], onAdopted: (i: Foreign) => void): Promise<void> {
   for (const i of items.filter((x) => x.adoptable)) {
-    await cluster.mergePatch(i.ref, { metadata: { annotations: { [ADOPTED_FROM]: i.owner } } });
+    // the patch's metadata replaces the one Cluster.mergePatch names the object with: name it again
+    await cluster.mergePatch(i.ref, { metadata: { name: i.ref.name, namespace: i.ref.namespace, annotations: { [ADOPTED_FROM]: i.owner } } });
     onAdopted(i);
   }
 }
