@@ -14,7 +14,7 @@ import { ApisApi, CoreV1Api, CustomObjectsApi, KubernetesObject, V1APIResourceLi
 import { APPLYSET, LABELS, MANAGED_BY, ObjectRef, Plan } from '../plan/types';
 import { applySetOf, TOOLING_NAME } from './applyset';
 import { Cluster, FIELD_MANAGER, refString } from './client';
-import { MissingKind } from './errors';
+import { ApiError, MissingKind } from './errors';
 import { LOCK_NAME } from './lock';
 import { Manifest, refOf } from './manifests';
 
@@ -197,6 +197,11 @@ export async function othersIn(cluster: Cluster, plan: Plan, namespace: string):
       ({ items } = await cluster.list({ ...k, namespace }));
     } catch (e) {
       if (e instanceof MissingKind) continue;
+      // what we may not read may hold others' objects: that keeps the namespace too
+      if (e instanceof ApiError && e.status === 403) {
+        out.push(`${k.kind} (${k.apiVersion}: not allowed to list them)`);
+        continue;
+      }
       throw e;
     }
     for (const o of items) {
