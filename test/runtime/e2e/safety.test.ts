@@ -141,6 +141,29 @@ describe('the lock: one run or destroy per namespace', () => {
     expect(took.result).toContain(`its holder, pid ${child.pid} on this host, is no longer running`);
   });
 
+  it('the holder renews its Lease while it runs; a run whose lock was removed (unlock) stops before its next step', async () => {
+    sim = await startSimulator({ jobs: { work: { durationMs: 200_000 } } }); // 4 s
+    const dir = writePlan([
+      { name: 'namespace', objects: [namespace()] },
+      { name: 'work', objects: [job('work', 'sleep 60')], timeoutSeconds: 600 },
+      { name: 'later', objects: [job('later')] },
+    ]);
+    // a 3 s lease: renewed every second
+    const { done } = spawnCli(['run', dir, '--kubeconfig', sim.kubeconfigPath, '--run-dir', tmpDir()], { UYUNI_CDK_LOCK_LEASE_SECONDS: '3' });
+    await until('the child holds the lock', () => lease() !== undefined);
+    expect(lease().spec.leaseDurationSeconds).toBe(3);
+    const first = lease().spec.renewTime;
+    await until('a renewal', () => lease() !== undefined && lease().spec.renewTime !== first, 10_000);
+    const holder = lease().spec.holderIdentity;
+    const unlock = await spawnCli(['unlock', '--kubeconfig', sim.kubeconfigPath, '-n', NS, holder]).done;
+    expect(unlock.code).toBe(0);
+    expect(unlock.out).toContain('it was still being renewed');
+    const r = await done;
+    expect(r.code).toBe(1);
+    expect(r.err).toContain(`run ${holder} stopped before step later: the lock was removed (uyuni-cdk unlock?)`);
+    expect(sim.get('batch/v1', 'Job', 'later', NS)).toBeUndefined();
+  });
+
   it('Ctrl-C releases the lock before the process exits 130', async () => {
     sim = await startSimulator({ jobs: { work: { durationMs: 3_000_000 } } });
     const dir = slowPlan();
