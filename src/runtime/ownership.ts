@@ -71,27 +71,44 @@ export function ownerOf(o: KubernetesObject, plan: Plan): Omit<Foreign, 'ref' | 
   return { owner: 'nobody known (no managed-by label, no field manager)', reason };
 }
 
+/** The live objects of a kind in a namespace by name: one LIST, or undefined when nobody serves the kind. */
+async function listByName(cluster: Cluster, apiVersion: string, kind: string, namespace: string): Promise<Map<string, KubernetesObject> | undefined> {
+  try {
+    const { items } = await cluster.list({ apiVersion, kind, namespace });
+    return new Map(items.map((o) => [o.metadata?.name ?? '', o]));
+  } catch (e) {
+    if (e instanceof MissingKind) return undefined; // nothing to take over (the run says so at its step)
+    throw e;
+  }
+}
+
 /**
- * Every object the plan writes that exists and is not the plan's, in plan order. `namespaceExists`
- * false (the lock found no namespace): nothing namespaced there can exist, only the rest is read.
+ * Every object the plan writes that exists and is not the plan's, in plan order: one LIST per
+ * kind and namespace that holds several of them, a GET for the others. `namespaceExists` false
+ * (the lock found no namespace): nothing namespaced there can exist, only the rest is read.
  */
 export async function foreignObjects(cluster: Cluster, plan: Plan, objectsOf: (step: string) => readonly Manifest[], namespaceExists = true): Promise<Foreign[]> {
+  const refs = plan.steps.flatMap((s) => objectsOf(s.name).map(refOf)).filter((r) => namespaceExists || r.namespace !== plan.namespace);
+  const key = (r: ObjectRef) => `${r.apiVersion}/${r.kind}/${r.namespace ?? ''}`;
+  const count = new Map<string, number>();
+  for (const r of refs) count.set(key(r), (count.get(key(r)) ?? 0) + 1);
+  const lists = new Map<string, Map<string, KubernetesObject> | undefined>();
   const out: Foreign[] = [];
-  for (const step of plan.steps) {
-    for (const m of objectsOf(step.name)) {
-      const ref = refOf(m);
-      if (!namespaceExists && ref.namespace === plan.namespace) continue;
-      let live: KubernetesObject | undefined;
+  for (const ref of refs) {
+    let live: KubernetesObject | undefined;
+    if (ref.namespace && (count.get(key(ref)) ?? 0) > 1) {
+      if (!lists.has(key(ref))) lists.set(key(ref), await listByName(cluster, ref.apiVersion, ref.kind, ref.namespace));
+      live = lists.get(key(ref))?.get(ref.name);
+    } else {
       try {
         live = await cluster.get(ref);
       } catch (e) {
-        if (e instanceof MissingKind) continue; // nobody serves it: nothing to take over (the run says so at its step)
-        throw e;
+        if (!(e instanceof MissingKind)) throw e;
       }
-      if (!live) continue;
-      const owner = ownerOf(live, plan);
-      if (owner) out.push({ ref, object: refString(ref), ...owner, adoptable: true });
     }
+    if (!live) continue;
+    const owner = ownerOf(live, plan);
+    if (owner) out.push({ ref, object: refString(ref), ...owner, adoptable: true });
   }
   return out;
 }
