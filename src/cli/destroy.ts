@@ -1,18 +1,33 @@
 import type { Command } from 'commander';
-import type { DestroyCommandOptions } from '../runtime/commands';
+import { EXIT } from '../plan/exit-codes';
+import type { DestroyCommandOptions, Io } from '../runtime/commands';
 import { addClusterOptions, EXIT_CODES_HELP, exitWith, loadRuntime, processIo } from './options';
+import { duration, LOCK_TIMEOUT_HELP } from './unlock';
+
+/** Ctrl-C: the namespace's lock is released before the process ends. */
+const destroyIo: Io = {
+  ...processIo,
+  onInterrupt: (cleanup) => process.once('SIGINT', () => { void cleanup().finally(() => process.exit(EXIT.interrupted)); }),
+};
 
 export function register(program: Command): void {
   addClusterOptions(program.command('destroy')
     .argument('<planDir>', 'the plan directory whose objects to remove (it names the namespace and the labels)')
-    .description('Delete everything carrying the plan\'s labels, last step first; a dry run unless --yes; volumes (PVCs, and the namespace holding them) only with --purge-volumes')
+    .description('Delete everything carrying the plan\'s labels, last step first; a dry run unless --yes; the data (PVCs, the credentials and CA that open them, the namespace holding them) only with --purge-volumes')
     .option('--yes', 'really delete (without it: list what would be deleted)')
-    .option('--purge-volumes', 'also delete PersistentVolumeClaims (the data!) and their namespace'))
-    .addHelpText('after', `${EXIT_CODES_HELP}
+    .option('--purge-volumes', 'also delete PersistentVolumeClaims (the data!), the credential and CA Secrets that open them, the run records, and their namespace')
+    .option('--lock-timeout <duration>', LOCK_TIMEOUT_HELP, duration))
+    .addHelpText('after', `
+Kept without --purge-volumes: the claims, the credential Secrets the plan names, the CA Secret,
+the records of finished runs (uyuni-cdk-history), and the namespace holding them.
+Never deleted: objects without the plan's labels; a namespace the plan did not create (adopted
+with run --adopt); a namespace holding objects of others (they are listed).
+--yes takes the namespace's lock (Lease uyuni-cdk-lock), as run does.
+${EXIT_CODES_HELP}
 
 Examples:
   uyuni-cdk destroy dist/install                 # dry run: lists, deletes nothing
-  uyuni-cdk destroy dist/install --yes           # keeps the volumes
+  uyuni-cdk destroy dist/install --yes           # keeps the data: claims, credentials, CA
   uyuni-cdk destroy dist/install --yes --purge-volumes`)
-    .action((planDir: string, opts: DestroyCommandOptions) => exitWith(loadRuntime().then((m) => m.destroyCommand(planDir, opts, processIo))));
+    .action((planDir: string, opts: DestroyCommandOptions) => exitWith(loadRuntime().then((m) => m.destroyCommand(planDir, opts, destroyIo))));
 }

@@ -18,6 +18,7 @@ const VERBS: ReadonlyArray<() => { register(program: Command): void }> = [
   () => require('./destroy'),
   () => require('./logs'),
   () => require('./support'),
+  () => require('./unlock'),
   () => require('./agent'),
   () => require('./completion'),
 ];

@@ -5,14 +5,16 @@ import type { Io, RunCommandOptions } from '../runtime/commands';
 import {
   addClusterOptions, addIdentityOptions, collectList, EXIT_CODES_HELP, exitWith, loadRuntime, positiveNumber, processIo, SAFETY_HELP,
 } from './options';
+import { duration, LOCK_TIMEOUT_HELP } from './unlock';
 
 /** Ctrl-C: nothing to undo (each step is idempotent or resumable); say how to continue. */
 const runIo: Io = {
   ...processIo,
   onInterrupt: (cleanup) => process.once('SIGINT', () => {
-    cleanup();
-    process.stderr.write('\nuyuni-cdk: interrupted. Run the same command again to resume: finished steps are skipped, running Jobs attached to.\n');
-    process.exit(EXIT.interrupted);
+    void cleanup().finally(() => {
+      process.stderr.write('\nuyuni-cdk: interrupted. Run the same command again to resume: finished steps are skipped, running Jobs attached to.\n');
+      process.exit(EXIT.interrupted);
+    });
   }),
 };
 
@@ -28,7 +30,9 @@ export function register(program: Command): void {
     .option('--no-prune', 'keep the objects of the plan\'s ApplySet that the plan no longer has (default: deleted after the last step)')
     .option('--purge-volumes', 'prune PersistentVolumeClaims too: those this plan made and no longer has (the data!)')
     .option('-y, --yes', 'approve the destructive changes without a question (scripts, CI); they are still listed')
-    .option('--auto-approve', 'the same as --yes (as Terraform\'s)')), 'run')
+    .option('--auto-approve', 'the same as --yes (as Terraform\'s)')
+    .option('--adopt', 'take over existing objects of other owners (Helm, kubectl, mgradm; not another plan\'s namespace) instead of refusing')
+    .option('--lock-timeout <duration>', LOCK_TIMEOUT_HELP, duration)), 'run')
     .addHelpText('after', `
 Resume: a step whose Jobs are Complete with the same spec hash is skipped; a running one is
 attached to; a failed one stops the run with its logs; a changed one is refused unless --rerun.
@@ -44,6 +48,6 @@ Examples:
   uyuni-cdk run dist/upgrade --yes                  # CI: the scale-downs are approved
   uyuni-cdk plan dist/upgrade --out up.plan && uyuni-cdk run up.plan   # exactly what was reviewed
   uyuni-cdk run dist/install --kubeconfig ~/.kube/uyuni --context prod --output json
-  uyuni-cdk run dist/migrate --rerun setup --timeout 7200`)
+  uyuni-cdk run dist/migrate --rerun import-secrets          # repeat one finished data step (asks first)`)
     .action((planDir: string, opts: RunCommandOptions) => exitWith(loadRuntime().then((m) => m.runCommand(planDir, opts, runIo))));
 }

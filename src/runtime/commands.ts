@@ -12,11 +12,14 @@ import { Cluster } from './client';
 import { destroyPlan, renderDestroy } from './destroy';
 import { BadInput, RuntimeError } from './errors';
 import { loadKubeConfig } from './kubeconfig';
+import { forceUnlock, releaseHeldLocks, RunLock } from './lock';
+import { refuses, renderTakeovers, takeovers } from './ownership';
 import { openPlanDir, openPlanView, PlanDir } from './plan-dir';
 import { hasChanges, planSteps, renderPlan } from './planview';
 import { OutputMode, Reporter } from './progress';
-import { runPlan } from './run';
+import { runPlan, timestamp } from './run';
 import { isSavedPlan, planDigest, readSavedPlan, savedOptionsOf, writeSavedPlan } from './saved-plan';
+import { lostCredentials } from './secrets';
 import { renderStatus, statusExitCode, stepStatuses } from './status';
 
 export interface CommonOptions {
@@ -35,7 +38,7 @@ export interface Io {
    * Called once a run has started, with what to do when the user interrupts it (Ctrl-C) before
    * the process ends; absent: nobody interrupts (tests).
    */
-  readonly onInterrupt?: (cleanup: () => void) => void;
+  readonly onInterrupt?: (cleanup: () => Promise<void>) => void;
   /** Asks a question on the terminal and returns the answer; absent: no terminal to ask on (a pipe, CI, tests). */
   readonly ask?: (question: string) => Promise<string>;
 }
@@ -100,6 +103,10 @@ export interface RunCommandOptions extends CommonOptions {
   readonly allowFqdnChange?: boolean;
   readonly allowDowngrade?: boolean;
   readonly allowNewCa?: boolean;
+  /** Take over objects of other owners (src/runtime/ownership.ts). */
+  readonly adopt?: boolean;
+  /** Seconds to wait for the namespace's lock. @default 0 */
+  readonly lockTimeout?: number;
 }
 
 /** `run FILE`: the saved plan's directory and options; options that would change what it does are refused. */
@@ -123,7 +130,7 @@ export function runCommand(planDir: string, o: RunCommandOptions, io: Io): Promi
     const intervalSeconds = o.progressInterval ?? RUN_DEFAULTS.progressIntervalSeconds;
     const reporter = new Reporter({ mode: outputMode(o, io), write: io.out, writeErr: io.err, intervalSeconds });
     // Ctrl-C: nothing to undo (each step is idempotent or resumable); the CLI says how to continue.
-    io.onInterrupt?.(() => reporter.close());
+    io.onInterrupt?.(() => { reporter.close(); return releaseHeldLocks(); });
     const cluster = connect(o);
     // --timeout bounds everything, the first request included (the plan's own deadline applies from the first step)
     if (o.timeout) cluster.setDeadline(Date.now() + o.timeout * 1000);
@@ -146,6 +153,8 @@ export function runCommand(planDir: string, o: RunCommandOptions, io: Io): Promi
       allowDowngrade: o.allowDowngrade,
       allowNewCa: o.allowNewCa,
       ...from,
+      adopt: o.adopt,
+      lockTimeoutSeconds: o.lockTimeout,
     });
   });
 }
@@ -164,6 +173,8 @@ export interface PlanCommandOptions extends CommonOptions {
   /** As `run --no-prune`. @default true */
   readonly prune?: boolean;
   readonly purgeVolumes?: boolean;
+  /** As `run --adopt`: list the objects of other owners as adopted, not refused. */
+  readonly adopt?: boolean;
   /** Terraform's `-detailed-exitcode`: 0 no changes, 2 changes, 1 any error (a run that would stop, bad input, an unreachable cluster). */
   readonly detailedExitcode?: boolean;
   /** As `run --allow-fqdn-change` and the others: predict a run given them. */
@@ -184,14 +195,21 @@ export async function planCommand(planDir: string, o: PlanCommandOptions, io: Io
       if (!plan.steps.some((x) => x.name === s)) throw new BadInput(`--rerun ${s}: no such step (steps: ${plan.steps.map((x) => x.name).join(', ')})`);
     }
     const r = await planSteps(cluster, plan, objectsOf, o);
-    io.out(mode === 'json' ? JSON.stringify({ plan: plan.name, namespace: plan.namespace, ...r }) + '\n' : renderPlan(plan, r) + '\n');
+    // what run refuses or adopts before its first write (src/runtime/safeguards.ts)
+    const foreign = await takeovers(cluster, plan, objectsOf);
+    const lost = await lostCredentials(cluster, plan);
+    const refused = lost.length > 0 || foreign.some((f) => refuses(f, Boolean(o.adopt)));
+    const safety = [...renderTakeovers(foreign, Boolean(o.adopt)), ...lost.map((l) => `Refused: ${l.message}`)];
+    io.out(mode === 'json'
+      ? JSON.stringify({ plan: plan.name, namespace: plan.namespace, ...r, takeovers: foreign.map(({ ref: _r, ...f }) => f), lostCredentials: lost }) + '\n'
+      : [...safety, renderPlan(plan, r)].join('\n') + '\n');
     if (o.out) {
       writeSavedPlan(o.out, { planDir: dir, digest: planDigest(dir, plan), server: cluster.server, options: savedOptionsOf(o.namespace, o), result: r });
       if (mode !== 'json') io.out(`\nSaved the plan to ${o.out}: \`uyuni-cdk run ${o.out}\` applies exactly this, and refuses if the cluster or ${dir} changed since.\n`);
     }
     if (!o.detailedExitcode) return EXIT.ok;
-    if (r.stopsAt) return EXIT.stepFailed;
-    changes = hasChanges(r);
+    if (r.stopsAt || refused) return EXIT.stepFailed;
+    changes = hasChanges(r) || foreign.length > 0;
     return EXIT.ok;
   });
   if (!o.detailedExitcode) return code;
@@ -223,7 +241,7 @@ export function logsCommand(planDir: string, step: string | undefined, o: LogsCo
   return guarded(io, async () => {
     const { plan, cluster, objectsOf } = await openPlan(planDir, o);
     const { showLogs } = await import('./pod-logs');
-    await showLogs(cluster, plan, objectsOf, { step, follow: o.follow, tail: o.tail }, { out: io.out, err: io.err, onStop: io.onInterrupt });
+    await showLogs(cluster, plan, objectsOf, { step, follow: o.follow, tail: o.tail }, { out: io.out, err: io.err, onStop: (stop) => io.onInterrupt?.(async () => stop()) });
     return EXIT.ok;
   });
 }
@@ -260,6 +278,8 @@ export function supportCommand(planDir: string, o: SupportCommandOptions, io: Io
 export interface DestroyCommandOptions extends CommonOptions {
   readonly yes?: boolean;
   readonly purgeVolumes?: boolean;
+  /** Seconds to wait for the namespace's lock. @default 0 */
+  readonly lockTimeout?: number;
 }
 
 export function destroyCommand(planDir: string, o: DestroyCommandOptions, io: Io): Promise<number> {
@@ -267,8 +287,34 @@ export function destroyCommand(planDir: string, o: DestroyCommandOptions, io: Io
     const mode = outputMode(o, io);
     const { plan, cluster, objectsOf } = await openPlan(planDir, o);
     const opts = { yes: Boolean(o.yes), purgeVolumes: Boolean(o.purgeVolumes) };
-    const items = await destroyPlan(cluster, plan, objectsOf, opts);
+    // deleting takes the namespace's lock, as run does (a dry run reads only)
+    const lock = opts.yes ? new RunLock(cluster, { namespace: plan.namespace, runId: `destroy-${plan.name}-${timestamp()}`, plan, verb: 'destroy', timeoutSeconds: o.lockTimeout }) : undefined;
+    io.onInterrupt?.(() => releaseHeldLocks());
+    await lock?.acquire();
+    let items;
+    try {
+      items = await destroyPlan(cluster, plan, objectsOf, opts);
+    } finally {
+      await lock?.release();
+    }
     io.out(mode === 'json' ? JSON.stringify({ plan: plan.name, namespace: plan.namespace, dryRun: !opts.yes, items }) + '\n' : renderDestroy(plan, items, opts) + '\n');
+    return EXIT.ok;
+  });
+}
+
+export interface UnlockCommandOptions {
+  readonly kubeconfig?: string;
+  readonly context?: string;
+  readonly namespace?: string;
+}
+
+/** `unlock -n NS RUN_ID`: removes a lock left behind (terraform force-unlock). */
+export function unlockCommand(runId: string, o: UnlockCommandOptions, io: Io): Promise<number> {
+  return guarded(io, async () => {
+    if (!o.namespace) throw new BadInput('unlock needs -n, --namespace <ns>: the namespace whose lock to remove');
+    const cluster = connect(o);
+    await cluster.ping();
+    io.out(`${await forceUnlock(cluster, o.namespace, runId)}\n`);
     return EXIT.ok;
   });
 }

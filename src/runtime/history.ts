@@ -37,6 +37,11 @@ function parse(data: Record<string, string> | undefined): Record<string, Finishe
   return out;
 }
 
+/** The finished runs recorded in the namespace, by plan (not the flow records beside them). */
+export async function finishedRuns(cluster: Cluster, namespace: string): Promise<Record<string, FinishedRun>> {
+  return parse(await readHistory(cluster, namespace));
+}
+
 /** The uids of the Jobs of every finished run recorded in the namespace (of any plan). */
 export async function finishedJobUids(cluster: Cluster, namespace: string): Promise<Set<string>> {
   return new Set(Object.values(parse(await readHistory(cluster, namespace))).flatMap((r) => Object.values(r.jobs)));

@@ -26,9 +26,11 @@ import { Connection, nextCommand } from './next-command';
 import { openPlanDir } from './plan-dir';
 import { memberKinds, pruneCandidates } from './prune';
 import type { Reporter } from './progress';
+import type { RunLock } from './lock';
+import { guardRun, SafeguardOptions } from './safeguards';
 import { RunContext, runStep } from './steps';
 
-export interface RunOptions extends IdentityFlags, ApprovalOptions {
+export interface RunOptions extends IdentityFlags, ApprovalOptions, SafeguardOptions {
   readonly planDir: string;
   readonly cluster: Cluster;
   readonly reporter: Reporter;
@@ -63,6 +65,7 @@ interface Started {
   readonly objectsOf: ReadonlyMap<string, Manifest[]>;
   /** The prune deletes shown (and approved) before the first write: only these are deleted. */
   readonly approvedPrunes: ReadonlySet<string>;
+  readonly lock: RunLock;
 }
 
 /**
@@ -105,20 +108,29 @@ async function startRun(o: RunOptions, started: number): Promise<Started> {
   fs.mkdirSync(runDir, { recursive: true });
   o.reporter.recordTo(path.join(runDir, 'events.jsonl'));
   o.reporter.emit({ type: 'run-start', plan: plan.name, runId, runDir, steps: plan.steps.length, server: o.cluster.server });
-  const decided = await decideBeforeWriting(o, plan, objects);
-  const set = applySetOf(plan);
-  const run: RunContext = {
-    cluster: o.cluster, reporter: o.reporter, plan, runId, runDir,
-    deadline: started + (o.timeoutSeconds ?? plan.deadlineSeconds) * 1000,
-    facts: {},
-    finished: await finishedJobUids(o.cluster, plan.namespace),
-    records: await readRecords(o.cluster, plan.namespace),
-    rerun: o.rerun ?? [],
-    stuckGraceSeconds: o.stuckGraceSeconds ?? RUN_DEFAULTS.stuckGraceSeconds,
-    // A parent of another tool is refused here, before the first step.
-    applySet: { set, parentKinds: (await readParent(o.cluster, set)).kinds, kinds: memberKinds(plan, (s) => objects.get(s) ?? []), parentWritten: false },
-  };
-  return { run, objectsOf: objects, approvedPrunes: new Set(decided.prune.filter((p) => p.action === 'delete').map((p) => p.object)) };
+  // the lock (deferred past the namespace step of a first install), what is refused outright
+  // (src/runtime/safeguards.ts), then what plan decides, asked before the first write
+  const lock = await guardRun(o.cluster, plan, (s) => objects.get(s) ?? [], runId, o.reporter, o);
+  try {
+    const set = applySetOf(plan);
+    // A parent of another tool is refused here, before the question and the first step.
+    const parentKinds = (await readParent(o.cluster, set)).kinds;
+    const decided = await decideBeforeWriting(o, plan, objects);
+    const run: RunContext = {
+      cluster: o.cluster, reporter: o.reporter, plan, runId, runDir,
+      deadline: started + (o.timeoutSeconds ?? plan.deadlineSeconds) * 1000,
+      facts: {},
+      finished: await finishedJobUids(o.cluster, plan.namespace),
+      records: await readRecords(o.cluster, plan.namespace),
+      rerun: o.rerun ?? [],
+      stuckGraceSeconds: o.stuckGraceSeconds ?? RUN_DEFAULTS.stuckGraceSeconds,
+      applySet: { set, parentKinds, kinds: memberKinds(plan, (s) => objects.get(s) ?? []), parentWritten: false },
+    };
+    return { run, objectsOf: objects, approvedPrunes: new Set(decided.prune.filter((p) => p.action === 'delete').map((p) => p.object)), lock };
+  } catch (e) {
+    await lock.release();
+    throw e;
+  }
 }
 
 /**
@@ -163,11 +175,14 @@ export async function runPlan(o: RunOptions): Promise<number> {
   const elapsedSeconds = () => (Date.now() - started) / 1000;
   let runDone = false;
   let begun: RunContext | undefined;
+  let lock: RunLock | undefined;
   try {
-    const { run, objectsOf, approvedPrunes } = await startRun(o, started);
+    const { run, objectsOf, approvedPrunes, lock: l } = await startRun(o, started);
     begun = run;
+    lock = l;
     const steps = run.plan.steps;
     for (const [i, step] of steps.entries()) {
+      await l.beforeStep(step);
       await runStep({ ...run, step, index: i + 1, total: steps.length, objects: objectsOf.get(step.name)! });
     }
     await pruneSet(run, objectsOf, o, approvedPrunes);
@@ -185,6 +200,7 @@ export async function runPlan(o: RunOptions): Promise<number> {
     o.onFailure?.(e);
     return code;
   } finally {
+    await lock?.release();
     r.close();
   }
 }

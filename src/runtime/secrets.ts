@@ -4,11 +4,13 @@
  * stop the run with the plan's message.
  */
 import { randomInt } from 'crypto';
-import type { V1ConfigMap, V1Secret } from '@kubernetes/client-node';
+import type { V1ConfigMap, V1PersistentVolumeClaim, V1Secret } from '@kubernetes/client-node';
 import type { GeneratedValue, Plan, Requirement } from '../plan/types';
 import { LABELS, MANAGED_BY } from '../plan/types';
 import type { Cluster } from './client';
 import { ApiError, StepFailed } from './errors';
+import { finishedRuns } from './history';
+import { selectorString } from './manifests';
 import type { Reporter } from './progress';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
@@ -86,4 +88,53 @@ export async function satisfyRequirements(cluster: Cluster, plan: Plan, step: st
     }
     reporter.emit({ type: 'requirement', step, kind: r.kind, name: r.name, namespace: r.namespace, result: existing ? 'completed-keys' : 'generated', keys: [...missingKeys] });
   }
+}
+
+/** A credential `run` would generate although the data made with the old one is kept. */
+export interface LostCredential {
+  readonly secret: string;
+  readonly namespace: string;
+  /** The Bound claims of the plan's set: the data. */
+  readonly claims: readonly string[];
+  /** The finished run recorded in the namespace, and when. */
+  readonly finishedRun: string;
+  /** What to tell the user: what is wrong and how to restore. */
+  readonly message: string;
+}
+
+/** A key whose value would be new random characters (a user name from a literal is no secret). */
+const randomKey = (r: Requirement, k: string) => !(r.generate?.[k] && 'literal' in r.generate[k]);
+
+/**
+ * The generated credentials of the plan that are missing (or lack a random key) although their
+ * data is kept: a run of the plan's namespace finished (history ConfigMap) and claims of the
+ * plan's set are Bound. A new password would not open the kept database, so `run` refuses
+ * before any write (docs/runtime.md, "What destroy keeps"). A first install, or a migration
+ * resumed before it finished, has no finished run: its credentials are generated as before.
+ */
+export async function lostCredentials(cluster: Cluster, plan: Plan): Promise<LostCredential[]> {
+  // finished runs only: a flow record of a migration under way (src/runtime/record.ts) is no kept data
+  const runs = Object.values(await finishedRuns(cluster, plan.namespace)).map((v) => `${v.run} (finished ${v.finishedAt})`);
+  if (runs.length === 0) return [];
+  const { items } = await cluster.list<V1PersistentVolumeClaim>({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace: plan.namespace, labelSelector: selectorString(plan.selector) });
+  const claims = items.filter((c) => c.status?.phase === 'Bound').map((c) => c.metadata?.name ?? '').sort();
+  if (claims.length === 0) return [];
+  const out: LostCredential[] = [];
+  const seen = new Set<string>();
+  for (const r of plan.steps.flatMap((s) => s.requires)) {
+    if (r.kind !== 'Secret' || r.ifMissing !== 'generate' || seen.has(`${r.namespace}/${r.name}`)) continue;
+    seen.add(`${r.namespace}/${r.name}`);
+    const check = checkRequirement(r, await cluster.get<V1Secret & V1ConfigMap>({ apiVersion: 'v1', kind: 'Secret', name: r.name, namespace: r.namespace }));
+    if (check.state !== 'generate' || !check.missingKeys.some((k) => randomKey(r, k))) continue;
+    const what = check.existing ? `lacks key(s) ${check.missingKeys.join(', ')}` : 'is missing';
+    const shown = claims.length > 4 ? `${claims.slice(0, 4).join(', ')} and ${claims.length - 4} more` : claims.join(', ');
+    out.push({
+      secret: r.name, namespace: r.namespace, claims, finishedRun: runs[0],
+      message: `Secret ${r.name} (${r.namespace}) ${what}, but the data made with it is kept (claims ${shown} are Bound; run ${runs[0]}): `
+        + 'new credentials would not open it, so none are generated. Restore the Secret from your backup '
+        + `(kubectl -n ${r.namespace} apply -f ${r.name}.yaml, keys ${r.keys.join(', ')}), `
+        + 'or, to start over without the data, delete the claims first (uyuni-cdk destroy <plan> --yes --purge-volumes)',
+    });
+  }
+  return out;
 }

@@ -82,3 +82,11 @@ export function installPlanDir(): string {
   const dist = path.join(ROOT, 'dist', 'install');
   return fs.existsSync(path.join(dist, 'uyuni.plan')) ? dist : path.join(ROOT, 'test', 'runtime', 'fixtures', 'mini-install');
 }
+
+/**
+ * Requests that change the cluster: not reads, not dry runs, and not the run's own lock (the
+ * Lease `run` and `destroy` take before deciding and release at the end: bookkeeping, not a change).
+ */
+export function changes<R extends { method: string; path: string; query?: string }>(requests: readonly R[]): R[] {
+  return requests.filter((r) => r.method !== 'GET' && !/\/leases(\/|$)/.test(r.path) && !(r.query ?? '').includes('dryRun'));
+}

@@ -64,10 +64,11 @@ describe('plan predicts run, for every row of the resume table', () => {
   });
 
   it('running, same hash: attached to', async () => {
-    sim = await startSimulator({ jobs: { work: { durationMs: 60_000 } } });
+    sim = await startSimulator({ jobs: { work: { durationMs: 150_000 } } });
     const dir = plan('sleep 60');
     // The first run gives up while the Job still runs (its deadline), as an interrupted run leaves it.
-    expect((await cli('run', dir, { kubeconfig: sim.kubeconfigPath, timeout: 0.3 })).code).toBe(1);
+    // 0.8 s: the lock and the ownership checks come before the first step; the Job runs 3 s
+    expect((await cli('run', dir, { kubeconfig: sim.kubeconfigPath, timeout: 0.8 })).code).toBe(1);
     expect(sim.get('batch/v1', 'Job', 'work', NS).status.active).toBe(1);
     expect(await planThenRun(dir)).toEqual({ planned: 'running', ran: 'running' });
   });

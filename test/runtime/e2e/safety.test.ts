@@ -12,7 +12,7 @@ import { parse, stringify } from 'yaml';
 import { synthYaml } from '../../helpers/synth';
 import { startSimulator, Simulator } from '../../sim';
 import { runCommand } from '../../../src/runtime/commands';
-import { BIN, cli, ROOT, tmpDir, until } from './harness';
+import { changes, BIN, cli, ROOT, tmpDir, until } from './harness';
 import { inspectJobs, lines, SERVER_FACTS } from './inspect-facts';
 import { deployment, job, namespace, NS, service, writePlan } from '../plans';
 
@@ -26,7 +26,7 @@ const migrationFacts = () => inspectJobs({
 
 /** Requests that change something: creates, deletes, merge patches (scale); not server-side applies (`force=true`), which converge. */
 const disruptive = (requests: ReadonlyArray<{ method: string; path: string; query: string }>) =>
-  requests.filter((r) => r.method === 'POST' || r.method === 'DELETE' || (r.method === 'PATCH' && !/(^|&)force=true/.test(r.query)))
+  changes(requests).filter((r) => r.method === 'POST' || r.method === 'DELETE' || (r.method === 'PATCH' && !/(^|&)force=true/.test(r.query)))
     .map((r) => `${r.method} ${r.path}`);
 
 /** A configuration file of examples/ with changes merged in, synthesized into a temp dir. */
@@ -159,7 +159,7 @@ describe('a finished migration never runs again', () => {
     expect(r.code).toBe(1);
     expect(r.err).toMatch(/refused before any write: the migration into namespace uyuni finished at \d{4}-\d\d-\d\dT[\d:.]+Z from old-server\.example\.com \(run migrate-\d{8}T\d{6}Z\)/);
     expect(r.err).toContain('use the install plan of the same configuration without `migration`');
-    expect(sim.requests.slice(mark).filter((x) => x.method !== 'GET')).toEqual([]);
+    expect(changes(sim.requests.slice(mark))).toEqual([]);
   });
 
   it('the committed plan, and again with its Jobs deleted: refused, no Job made, nothing scaled', async () => {
@@ -170,7 +170,7 @@ describe('a finished migration never runs again', () => {
       const r = await cli('run', dist('migrate'), { kubeconfig: sim.kubeconfigPath, yes: true });
       expect(r.code).toBe(1);
       expect(r.err).toContain('a finished migration never runs again');
-      expect(sim.requests.slice(mark).filter((x) => x.method !== 'GET')).toEqual([]);
+      expect(changes(sim.requests.slice(mark))).toEqual([]);
     }
     expect(sim.list('batch/v1', 'Job', 'uyuni')).toEqual([]);
     // Nor its pre-sync, which would copy over the live claims.
@@ -187,7 +187,7 @@ describe('a finished migration never runs again', () => {
     const asked = await cli('run', dist('migrate'), { kubeconfig: sim.kubeconfigPath, rerun: ['db-finalize'] });
     expect(asked.code).toBe(2);
     expect(asked.out).toMatch(/data-step\s+Job\/uyuni-db-finalize \(uyuni\)\s+\[db-finalize\]\s+--rerun db-finalize: the migration into namespace uyuni finished at/);
-    expect(sim.requests.slice(mark).filter((x) => x.method !== 'GET')).toEqual([]);
+    expect(changes(sim.requests.slice(mark))).toEqual([]);
     const r = await cli('run', dist('migrate'), { kubeconfig: sim.kubeconfigPath, rerun: ['db-finalize'], yes: true });
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
@@ -229,7 +229,7 @@ describe("the server's identity is kept", () => {
     expect(fqdn.err).toContain("the server's fqdn would change from uyuni.example.com");
     expect(fqdn.err).toContain('to other.example.com');
     expect(fqdn.err).toContain('--allow-fqdn-change');
-    expect(sim.requests.slice(mark).filter((x) => x.method !== 'GET')).toEqual([]);
+    expect(changes(sim.requests.slice(mark))).toEqual([]);
     expect(sim.get('apps/v1', 'Deployment', 'uyuni', 'uyuni').spec.template.spec.containers[0].image).toMatch(/:2099\.01$/);
 
     // The flag allows it, as a destructive change: without --yes and a terminal, nothing yet.
@@ -334,7 +334,7 @@ describe('saved plans', () => {
     { name: 'server', objects: [service('uyuni'), { ...deployment('uyuni'), spec: { ...deployment('uyuni').spec, template: { ...deployment('uyuni').spec.template, spec: { containers: [{ name: 'main', image }] } } } }, ...(extra ? [service('extra')] : [])] },
   ];
   /** Writes other than server-side apply dry runs. */
-  const writes = (from: number) => sim.requests.slice(from).filter((r) => r.method !== 'GET' && !/dryRun=All/.test(r.query));
+  const writes = (from: number) => changes(sim.requests.slice(from));
 
   it('run FILE applies exactly what plan --out showed, asking nothing (it was reviewed)', async () => {
     sim = await startSimulator();

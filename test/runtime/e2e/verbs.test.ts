@@ -115,7 +115,7 @@ describe('uyuni-cdk status with facts', () => {
 });
 
 describe('uyuni-cdk destroy', () => {
-  it('lists without deleting on a dry run; --yes deletes in reverse order and keeps volumes; --purge-volumes removes them', async () => {
+  it('lists without deleting on a dry run; --yes deletes in reverse order and keeps the data (claims, credentials, records); --purge-volumes removes them', async () => {
     sim = await startSimulator();
     const dir = writePlan([...steps(), {
       name: 'credentials', objects: [service('db')],
@@ -129,7 +129,7 @@ describe('uyuni-cdk destroy', () => {
     expect(dry.code).toBe(0);
     expect(dry.out).toContain('dry run');
     expect(dry.out).toMatch(/would delete\s+Job\/setup/);
-    expect(dry.out).toMatch(/would delete\s+Secret\/db-credentials/);
+    expect(dry.out).toMatch(/kept\s+Secret\/db-credentials \(uyuni-test\)\s+\(a credential of the kept data/);
     expect(dry.out).toMatch(/kept\s+PersistentVolumeClaim\/var-pgsql/);
     expect(sim.requests.slice(mark).filter((q) => q.method !== 'GET')).toEqual([]);
 
@@ -137,17 +137,25 @@ describe('uyuni-cdk destroy', () => {
     const yes = await cli('destroy', dir, { kubeconfig: sim.kubeconfigPath, yes: true });
     expect(yes.code).toBe(0);
     const deletes = sim.requests.slice(mark).filter((q) => q.method === 'DELETE').map((q) => q.path.split('/').slice(-2).join('/'));
-    expect(deletes).toEqual(['secrets/db-credentials', 'configmaps/uyuni-applyset', 'configmaps/uyuni-cdk-history', 'services/db', 'deployments/uyuni', 'services/uyuni', 'jobs/setup']);
+    // the last: the lock destroy held (Lease uyuni-cdk-lock)
+    expect(deletes).toEqual(['configmaps/uyuni-applyset', 'services/db', 'deployments/uyuni', 'services/uyuni', 'jobs/setup', 'leases/uyuni-cdk-lock']);
+    expect(sim.get('v1', 'Secret', 'db-credentials', NS)).toBeDefined();
+    expect(sim.get('v1', 'ConfigMap', 'uyuni-cdk-history', NS)).toBeDefined();
     expect(sim.requests.slice(mark).filter((q) => q.method === 'DELETE').every((q) => q.query.includes('propagationPolicy=Background'))).toBe(true);
     expect(sim.get('v1', 'PersistentVolumeClaim', 'var-pgsql', NS)).toBeDefined();
     expect(sim.get('v1', 'Namespace', NS)).toBeDefined();
     expect(sim.get('v1', 'ConfigMap', 'users-own', NS)).toBeDefined();
     expect(sim.get('batch/v1', 'Job', 'setup', NS)).toBeUndefined();
 
+    // the user's ConfigMap keeps the namespace: deleting it would delete what is not ours
     const purge = await cli('destroy', dir, { kubeconfig: sim.kubeconfigPath, yes: true, purgeVolumes: true });
     expect(purge.code).toBe(0);
     expect(purge.out).toMatch(/deleted\s+PersistentVolumeClaim\/var-cache/);
-    expect(purge.out).toMatch(/deleted\s+Namespace\/uyuni-test/);
+    expect(purge.out).toMatch(/deleted\s+Secret\/db-credentials/);
+    expect(purge.out).toMatch(/kept\s+Namespace\/uyuni-test\s+\(holds 1 object\(s\) not of this plan, which deleting it would delete: ConfigMap\/users-own/);
+    expect(sim.get('v1', 'Namespace', NS)).toBeDefined();
+    expect((await fetch(`${sim.url}/api/v1/namespaces/${NS}/configmaps/users-own`, { method: 'DELETE' })).status).toBe(200);
+    expect((await cli('destroy', dir, { kubeconfig: sim.kubeconfigPath, yes: true, purgeVolumes: true })).out).toMatch(/deleted\s+Namespace\/uyuni-test/);
   });
 });
 
