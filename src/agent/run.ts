@@ -2,19 +2,21 @@
  * `agent run`: the start-up cleanup (exactly `agent cleanup`'s decisions, log lines and
  * fail-closed refusal), then the reconcile loop until the caller's signal aborts it. The pod list
  * is read once, for the cleanup and as the watch's starting point, so nothing between the two
- * is missed. Stopping leaves every unit running: the units are not the agent's children. A lost
+ * is missed. One bus connection serves both, and every unit change goes through one lifecycle
+ * (unit-lifecycle.ts). Stopping leaves every unit running: the units are not the agent's children. A lost
  * bus connection ends the loop too (`busLost`): the agent's unit restarts it, and the new agent
  * connects again and adopts the units.
  */
 import { DEFAULT_CONCURRENCY, DEFAULT_JOB_TIMEOUT_SECONDS, LEASE_RENEW_SECONDS, SYSTEMD_NODE } from '../systemd/defaults';
 import { apiClient } from './api';
 import type { ApiPod } from './api-pod';
-import { CleanupOptions, runCleanup } from './cleanup';
+import { CleanupOptions, CleanupResult, runCleanup } from './cleanup';
 import type { Logger } from './log';
 import { NodePresence } from './node-lease';
 import { listNodePodList } from './pods';
 import { Reconciler } from './reconcile';
 import { SystemdManager } from './systemd-dbus';
+import { UnitLifecycle } from './unit-lifecycle';
 import { UnitTracker } from './unit-state';
 import { PodWatcher } from './watch-pods';
 
@@ -48,11 +50,28 @@ export async function runAgent(o: RunOptions): Promise<RunResult> {
   const apiTimeoutMs = o.apiTimeoutMs ?? 30_000;
   // Fail closed: without a complete list, nothing is touched (PodListError to the caller).
   const initial = await listNodePodList({ kubeconfig: o.kubeconfig, node: o.node, timeoutMs: apiTimeoutMs });
-  const cleanup = await runCleanup({ ...o, dryRun: false, pods: initial.pods, log: o.cleanupLog });
-  if (o.signal.aborted) return { cleanupFailures: cleanup.failures.length };
-
   const mgr = await SystemdManager.connect({ session: o.session, address: o.busAddress, callTimeoutMs: o.callTimeoutMs });
-  const api = await apiClient(o.kubeconfig, apiTimeoutMs);
+  let cleanup: CleanupResult;
+  try {
+    // The cleanup's JobRemoved signals without Subscribe() (watchJobs says why); the loop subscribes after it.
+    await mgr.watchJobs();
+    cleanup = await runCleanup({ ...o, dryRun: false, pods: initial.pods, log: o.cleanupLog, mgr });
+  } catch (e) {
+    mgr.close();
+    throw e;
+  }
+  if (o.signal.aborted) {
+    mgr.close();
+    return { cleanupFailures: cleanup.failures.length };
+  }
+
+  let api: Awaited<ReturnType<typeof apiClient>>;
+  try {
+    api = await apiClient(o.kubeconfig, apiTimeoutMs);
+  } catch (e) {
+    mgr.close();
+    throw e;
+  }
   let reconciler: Reconciler | undefined;
   let watcher: PodWatcher | undefined;
   let ticker: NodeJS.Timeout | undefined;
@@ -63,7 +82,8 @@ export async function runAgent(o: RunOptions): Promise<RunResult> {
     await mgr.Subscribe();
     await tracker.start();
     reconciler = new Reconciler({
-      mgr, tracker, api,
+      units: new UnitLifecycle(mgr, { unitDir: o.unitDir, concurrency: o.concurrency ?? DEFAULT_CONCURRENCY, log: o.log }),
+      tracker, api,
       render: { session: o.session, packageDir: o.packageDir, kubeconfig: o.kubeconfig, slice: o.slice },
       unitDir: o.unitDir,
       hostIP: o.nodeIP,

@@ -107,6 +107,7 @@ export class SystemdManager {
   private readonly stream?: BusSocket;
   /** Writes are being collected until the end of this tick (batchWrites). */
   private corked = false;
+  private watchingJobs = false;
   /** Rejects with the loss: dbus-next leaves the calls pending on a connection that ended, so each call races it. */
   private readonly lostRejection: Promise<never> = this.lost.then((e) => Promise.reject(e));
 
@@ -229,7 +230,9 @@ export class SystemdManager {
    * time. Call it before any StopUnit, so no JobRemoved is missed.
    */
   async watchJobs(): Promise<void> {
+    if (this.watchingJobs) return;
     await this.addMatch(JOB_REMOVED_MATCH);
+    this.watchingJobs = true;
   }
 
   /** Asks the bus daemon for the signals matching `rule`. */
