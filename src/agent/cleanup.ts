@@ -18,6 +18,7 @@ import { Decision, decideCleanup, ObservedUnit } from './decide';
 import type { Logger } from './log';
 import { listNodePods } from './pods';
 import { SERVICE_IFACE, SystemdManager, UNIT_IFACE, unitObjectPath } from './systemd-dbus';
+import { UnitOwnership } from './ownership';
 import { pool, UnitLifecycle } from './unit-lifecycle';
 
 export interface CleanupOptions {
@@ -29,6 +30,8 @@ export interface CleanupOptions {
   readonly packageDir: string;
   /** Where the agent's unit files live; files here that carry the slice are found even when not loaded. */
   readonly unitDir: string;
+  /** The agent's state directory: the records of the unit files it wrote are forgotten with the units. @default none */
+  readonly stateDir?: string;
   readonly slice: string;
   /** The kubeconfig used for the API and written into units as KUBECONFIG. */
   readonly kubeconfig: string;
@@ -120,7 +123,8 @@ export async function runCleanup(options: CleanupOptions): Promise<CleanupResult
     if (podList.status === 'rejected') throw podList.reason;
     if (discovery.status === 'rejected') throw discovery.reason;
     if (!mgr) throw new Error('unreachable: no bus connection');
-    const lifecycle = new UnitLifecycle(mgr, { unitDir: options.unitDir, concurrency: options.concurrency ?? DEFAULT_CONCURRENCY, log: options.log });
+    const ownership = options.stateDir ? new UnitOwnership(options.stateDir) : undefined;
+    const lifecycle = new UnitLifecycle(mgr, { unitDir: options.unitDir, slice: options.slice, ownership, concurrency: options.concurrency ?? DEFAULT_CONCURRENCY, log: options.log });
     return await decideAndRemove(lifecycle, podList.value, discovery.value, options);
   } finally {
     if (!options.mgr) (mgr as SystemdManager | undefined)?.close();

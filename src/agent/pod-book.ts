@@ -7,7 +7,7 @@ import { ApiPod, podKeyOf } from './api-pod';
 import type { Blocked } from './pod-status';
 import { statusIsCurrent } from './pod-status';
 import { podIsTerminating } from '../systemd/pod';
-import type { RenderedUnit } from '../systemd/render';
+import { podUnitNames, RenderedUnit } from '../systemd/render';
 
 export interface Managed {
   readonly key: string;
@@ -26,6 +26,8 @@ export class PodBook {
   /** What the agent runs (or refuses to run) for a pod, by key. */
   readonly managed = new Map<string, Managed>();
   private readonly unitOwner = new Map<string, string>();
+  /** The unit names each pod maps to (none when it cannot be rendered). */
+  private readonly names = new Map<string, readonly string[]>();
 
   /** A complete list: pods not in it are gone. Returns the keys that need work. */
   listed(pods: readonly ApiPod[]): string[] {
@@ -59,9 +61,37 @@ export class PodBook {
     this.managed.delete(m.key);
   }
 
+  /**
+   * Which pod a unit name belongs to when several map to it (`team/web-db` and `team-web/db`), the
+   * same after a restart: the pod that runs it now (nothing running is killed for a name), else
+   * the pod the agent recorded as its owner (`recordedUid`), else the older pod (creation time,
+   * then uid). Returns the winner's key and why it wins.
+   */
+  nameOwner(unit: string, recordedUid?: string): { key: string; why: string } | undefined {
+    const running = this.unitOwner.get(unit);
+    if (running) return { key: running, why: 'which runs it' };
+    const candidates = [...this.pods.entries()].filter(([k, p]) => !podIsTerminating(p) && (this.names.get(k) ?? []).includes(unit));
+    const recorded = recordedUid && candidates.find(([, p]) => p.metadata?.uid === recordedUid);
+    if (recorded) return { key: recorded[0], why: 'for which the agent wrote it' };
+    const age = (p: ApiPod): string => String((p.metadata as { creationTimestamp?: string } | undefined)?.creationTimestamp ?? '');
+    const oldest = candidates.sort(([, a], [, b]) => {
+      const ta = Date.parse(age(a)) || Infinity;
+      const tb = Date.parse(age(b)) || Infinity;
+      return ta !== tb ? ta - tb : String(a.metadata?.uid ?? '').localeCompare(String(b.metadata?.uid ?? ''));
+    })[0];
+    return oldest ? { key: oldest[0], why: 'which is older' } : undefined;
+  }
+
   private observe(pod: ApiPod): string[] {
     const key = podKeyOf(pod);
     this.pods.set(key, pod);
+    let names: string[] = [];
+    try {
+      names = podUnitNames(pod);
+    } catch {
+      // An unrenderable pod claims no name; the renderer says why when it is reconciled.
+    }
+    this.names.set(key, names);
     const m = this.managed.get(key);
     // Our own status patches come back as MODIFIED: only the status changed, nothing to do.
     if (m && m.uid === pod.metadata?.uid && !podIsTerminating(pod) && !m.blocked && sameSpec(m.pod, pod)) {
@@ -74,6 +104,7 @@ export class PodBook {
 
   private forget(key: string): string {
     this.pods.delete(key);
+    this.names.delete(key);
     return key;
   }
 }

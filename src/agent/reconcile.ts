@@ -142,7 +142,7 @@ export class Reconciler {
       reload = true;
       for (const t of ok) if (t.pod) toDelete.push(t.pod);
     }
-    const starts = this.prepare(setup);
+    const starts = await this.prepare(setup);
     const written = starts.flatMap((s) => s.changed.map((u) => u.name));
     if (!reload && written.length) reload = await this.o.units.stale(written);
     if (reload) await this.o.units.reload();
@@ -182,54 +182,67 @@ export class Reconciler {
       this.book.release(m);
       clean.push({ m, pod });
     }
+    // A name that became free may now be another pod's.
+    if (clean.some(({ m }) => m.units.length)) {
+      for (const other of this.book.managed.values()) if (other.blocked?.reason === 'UnitNameConflict') this.markDirty(other.key);
+    }
     return clean;
   }
 
-  /** Renders and writes the units of `pods`; returns per pod what to start. */
-  private prepare(pods: readonly ApiPod[]): Start[] {
+  /** Renders, claims and writes the units of `pods`; returns per pod what to start. */
+  private async prepare(pods: readonly ApiPod[]): Promise<Start[]> {
     const out: Start[] = [];
-    for (const pod of pods) {
-      const key = podKeyOf(pod);
-      const previous = this.book.managed.get(key);
-      // The units of a replaced pod of this name could not be removed yet: the new one waits for that.
-      if (previous && previous.uid !== (pod.metadata?.uid ?? '')) continue;
-      const m: Managed = previous ?? { key, uid: pod.metadata?.uid ?? '', pod, units: [] };
-      m.pod = pod;
-      this.book.managed.set(key, m);
-      const outcome = this.render(pod, key);
-      if ('blocked' in outcome) {
-        const was = m.blocked?.message;
-        m.blocked = outcome.blocked;
-        if (was !== outcome.blocked.message) {
-          this.o.log.log(outcome.blocked.phase === 'Failed' ? 'ERROR' : 'WARN', `The pod [${key}] cannot run (${outcome.blocked.reason}): ${outcome.blocked.message}`, { pod: key, action: 'refuse' });
-        }
-        this.status.mark(key);
-        continue;
-      }
-      if (m.blocked) this.o.log.log('INFO', `The pod [${key}] can run now.`, { pod: key, action: 'unblock' });
-      m.blocked = undefined;
-      const changed: RenderedUnit[] = [];
-      const replaced = new Set<string>();
-      for (const u of outcome.units) {
-        const current = readUnitFile(this.o.unitDir, u.name);
-        if (current === u.content) continue;
-        try {
-          this.o.units.write(u.name, u.content);
-        } catch (e) {
-          this.o.log.log('ERROR', `The systemd unit [${u.name}] could not be written: ${(e as Error).message}`, { pod: key, unit: u.name, action: 'write' });
-          continue;
-        }
-        changed.push(u);
-        if (current !== undefined) replaced.add(u.name);
-      }
-      m.units = outcome.units;
-      this.book.claim(key, outcome.units);
-      out.push({ m, changed, replaced });
-    }
+    await pool(pods, this.o.concurrency, async (pod) => {
+      const start = await this.preparePod(pod);
+      if (start) out.push(start);
+    });
     return out;
   }
 
-  private render(pod: ApiPod, key: string): { units: RenderedUnit[] } | { blocked: Blocked } {
+  private async preparePod(pod: ApiPod): Promise<Start | undefined> {
+    const key = podKeyOf(pod);
+    const previous = this.book.managed.get(key);
+    // The units of a replaced pod of this name could not be removed yet: the new one waits for that.
+    if (previous && previous.uid !== (pod.metadata?.uid ?? '')) return undefined;
+    const m: Managed = previous ?? { key, uid: pod.metadata?.uid ?? '', pod, units: [] };
+    m.pod = pod;
+    this.book.managed.set(key, m);
+    const outcome = await this.render(pod, key, m);
+    if ('blocked' in outcome) {
+      const was = m.blocked?.message;
+      m.blocked = outcome.blocked;
+      if (was !== outcome.blocked.message) {
+        this.o.log.log(outcome.blocked.phase === 'Failed' ? 'ERROR' : 'WARN', `The pod [${key}] cannot run (${outcome.blocked.reason}): ${outcome.blocked.message}`, { pod: key, action: 'refuse' });
+      }
+      this.status.mark(key);
+      return undefined;
+    }
+    if (m.blocked) this.o.log.log('INFO', `The pod [${key}] can run now.`, { pod: key, action: 'unblock' });
+    m.blocked = undefined;
+    const changed: RenderedUnit[] = [];
+    const replaced = new Set<string>();
+    const owner = { key, uid: m.uid };
+    for (const u of outcome.units) {
+      const current = readUnitFile(this.o.unitDir, u.name);
+      if (current === u.content) {
+        this.o.units.adopt(u.name, u.content, owner);
+        continue;
+      }
+      try {
+        this.o.units.write(u.name, u.content, owner);
+      } catch (e) {
+        this.o.log.log('ERROR', `The systemd unit [${u.name}] could not be written: ${(e as Error).message}`, { pod: key, unit: u.name, action: 'write' });
+        continue;
+      }
+      changed.push(u);
+      if (current !== undefined) replaced.add(u.name);
+    }
+    m.units = outcome.units;
+    this.book.claim(key, outcome.units);
+    return { m, changed, replaced };
+  }
+
+  private async render(pod: ApiPod, key: string, m: Managed): Promise<{ units: RenderedUnit[] } | { blocked: Blocked }> {
     let units: RenderedUnit[];
     try {
       units = renderPodUnits(pod, this.o.render);
@@ -237,9 +250,17 @@ export class Reconciler {
       if (!(e instanceof PodRenderError) && !(e instanceof UnitNameError)) throw e;
       return { blocked: { phase: 'Failed', reason: 'UnitRenderError', message: (e as Error).message } };
     }
-    const taken = units.find((u) => (this.book.ownerOf(u.name) ?? key) !== key);
-    if (taken) {
-      return { blocked: { phase: 'Failed', reason: 'UnitNameCollision', message: `its unit ${taken.name} belongs to the pod ${this.book.ownerOf(taken.name)}; rename one of them` } };
+    const mine = new Set(m.units.map((u) => u.name));
+    for (const u of units) {
+      // Two pods, one name: the same pod wins every time (pod-book.ts nameOwner), nothing running is killed.
+      const winner = this.book.nameOwner(u.name, this.o.units.recordedOwner(u.name));
+      if (winner && winner.key !== key) {
+        return { blocked: { phase: 'Failed', reason: 'UnitNameConflict', message: `its unit ${u.name} is also the unit of the pod [${winner.key}], ${winner.why}; rename one of them` } };
+      }
+      // Units the agent already runs for this pod are its own; any other name is checked on disk and in systemd.
+      if (mine.has(u.name)) continue;
+      const problem = await this.o.units.claimProblem(u.name, u.content);
+      if (problem) return { blocked: { phase: 'Failed', reason: 'UnitNameConflict', message: problem } };
     }
     for (const u of units) {
       const problem = executableProblem(u.executable);

@@ -16,11 +16,14 @@ import { NodePresence } from './node-lease';
 import { listNodePodList } from './pods';
 import { Reconciler } from './reconcile';
 import { SystemdManager } from './systemd-dbus';
+import { UnitOwnership } from './ownership';
 import { UnitLifecycle } from './unit-lifecycle';
 import { UnitTracker } from './unit-state';
 import { PodWatcher } from './watch-pods';
 
-export interface RunOptions extends Omit<CleanupOptions, 'dryRun' | 'pods' | 'log'> {
+export interface RunOptions extends Omit<CleanupOptions, 'dryRun' | 'pods' | 'log' | 'stateDir'> {
+  /** The agent's own state: which unit files it wrote (ownership.ts). */
+  readonly stateDir: string;
   /** Between full relists. */
   readonly resyncMs: number;
   /** The node's address: Node InternalIP, the pods' hostIP. */
@@ -82,7 +85,7 @@ export async function runAgent(o: RunOptions): Promise<RunResult> {
     await mgr.Subscribe();
     await tracker.start();
     reconciler = new Reconciler({
-      units: new UnitLifecycle(mgr, { unitDir: o.unitDir, concurrency: o.concurrency ?? DEFAULT_CONCURRENCY, log: o.log }),
+      units: new UnitLifecycle(mgr, { unitDir: o.unitDir, slice: o.slice, ownership: new UnitOwnership(o.stateDir), concurrency: o.concurrency ?? DEFAULT_CONCURRENCY, log: o.log }),
       tracker, api,
       render: { session: o.session, packageDir: o.packageDir, kubeconfig: o.kubeconfig, slice: o.slice },
       unitDir: o.unitDir,

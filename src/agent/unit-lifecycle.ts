@@ -8,9 +8,19 @@
  * stopped 100 units in waves and took a third longer), meanwhile one DisableUnitFiles for all
  * (systemd scans the unit directories once per call: ~0.1 s with 200 units), then the files are
  * deleted (only inside the unit directory) and the caller reloads once.
+ *
+ * Owned units only: a unit file is written over, started, stopped or removed only when the agent
+ * wrote it (ownership.ts) or the start-up cleanup kept it as a pod's exact rendering in the slice
+ * (#312). claimProblem() says why a name cannot be the pod's: the agent's own unit, a file in the
+ * unit directory the agent did not write (outside the slice, or changed), a unit systemd loads
+ * from another file.
  */
+import * as fs from 'fs';
 import * as path from 'path';
 import type { Logger } from './log';
+import type { UnitOwnership } from './ownership';
+import { AGENT_UNIT_NAME } from '../systemd/agent-unit';
+import { unitFileSlice } from '../systemd/unit';
 import { dbusErrorName, SystemdManager, UNIT_IFACE, unitObjectPath } from './systemd-dbus';
 import { isInside, removeUnitFile, writeUnitFileAtomic } from './unit-files';
 
@@ -42,6 +52,10 @@ export interface Removal {
 
 export interface LifecycleOptions {
   readonly unitDir: string;
+  /** The slice the agent's units are in. */
+  readonly slice: string;
+  /** Where the agent records the files it wrote (`agent cleanup` without a state directory: none). */
+  readonly ownership?: UnitOwnership;
   /** D-Bus calls in flight at the same time. */
   readonly concurrency: number;
   readonly log: Logger;
@@ -57,7 +71,10 @@ export class UnitLifecycle {
   async remove(units: readonly Removal[]): Promise<Map<string, string[]>> {
     const problems = new Map(units.map((u) => [u.name, [] as string[]]));
     await Promise.all([this.stopAll(units, problems), this.disable(units.map((u) => u.name), problems)]);
-    for (const u of units) this.deleteFile(u, problems.get(u.name)!);
+    for (const u of units) {
+      this.deleteFile(u, problems.get(u.name)!);
+      if (problems.get(u.name)!.length === 0) this.o.ownership?.forget(u.name);
+    }
     return problems;
   }
 
@@ -132,9 +149,59 @@ export class UnitLifecycle {
     }
   }
 
-  /** Writes a unit file atomically into the unit directory. */
-  write(name: string, content: string): void {
+  /**
+   * Why `name` cannot be the unit of `pod` (whose rendering is `content`), naming the file; undefined
+   * when it can: no file there and systemd loads no other, a file the agent wrote, or a file of the
+   * slice that is exactly this rendering (kept by the start-up cleanup: adopted).
+   */
+  async claimProblem(name: string, content: string): Promise<string | undefined> {
+    if (name === AGENT_UNIT_NAME) return `the unit name ${name} is the agent's own`;
+    const file = path.join(this.o.unitDir, name);
+    let st: fs.Stats | undefined;
+    try {
+      st = fs.lstatSync(file);
+    } catch {
+      st = undefined;
+    }
+    if (st) {
+      if (!st.isFile()) return `${file} exists and is not a unit file the agent wrote (not a regular file)`;
+      let current: string;
+      try {
+        current = fs.readFileSync(file, 'utf8');
+      } catch (e) {
+        return `${file} exists and cannot be read (${(e as Error).message})`;
+      }
+      if (this.o.ownership?.owns(name, current)) return undefined;
+      if (current === content && unitFileSlice(current) === this.o.slice) return undefined;
+      const where = unitFileSlice(current) === this.o.slice ? 'the agent did not write it' : `it is not in the slice ${this.o.slice}`;
+      return `the unit file ${file} exists and is not the agent's (${where})`;
+    }
+    // No file here: systemd may still load the name from another directory (an admin's unit).
+    try {
+      const unitPath = await this.mgr.LoadUnit(name);
+      const fragment = (await this.mgr.getProperty(unitPath, UNIT_IFACE, 'FragmentPath')) as string;
+      if (fragment && path.resolve(fragment) !== path.resolve(file)) return `systemd already loads the unit ${name} from ${fragment}`;
+    } catch (e) {
+      if (!ignorable(e)) return `the unit ${name} could not be looked up: ${(e as Error).message}`;
+    }
+    return undefined;
+  }
+
+  /** Writes a unit file atomically into the unit directory, and records it as the agent's (for `pod`). */
+  write(name: string, content: string, pod?: { key: string; uid: string }): void {
     writeUnitFileAtomic(this.o.unitDir, name, content);
+    if (pod) this.o.ownership?.record(name, pod.key, pod.uid, content);
+  }
+
+  /** Records a file that is already there (adopted) as the agent's. */
+  adopt(name: string, content: string, pod: { key: string; uid: string }): void {
+    if (!this.o.ownership || this.o.ownership.owns(name, content)) return;
+    this.o.ownership.record(name, pod.key, pod.uid, content);
+  }
+
+  /** The pod (uid) the agent recorded as the unit's, if any. */
+  recordedOwner(name: string): string | undefined {
+    return this.o.ownership?.get(name)?.uid;
   }
 
   async reload(): Promise<void> {
