@@ -21,7 +21,7 @@ export async function deletePodObject(api: ApiClient, pod: ApiPod, log: Logger):
   } catch (e) {
     // Gone already, or a new pod of that name (the precondition): nothing left to delete.
     if (e instanceof ApiError && (e.status === 404 || e.status === 409)) return true;
-    log.log('WARN', `The pod [${key}] could not be deleted: ${(e as Error).message}; retried when the API answers again.`, { pod: key, action: 'delete' });
+    log.log('WARN', `The pod [${key}] could not be deleted: ${(e as Error).message}; retried.`, { pod: key, action: 'delete' });
     return false;
   }
 }

@@ -26,6 +26,9 @@ import { executableProblem, readUnitFile } from './unit-files';
 import { pool, UnitLifecycle } from './unit-lifecycle';
 import type { UnitTracker } from './unit-state';
 import { WorkQueue } from './work-queue';
+
+const RETRY_FIRST_MS = 200;
+const RETRY_MAX_MS = 10_000;
 import { podIsTerminating } from '../systemd/pod';
 import { PodRenderError, RenderedUnit, renderPodUnits, RenderOptions } from '../systemd/render';
 import { UnitNameError } from '../systemd/unit-name';
@@ -55,6 +58,11 @@ export class Reconciler {
   private readonly queue: WorkQueue;
   private readonly status: StatusWriter;
   private stopped = false;
+  /** Pods whose units are being stopped and removed, each on its own (a grace period may take minutes). */
+  private readonly tearingDown = new Map<string, Promise<void>>();
+  /** The next wait before deleting a pod's object again, per pod whose DELETE failed. */
+  private readonly deleteBackoff = new Map<string, number>();
+  private readonly retryTimers = new Set<NodeJS.Timeout>();
 
   constructor(private readonly o: ReconcilerOptions) {
     this.queue = new WorkQueue((keys) => this.batch(keys), (keys, e) => {
@@ -92,17 +100,21 @@ export class Reconciler {
     for (const m of this.book.managed.values()) if (m.blocked?.phase === 'Pending') this.markDirty(m.key);
   }
 
-  /** Resolves when every batch and status update queued so far is done. */
+  /** Resolves when every batch, teardown and status update queued so far is done. */
   async idle(): Promise<void> {
-    while (this.queue.busy) {
+    while (this.queue.busy || this.tearingDown.size) {
       await this.queue.busy;
+      await Promise.all(this.tearingDown.values());
       await this.status.idle();
     }
     await this.status.idle();
   }
 
+  /** Stops the loop; stop jobs still running are systemd's and go on (the next agent finishes the removal). */
   async stop(): Promise<void> {
     this.stopped = true;
+    for (const t of this.retryTimers) clearTimeout(t);
+    this.retryTimers.clear();
     await this.status.stop();
     await this.queue.stop();
   }
@@ -123,38 +135,71 @@ export class Reconciler {
   // --- one batch ---
 
   private async batch(keys: readonly string[]): Promise<void> {
-    const teardown: Array<{ m: Managed; why: string; pod?: ApiPod }> = [];
     const toDelete: ApiPod[] = [];
     const setup: ApiPod[] = [];
     for (const key of keys) {
+      // Its units are still being stopped: looked at again when that is done.
+      if (this.tearingDown.has(key)) continue;
       const pod = this.book.pods.get(key);
       const m = this.book.managed.get(key);
       const terminating = pod !== undefined && podIsTerminating(pod);
       if (m && (!pod || pod.metadata?.uid !== m.uid || terminating)) {
-        teardown.push({ m, pod: terminating ? pod : undefined, why: !pod ? 'no corresponding pod exists' : terminating ? 'the corresponding pod is terminating' : 'the pod was replaced by a new one of the same name' });
+        const why = !pod ? 'no corresponding pod exists' : terminating ? 'the corresponding pod is terminating' : 'the pod was replaced by a new one of the same name';
+        this.startTeardown({ m, pod: terminating ? pod : undefined, why });
       } else if (terminating) toDelete.push(pod);
-      if (pod && !terminating) setup.push(pod);
+      if (pod && !terminating && !this.tearingDown.has(key)) setup.push(pod);
     }
 
-    let reload = false;
-    if (teardown.length) {
-      const ok = await this.teardown(teardown);
-      reload = true;
-      for (const t of ok) if (t.pod) toDelete.push(t.pod);
-    }
     const starts = await this.prepare(setup);
     const written = starts.flatMap((s) => s.changed.map((u) => u.name));
-    if (!reload && written.length) reload = await this.o.units.stale(written);
-    if (reload) await this.o.units.reload();
+    if (written.length && await this.o.units.stale(written)) await this.o.units.reload();
     try {
       await this.o.units.enable(written);
     } catch (e) {
       this.o.log.log('WARN', `EnableUnitFiles(${written.join(', ')}) failed: ${(e as Error).message}; the units run but will not start at boot.`, { action: 'enable' });
     }
     await pool(starts, this.o.concurrency, (s) => this.start(s));
-    await pool(toDelete, this.o.concurrency, async (pod) => {
-      await deletePodObject(this.o.api, pod, this.o.log);
+    await pool(toDelete, this.o.concurrency, (pod) => this.deletePod(pod));
+  }
+
+  /**
+   * Takes one pod's units down on its own, so a long stop (a grace period of minutes) never holds up
+   * another pod's start; then one (shared) Reload, the pod object deleted, and the pod looked at again.
+   */
+  private startTeardown(item: { m: Managed; why: string; pod?: ApiPod }): void {
+    const key = item.m.key;
+    const done = (async () => {
+      const clean = await this.teardown([item]);
+      if (clean.length && item.m.units.length) await this.o.units.reload();
+      for (const t of clean) if (t.pod) await this.deletePod(t.pod);
+    })().catch((e: Error) => {
+      this.o.log.log('ERROR', `The systemd units of pod [${key}] could not be removed: ${e.message}`, { pod: key, action: 'remove' });
+    }).finally(() => {
+      this.tearingDown.delete(key);
+      this.markDirty(key);
     });
+    this.tearingDown.set(key, done);
+  }
+
+  /** Deletes a terminating pod's object; a failure is retried with backoff (0.2 s, doubling, to 10 s). */
+  private async deletePod(pod: ApiPod): Promise<void> {
+    const key = podKeyOf(pod);
+    if (await deletePodObject(this.o.api, pod, this.o.log)) {
+      this.deleteBackoff.delete(key);
+      return;
+    }
+    const wait = this.deleteBackoff.get(key) ?? RETRY_FIRST_MS;
+    this.deleteBackoff.set(key, Math.min(wait * 2, RETRY_MAX_MS));
+    this.retryLater(key, wait);
+  }
+
+  private retryLater(key: string, ms: number): void {
+    if (this.stopped) return;
+    const t = setTimeout(() => {
+      this.retryTimers.delete(t);
+      this.markDirty(key);
+    }, ms);
+    this.retryTimers.add(t);
   }
 
   /** Stops and removes the units of `items`; returns those removed cleanly (their pods may go). */

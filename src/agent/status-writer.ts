@@ -13,6 +13,8 @@ import { pool } from './unit-lifecycle';
 const MERGE = 'application/merge-patch+json';
 const STATUS_DEBOUNCE_MS = 15;
 const STATUS_CONCURRENCY = 8;
+const RETRY_FIRST_MS = 200;
+const RETRY_MAX_MS = 10_000;
 
 /** What a pod's status should be now, with what the writer needs to send it; undefined: nothing to write. */
 export type StatusSource = (key: string) => { pod: ApiPod; m: Managed; want: Record<string, unknown> } | undefined;
@@ -22,6 +24,9 @@ export class StatusWriter {
   private timer?: NodeJS.Timeout;
   private running?: Promise<void>;
   private stopped = false;
+  /** The next wait before writing a pod's status again, per pod whose last write failed. */
+  private readonly backoff = new Map<string, number>();
+  private readonly retries = new Map<string, NodeJS.Timeout>();
 
   constructor(private readonly api: ApiClient, private readonly source: StatusSource, private readonly log: Logger) {}
 
@@ -45,6 +50,8 @@ export class StatusWriter {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    for (const t of this.retries.values()) clearTimeout(t);
+    this.retries.clear();
     clearTimeout(this.timer);
     this.timer = undefined;
     await this.running;
@@ -64,6 +71,16 @@ export class StatusWriter {
     await this.running;
   }
 
+  private retryLater(key: string): void {
+    if (this.stopped || this.retries.has(key)) return;
+    const wait = this.backoff.get(key) ?? RETRY_FIRST_MS;
+    this.backoff.set(key, Math.min(wait * 2, RETRY_MAX_MS));
+    this.retries.set(key, setTimeout(() => {
+      this.retries.delete(key);
+      this.mark(key);
+    }, wait));
+  }
+
   private async patch(key: string): Promise<void> {
     if (this.stopped) return;
     const s = this.source(key);
@@ -73,12 +90,14 @@ export class StatusWriter {
     try {
       await this.api.request('PATCH', `${podPath(pod)}/status`, { contentType: MERGE, body: { status: want } });
       m.sent = want;
+      this.backoff.delete(key);
       const states = (want.containerStatuses as Array<{ name: string; state: Record<string, unknown> }>).map((c) => `${c.name} ${Object.keys(c.state)[0] ?? 'unknown'}`);
       this.log.log('INFO', `The status of pod [${key}] was updated: ${want.phase} (${states.join(', ')}).`, { pod: key, action: 'status' });
     } catch (e) {
-      // Sent again when the API answers again (reachable()) or the next change comes.
-      this.dirty.add(key);
-      if (!(e instanceof ApiError && e.status === 404)) this.log.log('WARN', `The status of pod [${key}] could not be updated: ${(e as Error).message}`, { pod: key, action: 'status' });
+      if (e instanceof ApiError && e.status === 404) return; // the pod is gone
+      // Sent again after a backoff (0.2 s, doubling, to 10 s), or sooner with the next change.
+      this.retryLater(key);
+      this.log.log('WARN', `The status of pod [${key}] could not be updated: ${(e as Error).message}`, { pod: key, action: 'status' });
     }
   }
 }

@@ -204,8 +204,25 @@ export class UnitLifecycle {
     return this.o.ownership?.get(name)?.uid;
   }
 
-  async reload(): Promise<void> {
-    await this.mgr.Reload();
+  private reloading?: Promise<void>;
+  private nextReload?: Promise<void>;
+
+  /**
+   * One Reload for every caller of a moment: a caller that comes while a Reload runs gets the next
+   * one (its file change may have come after the running one read the directory), and every caller
+   * that comes meanwhile shares it.
+   */
+  reload(): Promise<void> {
+    if (this.nextReload) return this.nextReload;
+    if (!this.reloading) {
+      this.reloading = this.mgr.Reload().finally(() => { this.reloading = undefined; });
+      return this.reloading;
+    }
+    this.nextReload = this.reloading.catch(() => undefined).then(() => {
+      this.nextReload = undefined;
+      return this.reload();
+    });
+    return this.nextReload;
   }
 
   /** Whether systemd must reload to see these files (loaded before with other content, or not found). */
