@@ -19,6 +19,7 @@ import { ApiPod, podKeyOf } from './api-pod';
 import type { Logger } from './log';
 import { Managed, PodBook } from './pod-book';
 import { deletePodObject } from './pod-deletion';
+import { DEFAULT_MAX_PODS, DEFAULT_POD_SECURITY, PodSecurityLevel, policyViolations } from './pod-policy';
 import { Blocked, podStatus } from './pod-status';
 import { StatusWriter } from './status-writer';
 import { dbusErrorName } from './systemd-dbus';
@@ -44,6 +45,10 @@ export interface ReconcilerOptions {
   readonly concurrency: number;
   /** Added to a pod's grace period when waiting for its stop job. */
   readonly stopMarginMs: number;
+  /** The node's pod policy (pod-policy.ts). @default DEFAULT_POD_SECURITY */
+  readonly podSecurity?: PodSecurityLevel;
+  /** Pods the node runs at most; more are Failed with reason OutOfpods, as a kubelet does. @default DEFAULT_MAX_PODS */
+  readonly maxPods?: number;
   readonly log: Logger;
 }
 
@@ -63,6 +68,8 @@ export class Reconciler {
   /** The next wait before deleting a pod's object again, per pod whose DELETE failed. */
   private readonly deleteBackoff = new Map<string, number>();
   private readonly retryTimers = new Set<NodeJS.Timeout>();
+  /** Pods past the --max-pods check whose units are not set yet. */
+  private readonly admitting = new Set<string>();
 
   constructor(private readonly o: ReconcilerOptions) {
     this.queue = new WorkQueue((keys) => this.batch(keys), (keys, e) => {
@@ -229,7 +236,7 @@ export class Reconciler {
     }
     // A name that became free may now be another pod's.
     if (clean.some(({ m }) => m.units.length)) {
-      for (const other of this.book.managed.values()) if (other.blocked?.reason === 'UnitNameConflict') this.markDirty(other.key);
+      for (const other of this.book.managed.values()) if (other.blocked?.reason === 'UnitNameConflict' || other.blocked?.reason === 'OutOfpods') this.markDirty(other.key);
     }
     return clean;
   }
@@ -252,7 +259,12 @@ export class Reconciler {
     const m: Managed = previous ?? { key, uid: pod.metadata?.uid ?? '', pod, units: [] };
     m.pod = pod;
     this.book.managed.set(key, m);
-    const outcome = await this.render(pod, key, m);
+    let outcome: Awaited<ReturnType<Reconciler['render']>>;
+    try {
+      outcome = await this.render(pod, key, m);
+    } finally {
+      this.admitting.delete(key);
+    }
     if ('blocked' in outcome) {
       const was = m.blocked?.message;
       m.blocked = outcome.blocked;
@@ -295,7 +307,19 @@ export class Reconciler {
       if (!(e instanceof PodRenderError) && !(e instanceof UnitNameError)) throw e;
       return { blocked: { phase: 'Failed', reason: 'UnitRenderError', message: (e as Error).message } };
     }
+    const level = this.o.podSecurity ?? DEFAULT_POD_SECURITY;
+    const violations = policyViolations(pod, level, this.o.render.packageDir);
+    if (violations.length) {
+      return { blocked: { phase: 'Failed', reason: 'PodSecurityViolation', message: `the node's policy is --pod-security ${level}: ${violations.join('; ')}` } };
+    }
     const mine = new Set(m.units.map((u) => u.name));
+    const maxPods = this.o.maxPods ?? DEFAULT_MAX_PODS;
+    if (!mine.size) {
+      // Pods prepared side by side reserve their place before their first await.
+      const running = [...this.book.managed.values()].filter((x) => x.units.length > 0).length + this.admitting.size;
+      if (running >= maxPods) return { blocked: { phase: 'Failed', reason: 'OutOfpods', message: `the node runs ${running} pods, its --max-pods` } };
+      this.admitting.add(key);
+    }
     for (const u of units) {
       // Two pods, one name: the same pod wins every time (pod-book.ts nameOwner), nothing running is killed.
       const winner = this.book.nameOwner(u.name, this.o.units.recordedOwner(u.name));

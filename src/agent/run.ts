@@ -7,6 +7,7 @@
  * bus connection ends the loop too (`busLost`): the agent's unit restarts it, and the new agent
  * connects again and adopts the units.
  */
+import type { PodSecurityLevel } from '../systemd/defaults';
 import { DEFAULT_CONCURRENCY, DEFAULT_JOB_TIMEOUT_SECONDS, LEASE_RENEW_SECONDS, SYSTEMD_NODE } from '../systemd/defaults';
 import { apiClient } from './api';
 import type { ApiPod } from './api-pod';
@@ -24,6 +25,10 @@ import { PodWatcher } from './watch-pods';
 export interface RunOptions extends Omit<CleanupOptions, 'dryRun' | 'pods' | 'log' | 'stateDir'> {
   /** The agent's own state: which unit files it wrote (ownership.ts). */
   readonly stateDir: string;
+  /** The node's pod policy. @default DEFAULT_POD_SECURITY */
+  readonly podSecurity?: PodSecurityLevel;
+  /** @default DEFAULT_MAX_PODS */
+  readonly maxPods?: number;
   /** Between full relists. */
   readonly resyncMs: number;
   /** The node's address: Node InternalIP, the pods' hostIP. */
@@ -91,6 +96,8 @@ export async function runAgent(o: RunOptions): Promise<RunResult> {
       unitDir: o.unitDir,
       hostIP: o.nodeIP,
       concurrency: o.concurrency ?? DEFAULT_CONCURRENCY,
+      podSecurity: o.podSecurity,
+      maxPods: o.maxPods,
       stopMarginMs: Math.min(o.jobTimeoutMs ?? DEFAULT_JOB_TIMEOUT_SECONDS * 1000, 10_000),
       log: o.log,
     });

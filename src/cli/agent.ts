@@ -4,7 +4,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { EXIT } from '../plan/exit-codes';
 import { Option } from 'commander';
-import { DEFAULT_API_TIMEOUT_SECONDS, DEFAULT_CONCURRENCY, DEFAULT_JOB_TIMEOUT_SECONDS, DEFAULT_PACKAGE_DIR, DEFAULT_RESYNC_SECONDS, DEFAULT_SLICE } from '../systemd/defaults';
+import { DEFAULT_API_TIMEOUT_SECONDS, DEFAULT_CONCURRENCY, DEFAULT_JOB_TIMEOUT_SECONDS, DEFAULT_MAX_PODS, DEFAULT_PACKAGE_DIR, DEFAULT_POD_SECURITY, DEFAULT_RESYNC_SECONDS, DEFAULT_SLICE, PodSecurityLevel, POD_SECURITY_LEVELS } from '../systemd/defaults';
 import { positiveNumber } from './options';
 
 /**
@@ -26,6 +26,8 @@ interface RunFlags extends Omit<CleanupFlags, 'dryRun'> {
   resync: number;
   nodeIp?: string;
   output: 'text' | 'json';
+  podSecurity: PodSecurityLevel;
+  maxPods: number;
 }
 
 function fail(verb: string, message: string, code: number): void {
@@ -191,6 +193,8 @@ async function run(flags: RunFlags): Promise<void> {
     const result = await runAgent({
       ...nodeOptions(flags, paths),
       resyncMs: flags.resync * 1000,
+      podSecurity: flags.podSecurity,
+      maxPods: flags.maxPods,
       nodeIP: flags.nodeIp ?? defaultNodeIP(),
       cleanupLog: logger(CLEANUP_TARGET),
       log,
@@ -256,6 +260,8 @@ export function register(program: Command): void {
     .option('--api-timeout <seconds>', 'limit for each API request and list page', positiveNumber, DEFAULT_API_TIMEOUT_SECONDS)
     .option('--job-timeout <seconds>', 'limit for each stop job of the start-up cleanup', positiveNumber, DEFAULT_JOB_TIMEOUT_SECONDS)
     .option('--concurrency <n>', 'D-Bus calls in flight at the same time', (v: string) => Math.floor(positiveNumber(v)), DEFAULT_CONCURRENCY)
+    .addOption(new Option('--pod-security <level>', 'the node\'s pod policy (PodSecurity levels): privileged runs anything, baseline refuses privileged containers and commands outside the package directory, restricted also requires non-root, no privilege escalation, capabilities dropped and a seccomp profile').choices([...POD_SECURITY_LEVELS]).default(DEFAULT_POD_SECURITY))
+    .option('--max-pods <n>', 'pods this node runs at most (more are Failed with reason OutOfpods)', (v: string) => Math.floor(positiveNumber(v)), DEFAULT_MAX_PODS)
     .addOption(new Option('-o, --output <format>', 'text (env_logger lines on stderr) or json (one object per line on stdout)').choices(['text', 'json']).default('text'))
     .addHelpText('after', `
 Exit codes: ${EXIT.ok} stopped by SIGTERM/SIGINT, ${EXIT.stepFailed} stopped, but the start-up cleanup could not remove some unit,
