@@ -73,7 +73,12 @@ export class UnitLifecycle {
     await Promise.all([this.stopAll(units, problems), this.disable(units.map((u) => u.name), problems)]);
     for (const u of units) {
       this.deleteFile(u, problems.get(u.name)!);
-      if (problems.get(u.name)!.length === 0) this.o.ownership?.forget(u.name);
+      if (problems.get(u.name)!.length) continue;
+      try {
+        this.o.ownership?.forget(u.name);
+      } catch (e) {
+        problems.get(u.name)!.push(`forgetting the record of ${u.name}: ${(e as Error).message}`);
+      }
     }
     return problems;
   }
