@@ -5,7 +5,7 @@
  * (stopped, disabled, file removed, Reload done, pod object deleted by the agent), median of 20
  * each; and the agent's RSS while idle with those 100 pods.
  *
- * Targets: each median ≤ 300 ms; idle RSS ≤ 90 MB.
+ * Targets (issue 24): each median ≤ 300 ms; idle RSS ≤ 110 MB.
  */
 import * as fs from 'fs';
 import * as path from 'path';
@@ -22,7 +22,7 @@ const NODE = 'bench-node';
 const IDLE_PODS = 100;
 const ROUNDS = 20;
 const MAX_MEDIAN_MS = 300;
-const MAX_RSS_MB = 90;
+const MAX_RSS_MB = 110;
 
 const median = (xs: number[]): number => {
   const s = [...xs].sort((a, b) => a - b);

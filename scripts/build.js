@@ -47,11 +47,12 @@ const splitClient = {
 
 /**
  * Modules the bundled code requires only in a try/catch, absent being fine: `ws`'s native
- * speed-ups, node-fetch's `encoding`, dbus-next's X11 lookup. A bundle leaves them to `require`;
+ * speed-ups, node-fetch's `encoding`, dbus-next's X11 lookup and its native `usocket` (without it
+ * dbus-next connects with `net`, which is all a `unix:path=` bus needs). A bundle leaves them to `require`;
  * in the single executable, whose `require` loads built-in modules only and warns on anything
  * else, they are modules that say they are not installed.
  */
-const OPTIONAL = ['bufferutil', 'utf-8-validate', 'encoding', 'x11'];
+const OPTIONAL = ['bufferutil', 'utf-8-validate', 'encoding', 'x11', 'usocket'];
 const absentOptional = {
   name: 'absent-optional',
   setup(build) {

@@ -1,35 +1,42 @@
 /**
- * The reconcile loop of `agent run`: the pods the API binds to the node (desired) against the
- * units the agent runs (actual), in batches. Events mark pods dirty; one batch then
+ * The reconcile loop of `agent run`: the pods the API binds to the node (desired, pod-book.ts)
+ * against the units the agent runs (actual), in batches (work-queue.ts). One batch
  *
- * 1. tears down the units of pods that are gone, terminating or replaced: StopUnit (the pod's
- *    grace period; a shorter deletion grace period ends in SIGKILL), ResetFailedUnit, one
- *    DisableUnitFiles, the files removed;
+ * 1. tears down the units of pods that are gone, terminating or replaced (unit-lifecycle.ts:
+ *    StopUnit with the pod's grace period, a shorter deletion grace period ending in SIGKILL,
+ *    ResetFailedUnit, one DisableUnitFiles, the files removed);
  * 2. renders the units of new pods with the one renderer, refusing what cannot run (an
  *    unrenderable pod: Failed; a command not installed under the package directory: Pending,
  *    rechecked, never a crash-looping unit), and writes changed files atomically;
  * 3. one Reload when systemd's view is stale (a file removed or replaced, NeedDaemonReload), one
  *    EnableUnitFiles, StartUnit (RestartUnit for a changed file);
- * 4. deletes the objects of terminating pods with grace period 0, as the kubelet does, so
- *    `kubectl delete pod` returns.
+ * 4. deletes the objects of terminating pods (pod-deletion.ts).
  *
- * Pod status follows the units' state (UnitTracker, from signals) and is patched only on change.
+ * Pod status follows the units' state (UnitTracker, from signals) and is written by status-writer.ts.
  */
 import type { ApiClient } from './api';
-import { ApiError } from './api';
 import { ApiPod, podKeyOf } from './api-pod';
-import { disableUnits, pool, stopUnit } from './cleanup';
 import type { Logger } from './log';
-import { Blocked, podStatus, statusIsCurrent } from './pod-status';
-import { dbusErrorName, SystemdManager, UNIT_IFACE, unitObjectPath } from './systemd-dbus';
-import { executableProblem, readUnitFile, removeUnitFile, writeUnitFileAtomic } from './unit-files';
+import { Managed, PodBook } from './pod-book';
+import { deletePodObject } from './pod-deletion';
+import { DEFAULT_MAX_PODS, DEFAULT_POD_SECURITY, PodSecurityLevel, policyViolations } from './pod-policy';
+import { Blocked, podStatus } from './pod-status';
+import { StatusWriter } from './status-writer';
+import { dbusErrorName } from './systemd-dbus';
+import { executableProblem, readUnitFile } from './unit-files';
+import { pool, UnitLifecycle } from './unit-lifecycle';
 import type { UnitTracker } from './unit-state';
+import { WorkQueue } from './work-queue';
+
+const RETRY_FIRST_MS = 200;
+const RETRY_MAX_MS = 10_000;
 import { podIsTerminating } from '../systemd/pod';
 import { PodRenderError, RenderedUnit, renderPodUnits, RenderOptions } from '../systemd/render';
 import { UnitNameError } from '../systemd/unit-name';
 
 export interface ReconcilerOptions {
-  readonly mgr: SystemdManager;
+  /** The unit lifecycle on the process's one bus connection. */
+  readonly units: UnitLifecycle;
   readonly tracker: UnitTracker;
   readonly api: ApiClient;
   readonly render: RenderOptions & { readonly packageDir: string };
@@ -38,219 +45,182 @@ export interface ReconcilerOptions {
   readonly concurrency: number;
   /** Added to a pod's grace period when waiting for its stop job. */
   readonly stopMarginMs: number;
+  /** The node's pod policy (pod-policy.ts). @default DEFAULT_POD_SECURITY */
+  readonly podSecurity?: PodSecurityLevel;
+  /** Pods the node runs at most; more are Failed with reason OutOfpods, as a kubelet does. @default DEFAULT_MAX_PODS */
+  readonly maxPods?: number;
   readonly log: Logger;
 }
 
-interface Managed {
-  readonly key: string;
-  readonly uid: string;
-  pod: ApiPod;
-  /** The units written for it (none while blocked). */
-  units: RenderedUnit[];
-  blocked?: Blocked;
-  /** The status last patched, until the watch shows it. */
-  sent?: Record<string, unknown>;
+interface Start {
+  readonly m: Managed;
+  readonly changed: RenderedUnit[];
+  readonly replaced: Set<string>;
 }
 
-const SIGKILL = 9;
-const MERGE = 'application/merge-patch+json';
-const STATUS_DEBOUNCE_MS = 15;
-const STATUS_CONCURRENCY = 8;
-
-const podPath = (pod: ApiPod): string => `api/v1/namespaces/${encodeURIComponent(pod.metadata?.namespace || 'default')}/pods/${encodeURIComponent(pod.metadata?.name ?? '')}`;
-
 export class Reconciler {
-  private readonly pods = new Map<string, ApiPod>();
-  private readonly managed = new Map<string, Managed>();
-  private readonly unitOwner = new Map<string, string>();
-  private readonly dirty = new Set<string>();
-  private readonly statusDirty = new Set<string>();
-  private draining?: Promise<void>;
-  private statusTimer?: NodeJS.Timeout;
-  private statusRunning?: Promise<void>;
+  private readonly book = new PodBook();
+  private readonly queue: WorkQueue;
+  private readonly status: StatusWriter;
   private stopped = false;
+  /** Pods whose units are being stopped and removed, each on its own (a grace period may take minutes). */
+  private readonly tearingDown = new Map<string, Promise<void>>();
+  /** The next wait before deleting a pod's object again, per pod whose DELETE failed. */
+  private readonly deleteBackoff = new Map<string, number>();
+  private readonly retryTimers = new Set<NodeJS.Timeout>();
+  /** Pods past the --max-pods check whose units are not set yet. */
+  private readonly admitting = new Set<string>();
 
-  constructor(private readonly o: ReconcilerOptions) {}
+  constructor(private readonly o: ReconcilerOptions) {
+    this.queue = new WorkQueue((keys) => this.batch(keys), (keys, e) => {
+      this.o.log.log('ERROR', `A reconcile batch of ${keys.length} pods failed: ${e.message}`, { action: 'reconcile' });
+    });
+    this.status = new StatusWriter(o.api, (key) => this.wantedStatus(key), o.log);
+  }
 
   // --- what the watcher and the tracker report ---
 
   /** A complete list: pods not in it are gone. */
   listed(pods: readonly ApiPod[]): void {
-    const keys = new Set(pods.map(podKeyOf));
-    for (const key of [...this.pods.keys(), ...this.managed.keys()]) if (!keys.has(key)) this.forget(key);
-    for (const pod of pods) this.observe(pod);
+    for (const key of this.book.listed(pods)) this.markDirty(key);
     // Signals may have been missed meanwhile: ask systemd again, then recompute every status.
     void this.o.tracker.refreshAll().then(() => this.markAllStatus());
   }
 
   changed(type: 'ADDED' | 'MODIFIED' | 'DELETED', pod: ApiPod): void {
-    if (type === 'DELETED') {
-      const known = this.pods.get(podKeyOf(pod));
-      if (!known || known.metadata?.uid === pod.metadata?.uid) this.forget(podKeyOf(pod));
-    } else this.observe(pod);
+    for (const key of this.book.changed(type, pod)) this.markDirty(key);
   }
 
   /** The API answers again: retry what could not be sent (status patches, deletions). */
   reachable(): void {
-    for (const key of this.pods.keys()) this.markDirty(key);
+    for (const key of this.book.pods.keys()) this.markDirty(key);
     this.markAllStatus();
   }
 
   unitChanged(unit: string): void {
-    const key = this.unitOwner.get(unit);
-    if (key) this.markStatus(key);
+    const key = this.book.ownerOf(unit);
+    if (key) this.status.mark(key);
   }
 
   /** Pods waiting for their command to be installed are looked at again. */
   recheckBlocked(): void {
-    for (const m of this.managed.values()) if (m.blocked?.phase === 'Pending') this.markDirty(m.key);
+    for (const m of this.book.managed.values()) if (m.blocked?.phase === 'Pending') this.markDirty(m.key);
   }
 
-  /** Resolves when every batch and status update queued so far is done. */
+  /** Resolves when every batch, teardown and status update queued so far is done. */
   async idle(): Promise<void> {
-    while (this.draining || this.statusRunning || this.statusTimer) {
-      await this.draining;
-      await this.statusRunning;
-      if (this.statusTimer) await new Promise((r) => setTimeout(r, STATUS_DEBOUNCE_MS));
+    while (this.queue.busy || this.tearingDown.size) {
+      await this.queue.busy;
+      await Promise.all(this.tearingDown.values());
+      await this.status.idle();
     }
+    await this.status.idle();
   }
 
+  /** Stops the loop; stop jobs still running are systemd's and go on (the next agent finishes the removal). */
   async stop(): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.statusTimer);
-    this.statusTimer = undefined;
-    await this.draining;
-    await this.statusRunning;
+    for (const t of this.retryTimers) clearTimeout(t);
+    this.retryTimers.clear();
+    await this.status.stop();
+    await this.queue.stop();
   }
 
   /** The units the loop runs, by pod (for tests and the bench). */
   get runningUnits(): ReadonlyMap<string, readonly string[]> {
-    return new Map([...this.managed].map(([k, m]) => [k, m.units.map((u) => u.name)]));
-  }
-
-  private observe(pod: ApiPod): void {
-    const key = podKeyOf(pod);
-    this.pods.set(key, pod);
-    const m = this.managed.get(key);
-    // Our own status patches come back as MODIFIED: only the status changed, nothing to do.
-    if (m && m.uid === pod.metadata?.uid && !podIsTerminating(pod) && !m.blocked && sameSpec(m.pod, pod)) {
-      m.pod = pod;
-      if (m.sent && statusIsCurrent(pod.status, m.sent)) m.sent = undefined;
-      return;
-    }
-    this.markDirty(key);
-  }
-
-  private forget(key: string): void {
-    this.pods.delete(key);
-    this.markDirty(key);
+    return new Map([...this.book.managed].map(([k, m]) => [k, m.units.map((u) => u.name)]));
   }
 
   private markDirty(key: string): void {
-    this.dirty.add(key);
-    if (!this.draining && !this.stopped) {
-      this.draining = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.drain()).finally(() => {
-        this.draining = undefined;
-        if (this.dirty.size && !this.stopped) this.markDirty([...this.dirty][0]);
-      });
-    }
-  }
-
-  private markStatus(key: string): void {
-    this.statusDirty.add(key);
-    if (!this.statusTimer && !this.stopped) {
-      this.statusTimer = setTimeout(() => {
-        this.statusTimer = undefined;
-        void this.flushStatus();
-      }, STATUS_DEBOUNCE_MS);
-    }
+    if (!this.stopped) this.queue.mark(key);
   }
 
   private markAllStatus(): void {
-    for (const key of this.managed.keys()) this.markStatus(key);
+    for (const key of this.book.managed.keys()) this.status.mark(key);
   }
 
   // --- one batch ---
 
-  private async drain(): Promise<void> {
-    while (this.dirty.size && !this.stopped) {
-      const keys = [...this.dirty];
-      this.dirty.clear();
-      try {
-        await this.batch(keys);
-      } catch (e) {
-        this.o.log.log('ERROR', `A reconcile batch of ${keys.length} pods failed: ${(e as Error).message}`, { action: 'reconcile' });
-      }
-    }
-  }
-
   private async batch(keys: readonly string[]): Promise<void> {
-    const teardown: Array<{ m: Managed; why: string; pod?: ApiPod }> = [];
     const toDelete: ApiPod[] = [];
     const setup: ApiPod[] = [];
     for (const key of keys) {
-      const pod = this.pods.get(key);
-      const m = this.managed.get(key);
+      // Its units are still being stopped: looked at again when that is done.
+      if (this.tearingDown.has(key)) continue;
+      const pod = this.book.pods.get(key);
+      const m = this.book.managed.get(key);
       const terminating = pod !== undefined && podIsTerminating(pod);
       if (m && (!pod || pod.metadata?.uid !== m.uid || terminating)) {
-        teardown.push({ m, pod: terminating ? pod : undefined, why: !pod ? 'no corresponding pod exists' : terminating ? 'the corresponding pod is terminating' : 'the pod was replaced by a new one of the same name' });
+        const why = !pod ? 'no corresponding pod exists' : terminating ? 'the corresponding pod is terminating' : 'the pod was replaced by a new one of the same name';
+        this.startTeardown({ m, pod: terminating ? pod : undefined, why });
       } else if (terminating) toDelete.push(pod);
-      if (pod && !terminating) setup.push(pod);
+      if (pod && !terminating && !this.tearingDown.has(key)) setup.push(pod);
     }
 
-    let reload = false;
-    if (teardown.length) {
-      const ok = await this.teardown(teardown);
-      reload = true;
-      for (const t of ok) if (t.pod) toDelete.push(t.pod);
-    }
-    const starts = this.prepare(setup);
-    const written = starts.flatMap((s) => s.changed);
-    if (!reload && written.length) reload = await this.stale(written.map((u) => u.name));
-    if (reload) await this.o.mgr.Reload();
-    if (written.length) {
-      try {
-        await this.o.mgr.EnableUnitFiles(written.map((u) => u.name), false, true);
-      } catch (e) {
-        this.o.log.log('WARN', `EnableUnitFiles(${written.map((u) => u.name).join(', ')}) failed: ${(e as Error).message}; the units run but will not start at boot.`, { action: 'enable' });
-      }
+    const starts = await this.prepare(setup);
+    const written = starts.flatMap((s) => s.changed.map((u) => u.name));
+    if (written.length && await this.o.units.stale(written)) await this.o.units.reload();
+    try {
+      await this.o.units.enable(written);
+    } catch (e) {
+      this.o.log.log('WARN', `EnableUnitFiles(${written.join(', ')}) failed: ${(e as Error).message}; the units run but will not start at boot.`, { action: 'enable' });
     }
     await pool(starts, this.o.concurrency, (s) => this.start(s));
     await pool(toDelete, this.o.concurrency, (pod) => this.deletePod(pod));
   }
 
+  /**
+   * Takes one pod's units down on its own, so a long stop (a grace period of minutes) never holds up
+   * another pod's start; then one (shared) Reload, the pod object deleted, and the pod looked at again.
+   */
+  private startTeardown(item: { m: Managed; why: string; pod?: ApiPod }): void {
+    const key = item.m.key;
+    const done = (async () => {
+      const clean = await this.teardown([item]);
+      if (clean.length && item.m.units.length) await this.o.units.reload();
+      for (const t of clean) if (t.pod) await this.deletePod(t.pod);
+    })().catch((e: Error) => {
+      this.o.log.log('ERROR', `The systemd units of pod [${key}] could not be removed: ${e.message}`, { pod: key, action: 'remove' });
+    }).finally(() => {
+      this.tearingDown.delete(key);
+      this.markDirty(key);
+    });
+    this.tearingDown.set(key, done);
+  }
+
+  /** Deletes a terminating pod's object; a failure is retried with backoff (0.2 s, doubling, to 10 s). */
+  private async deletePod(pod: ApiPod): Promise<void> {
+    const key = podKeyOf(pod);
+    if (await deletePodObject(this.o.api, pod, this.o.log)) {
+      this.deleteBackoff.delete(key);
+      return;
+    }
+    const wait = this.deleteBackoff.get(key) ?? RETRY_FIRST_MS;
+    this.deleteBackoff.set(key, Math.min(wait * 2, RETRY_MAX_MS));
+    this.retryLater(key, wait);
+  }
+
+  private retryLater(key: string, ms: number): void {
+    if (this.stopped) return;
+    const t = setTimeout(() => {
+      this.retryTimers.delete(t);
+      this.markDirty(key);
+    }, ms);
+    this.retryTimers.add(t);
+  }
+
   /** Stops and removes the units of `items`; returns those removed cleanly (their pods may go). */
   private async teardown(items: Array<{ m: Managed; why: string; pod?: ApiPod }>): Promise<Array<{ m: Managed; pod?: ApiPod }>> {
-    const units = items.flatMap(({ m }) => m.units.map((u) => u.name));
-    const problems = new Map(units.map((u) => [u, [] as string[]]));
-    await Promise.all([
-      pool(items, this.o.concurrency, async ({ m, pod }) => {
-        const spec = m.pod.spec?.terminationGracePeriodSeconds ?? 30;
-        const asked = pod?.metadata?.deletionGracePeriodSeconds;
-        const grace = typeof asked === 'number' && asked < spec ? asked : spec;
-        await Promise.all(m.units.map(async (u) => {
-          // The unit's TimeoutStopSec is the pod's grace period; a deletion that asked for less gets SIGKILL then.
-          const kill = grace < spec ? setTimeout(() => void this.o.mgr.KillUnit(u.name, 'all', SIGKILL).catch(() => undefined), grace * 1000) : undefined;
-          try {
-            problems.get(u.name)!.push(...(await stopUnit(this.o.mgr, u.name, spec * 1000 + this.o.stopMarginMs)));
-          } finally {
-            clearTimeout(kill);
-          }
-        }));
-      }),
-      disableUnits(this.o.mgr, units, problems),
-    ]);
+    const problems = await this.o.units.remove(items.flatMap(({ m, pod }) => {
+      const spec = m.pod.spec?.terminationGracePeriodSeconds ?? 30;
+      const asked = pod?.metadata?.deletionGracePeriodSeconds;
+      // The unit's TimeoutStopSec is the pod's grace period; a deletion that asked for less gets SIGKILL then.
+      const killAfterMs = typeof asked === 'number' && asked < spec ? asked * 1000 : undefined;
+      return m.units.map((u) => ({ name: u.name, jobTimeoutMs: spec * 1000 + this.o.stopMarginMs, killAfterMs }));
+    }));
     const clean: Array<{ m: Managed; pod?: ApiPod }> = [];
     for (const { m, why, pod } of items) {
-      const p: string[] = [];
-      for (const u of m.units) {
-        try {
-          removeUnitFile(this.o.unitDir, u.name);
-        } catch (e) {
-          problems.get(u.name)!.push((e as Error).message);
-        }
-        p.push(...problems.get(u.name)!);
-      }
+      const p = m.units.flatMap((u) => problems.get(u.name) ?? []);
       if (p.length) {
         // Kept: the next batch for this pod (an event, the resync) tries again; its object stays.
         this.o.log.log('ERROR', `The systemd units of pod [${m.key}] could not be removed cleanly: ${p.join('; ')}`, { pod: m.key, action: 'remove' });
@@ -259,60 +229,77 @@ export class Reconciler {
       for (const u of m.units) {
         this.o.log.log('INFO', `The systemd unit [${u.name}] was stopped and removed because ${why}.`, { pod: m.key, unit: u.name, action: 'remove' });
         this.o.tracker.untrack(u.name);
-        this.unitOwner.delete(u.name);
       }
       if (m.blocked) this.o.log.log('INFO', `The pod [${m.key}] is no longer waiting: ${why}.`, { pod: m.key, action: 'forget' });
-      this.managed.delete(m.key);
+      this.book.release(m);
       clean.push({ m, pod });
+    }
+    // A name that became free may now be another pod's.
+    if (clean.some(({ m }) => m.units.length)) {
+      for (const other of this.book.managed.values()) if (other.blocked?.reason === 'UnitNameConflict' || other.blocked?.reason === 'OutOfpods') this.markDirty(other.key);
     }
     return clean;
   }
 
-  /** Renders and writes the units of `pods`; returns per pod what to start. */
-  private prepare(pods: readonly ApiPod[]): Array<{ m: Managed; changed: RenderedUnit[]; replaced: Set<string> }> {
-    const out: Array<{ m: Managed; changed: RenderedUnit[]; replaced: Set<string> }> = [];
-    for (const pod of pods) {
-      const key = podKeyOf(pod);
-      const previous = this.managed.get(key);
-      // The units of a replaced pod of this name could not be removed yet: the new one waits for that.
-      if (previous && previous.uid !== (pod.metadata?.uid ?? '')) continue;
-      const m: Managed = previous ?? { key, uid: pod.metadata?.uid ?? '', pod, units: [] };
-      m.pod = pod;
-      this.managed.set(key, m);
-      const outcome = this.render(pod, key);
-      if ('blocked' in outcome) {
-        const was = m.blocked?.message;
-        m.blocked = outcome.blocked;
-        if (was !== outcome.blocked.message) {
-          this.o.log.log(outcome.blocked.phase === 'Failed' ? 'ERROR' : 'WARN', `The pod [${key}] cannot run (${outcome.blocked.reason}): ${outcome.blocked.message}`, { pod: key, action: 'refuse' });
-        }
-        this.markStatus(key);
-        continue;
-      }
-      if (m.blocked) this.o.log.log('INFO', `The pod [${key}] can run now.`, { pod: key, action: 'unblock' });
-      m.blocked = undefined;
-      const changed: RenderedUnit[] = [];
-      const replaced = new Set<string>();
-      for (const u of outcome.units) {
-        const current = readUnitFile(this.o.unitDir, u.name);
-        if (current === u.content) continue;
-        try {
-          writeUnitFileAtomic(this.o.unitDir, u.name, u.content);
-        } catch (e) {
-          this.o.log.log('ERROR', `The systemd unit [${u.name}] could not be written: ${(e as Error).message}`, { pod: key, unit: u.name, action: 'write' });
-          continue;
-        }
-        changed.push(u);
-        if (current !== undefined) replaced.add(u.name);
-      }
-      m.units = outcome.units;
-      for (const u of outcome.units) this.unitOwner.set(u.name, key);
-      out.push({ m, changed, replaced });
-    }
+  /** Renders, claims and writes the units of `pods`; returns per pod what to start. */
+  private async prepare(pods: readonly ApiPod[]): Promise<Start[]> {
+    const out: Start[] = [];
+    await pool(pods, this.o.concurrency, async (pod) => {
+      const start = await this.preparePod(pod);
+      if (start) out.push(start);
+    });
     return out;
   }
 
-  private render(pod: ApiPod, key: string): { units: RenderedUnit[] } | { blocked: Blocked } {
+  private async preparePod(pod: ApiPod): Promise<Start | undefined> {
+    const key = podKeyOf(pod);
+    const previous = this.book.managed.get(key);
+    // The units of a replaced pod of this name could not be removed yet: the new one waits for that.
+    if (previous && previous.uid !== (pod.metadata?.uid ?? '')) return undefined;
+    const m: Managed = previous ?? { key, uid: pod.metadata?.uid ?? '', pod, units: [] };
+    m.pod = pod;
+    this.book.managed.set(key, m);
+    let outcome: Awaited<ReturnType<Reconciler['render']>>;
+    try {
+      outcome = await this.render(pod, key, m);
+    } finally {
+      this.admitting.delete(key);
+    }
+    if ('blocked' in outcome) {
+      const was = m.blocked?.message;
+      m.blocked = outcome.blocked;
+      if (was !== outcome.blocked.message) {
+        this.o.log.log(outcome.blocked.phase === 'Failed' ? 'ERROR' : 'WARN', `The pod [${key}] cannot run (${outcome.blocked.reason}): ${outcome.blocked.message}`, { pod: key, action: 'refuse' });
+      }
+      this.status.mark(key);
+      return undefined;
+    }
+    if (m.blocked) this.o.log.log('INFO', `The pod [${key}] can run now.`, { pod: key, action: 'unblock' });
+    m.blocked = undefined;
+    const changed: RenderedUnit[] = [];
+    const replaced = new Set<string>();
+    const owner = { key, uid: m.uid };
+    for (const u of outcome.units) {
+      const current = readUnitFile(this.o.unitDir, u.name);
+      if (current === u.content) {
+        this.o.units.adopt(u.name, u.content, owner);
+        continue;
+      }
+      try {
+        this.o.units.write(u.name, u.content, owner);
+      } catch (e) {
+        this.o.log.log('ERROR', `The systemd unit [${u.name}] could not be written: ${(e as Error).message}`, { pod: key, unit: u.name, action: 'write' });
+        continue;
+      }
+      changed.push(u);
+      if (current !== undefined) replaced.add(u.name);
+    }
+    m.units = outcome.units;
+    this.book.claim(key, outcome.units);
+    return { m, changed, replaced };
+  }
+
+  private async render(pod: ApiPod, key: string, m: Managed): Promise<{ units: RenderedUnit[] } | { blocked: Blocked }> {
     let units: RenderedUnit[];
     try {
       units = renderPodUnits(pod, this.o.render);
@@ -320,9 +307,29 @@ export class Reconciler {
       if (!(e instanceof PodRenderError) && !(e instanceof UnitNameError)) throw e;
       return { blocked: { phase: 'Failed', reason: 'UnitRenderError', message: (e as Error).message } };
     }
-    const taken = units.find((u) => (this.unitOwner.get(u.name) ?? key) !== key);
-    if (taken) {
-      return { blocked: { phase: 'Failed', reason: 'UnitNameCollision', message: `its unit ${taken.name} belongs to the pod ${this.unitOwner.get(taken.name)}; rename one of them` } };
+    const level = this.o.podSecurity ?? DEFAULT_POD_SECURITY;
+    const violations = policyViolations(pod, level, this.o.render.packageDir);
+    if (violations.length) {
+      return { blocked: { phase: 'Failed', reason: 'PodSecurityViolation', message: `the node's policy is --pod-security ${level}: ${violations.join('; ')}` } };
+    }
+    const mine = new Set(m.units.map((u) => u.name));
+    const maxPods = this.o.maxPods ?? DEFAULT_MAX_PODS;
+    if (!mine.size) {
+      // Pods prepared side by side reserve their place before their first await.
+      const running = [...this.book.managed.values()].filter((x) => x.units.length > 0).length + this.admitting.size;
+      if (running >= maxPods) return { blocked: { phase: 'Failed', reason: 'OutOfpods', message: `the node runs ${running} pods, its --max-pods` } };
+      this.admitting.add(key);
+    }
+    for (const u of units) {
+      // Two pods, one name: the same pod wins every time (pod-book.ts nameOwner), nothing running is killed.
+      const winner = this.book.nameOwner(u.name, this.o.units.recordedOwner(u.name));
+      if (winner && winner.key !== key) {
+        return { blocked: { phase: 'Failed', reason: 'UnitNameConflict', message: `its unit ${u.name} is also the unit of the pod [${winner.key}], ${winner.why}; rename one of them` } };
+      }
+      // Units the agent already runs for this pod are its own; any other name is checked on disk and in systemd.
+      if (mine.has(u.name)) continue;
+      const problem = await this.o.units.claimProblem(u.name, u.content);
+      if (problem) return { blocked: { phase: 'Failed', reason: 'UnitNameConflict', message: problem } };
     }
     for (const u of units) {
       const problem = executableProblem(u.executable);
@@ -334,23 +341,7 @@ export class Reconciler {
     return { units };
   }
 
-  /** Whether systemd must reload to see these files (loaded before with other content, or not found). */
-  private async stale(units: readonly string[]): Promise<boolean> {
-    let stale = false;
-    await pool(units, this.o.concurrency, async (u) => {
-      try {
-        await this.o.mgr.LoadUnit(u);
-        const path = unitObjectPath(u);
-        const [load, need] = await Promise.all([this.o.mgr.getProperty(path, UNIT_IFACE, 'LoadState'), this.o.mgr.getProperty(path, UNIT_IFACE, 'NeedDaemonReload')]);
-        if (load !== 'loaded' || need === true) stale = true;
-      } catch {
-        stale = true;
-      }
-    });
-    return stale;
-  }
-
-  private async start(s: { m: Managed; changed: RenderedUnit[]; replaced: Set<string> }): Promise<void> {
+  private async start(s: Start): Promise<void> {
     const { m } = s;
     const changed = new Set(s.changed.map((u) => u.name));
     await Promise.all(m.units.map((u) => this.o.tracker.track(u.name)));
@@ -363,51 +354,22 @@ export class Reconciler {
       const neverRan = !state.execMainStartTimestamp && (state.activeState === 'inactive' || state.activeState === undefined);
       if (!changed.has(u.name) && !initChanged && !neverRan) continue;
       try {
-        if (replaced) await this.o.mgr.RestartUnit(u.name, 'replace');
-        else await this.o.mgr.StartUnit(u.name, 'replace');
+        await this.o.units.start(u.name, replaced);
         const why = replaced ? 'its file changed with the pod' : changed.has(u.name) ? `the pod [${m.key}] is bound to this node` : `the pod [${m.key}] is bound to this node and the unit had not run`;
         this.o.log.log('INFO', `The systemd unit [${u.name}] was ${replaced ? 'restarted' : 'started'} because ${why}.`, { pod: m.key, unit: u.name, action: replaced ? 'restart' : 'start' });
       } catch (e) {
         this.o.log.log('ERROR', `The systemd unit [${u.name}] could not be started: ${dbusErrorName(e) ?? ''} ${(e as Error).message}`, { pod: m.key, unit: u.name, action: 'start' });
       }
     }
-    this.markStatus(m.key);
-  }
-
-  /** Deletes a terminating pod's object now that nothing of it runs (grace period 0, this uid only). */
-  private async deletePod(pod: ApiPod): Promise<void> {
-    const key = podKeyOf(pod);
-    try {
-      await this.o.api.request('DELETE', podPath(pod), {
-        body: { apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0, ...(pod.metadata?.uid ? { preconditions: { uid: pod.metadata.uid } } : {}) },
-      });
-      this.o.log.log('INFO', `The pod [${key}] was deleted with grace period 0: none of its units runs any more.`, { pod: key, action: 'delete' });
-    } catch (e) {
-      if (e instanceof ApiError && (e.status === 404 || e.status === 409)) return;
-      this.o.log.log('WARN', `The pod [${key}] could not be deleted: ${(e as Error).message}; retried when the API answers again.`, { pod: key, action: 'delete' });
-    }
+    this.status.mark(m.key);
   }
 
   // --- status ---
 
-  private async flushStatus(): Promise<void> {
-    if (this.statusRunning) {
-      await this.statusRunning;
-      if (this.statusDirty.size) this.markStatus([...this.statusDirty][0]);
-      return;
-    }
-    const keys = [...this.statusDirty];
-    this.statusDirty.clear();
-    this.statusRunning = pool(keys, STATUS_CONCURRENCY, (key) => this.patchStatus(key)).finally(() => {
-      this.statusRunning = undefined;
-    });
-    await this.statusRunning;
-  }
-
-  private async patchStatus(key: string): Promise<void> {
-    const m = this.managed.get(key);
-    const pod = this.pods.get(key);
-    if (!m || !pod || pod.metadata?.uid !== m.uid || podIsTerminating(pod) || this.stopped) return;
+  private wantedStatus(key: string): { pod: ApiPod; m: Managed; want: Record<string, unknown> } | undefined {
+    const m = this.book.managed.get(key);
+    const pod = this.book.pods.get(key);
+    if (!m || !pod || pod.metadata?.uid !== m.uid || podIsTerminating(pod) || this.stopped) return undefined;
     const want = podStatus({
       pod,
       units: m.units.map((u) => ({ container: u.container, image: containerImage(pod, u), init: u.init, state: this.o.tracker.get(u.name) })),
@@ -415,26 +377,11 @@ export class Reconciler {
       blocked: m.blocked,
       now: new Date(),
     });
-    if (statusIsCurrent(m.sent ?? pod.status, want)) return;
-    try {
-      await this.o.api.request('PATCH', `${podPath(pod)}/status`, { contentType: MERGE, body: { status: want } });
-      m.sent = want;
-      const states = (want.containerStatuses as Array<{ name: string; state: Record<string, unknown> }>).map((c) => `${c.name} ${Object.keys(c.state)[0] ?? 'unknown'}`);
-      this.o.log.log('INFO', `The status of pod [${key}] was updated: ${want.phase} (${states.join(', ')}).`, { pod: key, action: 'status' });
-    } catch (e) {
-      // Sent again when the API answers again (reachable()) or the next change comes.
-      this.statusDirty.add(key);
-      if (!(e instanceof ApiError && e.status === 404)) this.o.log.log('WARN', `The status of pod [${key}] could not be updated: ${(e as Error).message}`, { pod: key, action: 'status' });
-    }
+    return { pod, m, want };
   }
 }
 
 function containerImage(pod: ApiPod, u: RenderedUnit): string | undefined {
   const list = u.init ? pod.spec?.initContainers : pod.spec?.containers;
   return list?.find((c) => c.name === u.container)?.image;
-}
-
-/** The parts of a pod its units are rendered from (a status change leaves them as they are). */
-function sameSpec(a: ApiPod, b: ApiPod): boolean {
-  return JSON.stringify(a.spec) === JSON.stringify(b.spec) && (a.metadata?.deletionTimestamp ?? null) === (b.metadata?.deletionTimestamp ?? null);
 }

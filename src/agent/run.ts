@@ -2,23 +2,33 @@
  * `agent run`: the start-up cleanup (exactly `agent cleanup`'s decisions, log lines and
  * fail-closed refusal), then the reconcile loop until the caller's signal aborts it. The pod list
  * is read once, for the cleanup and as the watch's starting point, so nothing between the two
- * is missed. Stopping leaves every unit running: the units are not the agent's children. A lost
+ * is missed. One bus connection serves both, and every unit change goes through one lifecycle
+ * (unit-lifecycle.ts). Stopping leaves every unit running: the units are not the agent's children. A lost
  * bus connection ends the loop too (`busLost`): the agent's unit restarts it, and the new agent
  * connects again and adopts the units.
  */
+import type { PodSecurityLevel } from '../systemd/defaults';
 import { DEFAULT_CONCURRENCY, DEFAULT_JOB_TIMEOUT_SECONDS, LEASE_RENEW_SECONDS, SYSTEMD_NODE } from '../systemd/defaults';
 import { apiClient } from './api';
 import type { ApiPod } from './api-pod';
-import { CleanupOptions, runCleanup } from './cleanup';
+import { CleanupOptions, CleanupResult, runCleanup } from './cleanup';
 import type { Logger } from './log';
 import { NodePresence } from './node-lease';
 import { listNodePodList } from './pods';
 import { Reconciler } from './reconcile';
 import { SystemdManager } from './systemd-dbus';
+import { UnitOwnership } from './ownership';
+import { UnitLifecycle } from './unit-lifecycle';
 import { UnitTracker } from './unit-state';
 import { PodWatcher } from './watch-pods';
 
-export interface RunOptions extends Omit<CleanupOptions, 'dryRun' | 'pods' | 'log'> {
+export interface RunOptions extends Omit<CleanupOptions, 'dryRun' | 'pods' | 'log' | 'stateDir'> {
+  /** The agent's own state: which unit files it wrote (ownership.ts). */
+  readonly stateDir: string;
+  /** The node's pod policy. @default DEFAULT_POD_SECURITY */
+  readonly podSecurity?: PodSecurityLevel;
+  /** @default DEFAULT_MAX_PODS */
+  readonly maxPods?: number;
   /** Between full relists. */
   readonly resyncMs: number;
   /** The node's address: Node InternalIP, the pods' hostIP. */
@@ -48,11 +58,28 @@ export async function runAgent(o: RunOptions): Promise<RunResult> {
   const apiTimeoutMs = o.apiTimeoutMs ?? 30_000;
   // Fail closed: without a complete list, nothing is touched (PodListError to the caller).
   const initial = await listNodePodList({ kubeconfig: o.kubeconfig, node: o.node, timeoutMs: apiTimeoutMs });
-  const cleanup = await runCleanup({ ...o, dryRun: false, pods: initial.pods, log: o.cleanupLog });
-  if (o.signal.aborted) return { cleanupFailures: cleanup.failures.length };
-
   const mgr = await SystemdManager.connect({ session: o.session, address: o.busAddress, callTimeoutMs: o.callTimeoutMs });
-  const api = await apiClient(o.kubeconfig, apiTimeoutMs);
+  let cleanup: CleanupResult;
+  try {
+    // The cleanup's JobRemoved signals without Subscribe() (watchJobs says why); the loop subscribes after it.
+    await mgr.watchJobs();
+    cleanup = await runCleanup({ ...o, dryRun: false, pods: initial.pods, log: o.cleanupLog, mgr });
+  } catch (e) {
+    mgr.close();
+    throw e;
+  }
+  if (o.signal.aborted) {
+    mgr.close();
+    return { cleanupFailures: cleanup.failures.length };
+  }
+
+  let api: Awaited<ReturnType<typeof apiClient>>;
+  try {
+    api = await apiClient(o.kubeconfig, apiTimeoutMs);
+  } catch (e) {
+    mgr.close();
+    throw e;
+  }
   let reconciler: Reconciler | undefined;
   let watcher: PodWatcher | undefined;
   let ticker: NodeJS.Timeout | undefined;
@@ -63,11 +90,14 @@ export async function runAgent(o: RunOptions): Promise<RunResult> {
     await mgr.Subscribe();
     await tracker.start();
     reconciler = new Reconciler({
-      mgr, tracker, api,
+      units: new UnitLifecycle(mgr, { unitDir: o.unitDir, slice: o.slice, ownership: new UnitOwnership(o.stateDir), concurrency: o.concurrency ?? DEFAULT_CONCURRENCY, log: o.log }),
+      tracker, api,
       render: { session: o.session, packageDir: o.packageDir, kubeconfig: o.kubeconfig, slice: o.slice },
       unitDir: o.unitDir,
       hostIP: o.nodeIP,
       concurrency: o.concurrency ?? DEFAULT_CONCURRENCY,
+      podSecurity: o.podSecurity,
+      maxPods: o.maxPods,
       stopMarginMs: Math.min(o.jobTimeoutMs ?? DEFAULT_JOB_TIMEOUT_SECONDS * 1000, 10_000),
       log: o.log,
     });

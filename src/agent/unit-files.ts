@@ -6,7 +6,8 @@
 import * as fs from 'fs';
 import * as path from 'path';
 
-function isInside(dir: string, file: string): boolean {
+/** Whether `file` is below `dir` (not `dir` itself, not through `..`). */
+export function isInside(dir: string, file: string): boolean {
   const rel = path.relative(path.resolve(dir), path.resolve(file));
   return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
 }

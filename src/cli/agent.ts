@@ -4,7 +4,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { EXIT } from '../plan/exit-codes';
 import { Option } from 'commander';
-import { DEFAULT_API_TIMEOUT_SECONDS, DEFAULT_CONCURRENCY, DEFAULT_JOB_TIMEOUT_SECONDS, DEFAULT_PACKAGE_DIR, DEFAULT_RESYNC_SECONDS, DEFAULT_SLICE } from '../systemd/defaults';
+import { DEFAULT_API_TIMEOUT_SECONDS, DEFAULT_CONCURRENCY, DEFAULT_JOB_TIMEOUT_SECONDS, DEFAULT_MAX_PODS, DEFAULT_PACKAGE_DIR, DEFAULT_POD_SECURITY, DEFAULT_RESYNC_SECONDS, DEFAULT_SLICE, PodSecurityLevel, POD_SECURITY_LEVELS } from '../systemd/defaults';
 import { positiveNumber } from './options';
 
 /**
@@ -14,7 +14,7 @@ import { positiveNumber } from './options';
 
 interface RenderFlags { file: string; out: string; session?: boolean; packageDir: string; kubeconfig?: string; slice: string }
 interface CleanupFlags extends Omit<RenderFlags, 'file' | 'out'> {
-  node: string; dryRun?: boolean; unitDir?: string;
+  node: string; dryRun?: boolean; unitDir?: string; stateDir?: string;
   /** Seconds. */
   apiTimeout: number;
   /** Seconds. */
@@ -26,6 +26,8 @@ interface RunFlags extends Omit<CleanupFlags, 'dryRun'> {
   resync: number;
   nodeIp?: string;
   output: 'text' | 'json';
+  podSecurity: PodSecurityLevel;
+  maxPods: number;
 }
 
 function fail(verb: string, message: string, code: number): void {
@@ -130,11 +132,11 @@ function writeUnitFile(file: string, content: string): void {
 /** What `cleanup` and `run` share: the node, the manager, paths and limits, defaults applied (seconds → ms). */
 function nodeOptions(
   flags: Omit<CleanupFlags, 'dryRun'>,
-  defaultUnitDir: (session: boolean, env: NodeJS.ProcessEnv, home: string) => string,
-  defaultKubeconfig: (flag: string | undefined, env: NodeJS.ProcessEnv, home: string) => string,
+  { defaultUnitDir, defaultKubeconfig, defaultStateDir }: typeof import('../systemd/paths'),
 ) {
   const session = flags.session ?? false;
   return {
+    stateDir: flags.stateDir ?? defaultStateDir(session, process.env, os.homedir()),
     node: flags.node,
     session,
     packageDir: flags.packageDir,
@@ -148,13 +150,13 @@ function nodeOptions(
 }
 
 async function cleanup(flags: CleanupFlags): Promise<void> {
-  const { defaultKubeconfig, defaultUnitDir } = await import('../systemd/paths');
+  const paths = await import('../systemd/paths');
   const { runCleanup } = await import('../agent/cleanup');
   const { PodListError } = await import('../agent/pods');
   const { streamLogger, CLEANUP_TARGET } = await import('../agent/log');
   try {
     const result = await runCleanup({
-      ...nodeOptions(flags, defaultUnitDir, defaultKubeconfig),
+      ...nodeOptions(flags, paths),
       dryRun: flags.dryRun ?? false,
       log: streamLogger(CLEANUP_TARGET, (text) => process.stderr.write(text)),
     });
@@ -170,7 +172,7 @@ async function cleanup(flags: CleanupFlags): Promise<void> {
 }
 
 async function run(flags: RunFlags): Promise<void> {
-  const { defaultKubeconfig, defaultUnitDir } = await import('../systemd/paths');
+  const paths = await import('../systemd/paths');
   const { runAgent } = await import('../agent/run');
   const { PodListError } = await import('../agent/pods');
   const { defaultNodeIP } = await import('../agent/node-lease');
@@ -187,8 +189,10 @@ async function run(flags: RunFlags): Promise<void> {
   process.once('SIGINT', onSignal);
   try {
     const result = await runAgent({
-      ...nodeOptions(flags, defaultUnitDir, defaultKubeconfig),
+      ...nodeOptions(flags, paths),
       resyncMs: flags.resync * 1000,
+      podSecurity: flags.podSecurity,
+      maxPods: flags.maxPods,
       nodeIP: flags.nodeIp ?? defaultNodeIP(),
       cleanupLog: logger(CLEANUP_TARGET),
       log,
@@ -217,6 +221,8 @@ async function run(flags: RunFlags): Promise<void> {
   }
 }
 
+const STATE_DIR_HELP = 'the agent\'s records of the unit files it wrote (default: /var/lib/uyuni-cdk-agent, or $XDG_STATE_HOME/uyuni-cdk-agent with --session)';
+
 export function register(program: Command): void {
   const agent = program.command('agent').description('The node agent: systemd units for pods on systemd-backed nodes');
   const common = (cmd: Command): Command => cmd
@@ -236,6 +242,7 @@ export function register(program: Command): void {
     .requiredOption('--node <name>', 'the node whose pods (spec.nodeName) own units here')
     .option('--dry-run', 'print the decisions, touch nothing')
     .option('--unit-dir <dir>', 'where unit files live (default: /lib/systemd/system, or $XDG_CONFIG_HOME/systemd/user with --session)')
+    .option('--state-dir <dir>', STATE_DIR_HELP)
     .option('--api-timeout <seconds>', 'limit for each page of the pod list', positiveNumber, DEFAULT_API_TIMEOUT_SECONDS)
     .option('--job-timeout <seconds>', 'limit for each stop job', positiveNumber, DEFAULT_JOB_TIMEOUT_SECONDS)
     .option('--concurrency <n>', 'D-Bus calls in flight at the same time', (v: string) => Math.floor(positiveNumber(v)), DEFAULT_CONCURRENCY))
@@ -245,11 +252,14 @@ export function register(program: Command): void {
     .description('the start-up cleanup, then run the pods bound to this node as systemd units until SIGTERM/SIGINT (which leave the units running)')
     .requiredOption('--node <name>', 'the node whose pods (spec.nodeName) this agent runs; registered as a Node when missing')
     .option('--unit-dir <dir>', 'where unit files are written (default: /lib/systemd/system, or $XDG_CONFIG_HOME/systemd/user with --session)')
+    .option('--state-dir <dir>', STATE_DIR_HELP)
     .option('--resync <seconds>', 'full relist of the node\'s pods this often', positiveNumber, DEFAULT_RESYNC_SECONDS)
     .option('--node-ip <ip>', 'the node\'s address (Node InternalIP, the pods\' hostIP) (default: the first non-loopback IPv4 address)')
     .option('--api-timeout <seconds>', 'limit for each API request and list page', positiveNumber, DEFAULT_API_TIMEOUT_SECONDS)
     .option('--job-timeout <seconds>', 'limit for each stop job of the start-up cleanup', positiveNumber, DEFAULT_JOB_TIMEOUT_SECONDS)
     .option('--concurrency <n>', 'D-Bus calls in flight at the same time', (v: string) => Math.floor(positiveNumber(v)), DEFAULT_CONCURRENCY)
+    .addOption(new Option('--pod-security <level>', 'the node\'s pod policy (PodSecurity levels): privileged runs anything, baseline refuses privileged containers and commands outside the package directory, restricted also requires non-root, no privilege escalation, capabilities dropped and a seccomp profile').choices([...POD_SECURITY_LEVELS]).default(DEFAULT_POD_SECURITY))
+    .option('--max-pods <n>', 'pods this node runs at most (more are Failed with reason OutOfpods)', (v: string) => Math.floor(positiveNumber(v)), DEFAULT_MAX_PODS)
     .addOption(new Option('-o, --output <format>', 'text (env_logger lines on stderr) or json (one object per line on stdout)').choices(['text', 'json']).default('text'))
     .addHelpText('after', `
 Exit codes: ${EXIT.ok} stopped by SIGTERM/SIGINT, ${EXIT.stepFailed} stopped, but the start-up cleanup could not remove some unit,

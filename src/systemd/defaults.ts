@@ -38,3 +38,12 @@ export const SYSTEMD_NODE = { key: 'kubernetes.io/arch', value: 'stackable-linux
 
 /** The effects of that taint (the reference's: ordinary pods neither schedule nor stay there). */
 export const SYSTEMD_NODE_TAINT_EFFECTS = ['NoSchedule', 'NoExecute'] as const;
+
+/** `agent run --pod-security`: PodSecurity's levels, as the node's policy (src/agent/pod-policy.ts). */
+export const POD_SECURITY_LEVELS = ['privileged', 'baseline', 'restricted'] as const;
+export type PodSecurityLevel = (typeof POD_SECURITY_LEVELS)[number];
+/** The node policy when none is given: baseline (no privileged containers, commands under the package directory). */
+export const DEFAULT_POD_SECURITY: PodSecurityLevel = 'baseline';
+
+/** `agent run --max-pods`: a kubelet's maxPods default. */
+export const DEFAULT_MAX_PODS = 110;

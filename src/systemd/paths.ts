@@ -19,3 +19,14 @@ export function defaultKubeconfig(flag: string | undefined, env: NodeJS.ProcessE
   if (fromEnv) return path.resolve(fromEnv);
   return path.join(home, '.kube', 'config');
 }
+
+/**
+ * The agent's own state (which unit files it wrote): `/var/lib/uyuni-cdk-agent` for the system
+ * manager; for the user manager `$XDG_STATE_HOME/uyuni-cdk-agent`, falling back to
+ * `~/.local/state/uyuni-cdk-agent`.
+ */
+export function defaultStateDir(session: boolean, env: NodeJS.ProcessEnv, home: string): string {
+  if (!session) return '/var/lib/uyuni-cdk-agent';
+  const state = env.XDG_STATE_HOME && path.isAbsolute(env.XDG_STATE_HOME) ? env.XDG_STATE_HOME : path.join(home, '.local', 'state');
+  return path.join(state, 'uyuni-cdk-agent');
+}

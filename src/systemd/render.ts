@@ -9,6 +9,7 @@ import * as path from 'path';
 import { DEFAULT_PACKAGE_DIR, DEFAULT_SLICE } from './defaults';
 import { environmentAssignment, execLine, UnitValueError } from './escape';
 import { ContainerLike, PodLike, podIsTerminating, podKey, podShapeProblems } from './pod';
+import { SecurityContextError, securityDirectives } from './security';
 import { renderUnitFile, Section, UnitFile } from './unit';
 import { assertUnitName, podUnitName } from './unit-name';
 
@@ -166,7 +167,16 @@ export function renderPodUnits(pod: PodLike, options: RenderOptions): RenderedUn
       ['StandardOutput', 'journal'],
       ['TimeoutStopSec', String(grace)],
     );
-    if (user) unit.Service.push(['User', user]);
+    let security: Array<[string, string]>;
+    try {
+      security = securityDirectives(pod, c);
+    } catch (e) {
+      if (e instanceof SecurityContextError) throw new PodRenderError(`${where}: ${e.message}`);
+      throw e;
+    }
+    // runAsUser (numeric) is the kubelet's field; it wins over the reference's runAsUserName.
+    if (user && !security.some(([k]) => k === 'User')) unit.Service.push(['User', user]);
+    unit.Service.push(...security);
     unit.Install.push(['WantedBy', session ? 'default.target' : 'multi-user.target']);
     const file: UnitFile = { name, directives: unit };
     return { name, content: renderUnitFile(file), container: c.name, init, executable: argv[0] };
