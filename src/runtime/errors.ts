@@ -141,6 +141,25 @@ export function connectionFailure(code: string, detail: string, at: Endpoint): s
 }
 
 /**
+ * A 403 or 500 that is not about the user's permissions, by the API server's own wording: a
+ * terminating namespace, an exceeded ResourceQuota, PodSecurity, an admission webhook that
+ * denied the request or could not be called. Undefined: none of these (RBAC, a failing server).
+ */
+export function admissionCause(message: string): string | undefined {
+  const ns = /unable to create new content in namespace (\S+) because it is being terminated/.exec(message);
+  if (ns) return `namespace ${ns[1]} is being deleted (Terminating): wait until it is gone (kubectl get namespace ${ns[1]}), or find what holds it (its remaining objects' finalizers), then run again`;
+  const quota = /exceeded quota: ([^,]+)/.exec(message);
+  if (quota) return `the ResourceQuota ${quota[1]} of that namespace has no room left: raise it or free room (kubectl describe resourcequota ${quota[1]})`;
+  const pss = /violates PodSecurity "([^"]+)"/.exec(message);
+  if (pss) return `the namespace's PodSecurity level ${pss[1]} (label pod-security.kubernetes.io/enforce) refuses it: label the namespace with a level the pod meets, or change the pod`;
+  const denied = /admission webhook "([^"]+)" denied the request/.exec(message);
+  if (denied) return `the admission webhook ${denied[1]} refused it (a cluster policy): change the configuration to meet the policy, or ask the cluster's admins`;
+  const failing = /failed calling webhook "([^"]+)"/.exec(message);
+  if (failing) return `the admission webhook ${failing[1]} could not be called: check its service and pods (kubectl get validatingwebhookconfigurations,mutatingwebhookconfigurations names it), then try again`;
+  return undefined;
+}
+
+/**
  * What an API refusal that no caller expects means (`what` names the request), with the exit
  * code: credentials (401) and permissions (403) are the kubeconfig's user, so bad input (2) before
  * any step; a failing or throttling API server (5xx, 429, after retries) is unreachable (3);
@@ -158,6 +177,8 @@ export function refusal(what: string, api: { status: number; reason: string; mes
       exitCode: code(EXIT.badInput),
     };
   }
+  const cause = api.status === 403 || api.status >= 500 ? admissionCause(api.message) : undefined;
+  if (cause) return { message: `${what}: ${http}: ${api.message}; ${cause}`, exitCode: code(api.status === 403 ? EXIT.badInput : EXIT.unreachable) };
   if (api.status === 403) {
     return {
       message: `${what}: ${http}: ${api.message}; ${as} needs that permission (RBAC): kubectl --context ${at.context} auth can-i --list shows what it may do`,

@@ -4,7 +4,7 @@
  * Resolves when every wait is done; rejects when a rule says failed, a Job's or a rollout's pod
  * stays stuck past the grace window, or the step's time runs out.
  */
-import type { KubernetesObject, V1Deployment, V1Job, V1LabelSelector, V1PersistentVolumeClaim, V1Pod, V1ReplicaSet, V1StorageClass } from '@kubernetes/client-node';
+import type { CoreV1Event, KubernetesObject, V1Deployment, V1Job, V1LabelSelector, V1PersistentVolumeClaim, V1Pod, V1ReplicaSet, V1StorageClass } from '@kubernetes/client-node';
 import type { ObjectRef, Wait } from '../plan/types';
 import { Cluster, refString } from './client';
 import { isPodOfJob, jobPodQuery } from './jobs';
@@ -76,6 +76,16 @@ export class StepWaiter {
   private finish?: (o: WaitOutcome) => void;
   private watchError?: Error;
   private readonly now: () => number;
+  /** The last state of each wait's object while it existed (by index). */
+  private readonly lastSeen = new Map<number, KubernetesObject>();
+  /** Waits whose object was deleted (or is being deleted) during the wait: its last state. */
+  private readonly gone = new Map<number, KubernetesObject>();
+  /** FailedCreate Events per namespace of the step's Jobs and rollouts (undefined: not listed, or unreadable). */
+  private readonly failedCreates = new Map<string, CoreV1Event[]>();
+  /** Since when (waiter time) an owner's pods are refused, by owner uid. */
+  private readonly refusedSince = new Map<string, number>();
+  /** What refuses an owner's pods right now, for the progress line (`Job/<name>`, `<ref>`). */
+  private readonly refusedNow = new Map<string, string>();
   /** Pods of each Job, current (for logs and the failure report). */
   readonly jobPods = new Map<string, V1Pod[]>();
 
@@ -92,6 +102,7 @@ export class StepWaiter {
     this.watchWaits();
     this.watchRollouts();
     this.watchJobPods();
+    this.watchFailedCreates();
     this.timer = setInterval(() => this.evaluate(), 250);
     this.evaluate();
     try {
@@ -152,7 +163,9 @@ export class StepWaiter {
         const byName = new Map([...items.values()].map((x) => [x.metadata?.name, x]));
         for (const i of idx) {
           this.seen.add(i);
-          this.objects.set(i, byName.get(this.o.waits[i].object.name));
+          const obj = byName.get(this.o.waits[i].object.name);
+          this.objects.set(i, obj);
+          this.noteGone(i, obj);
         }
         this.evaluate();
       }, this.onError));
@@ -191,6 +204,64 @@ export class StepWaiter {
         this.evaluate();
       }));
     }
+  }
+
+  /**
+   * An object that existed during its wait (or that the apply answered) and is now gone, or has
+   * a deletionTimestamp: someone deleted it, and waiting for it cannot end well.
+   */
+  private noteGone(i: number, obj: KubernetesObject | undefined): void {
+    const w = this.o.waits[i];
+    if (w.for === 'deleted' || this.gone.has(i)) return;
+    const before = this.lastSeen.get(i) ?? (this.o.initial ?? []).find((x) => isObject(x, w.object));
+    if (obj && !obj.metadata?.deletionTimestamp) {
+      this.lastSeen.set(i, obj);
+      return;
+    }
+    if (obj) this.gone.set(i, obj);
+    else if (before) this.gone.set(i, before);
+  }
+
+  /**
+   * FailedCreate Events of the namespaces with step Jobs or rollouts: a controller whose pods
+   * admission refuses (quota, PodSecurity, a webhook) creates none, so only its Events tell why.
+   * They only inform: unreadable Events (RBAC) leave the wait as it was.
+   */
+  private watchFailedCreates(): void {
+    const namespaces = new Set([...this.o.jobs.map((j) => j.namespace ?? ''), ...this.o.waits.filter((w) => w.for === 'rollout').map((w) => w.object.namespace ?? '')]);
+    for (const ns of namespaces) {
+      this.handles.push(this.o.cluster.watch<CoreV1Event>({ apiVersion: 'v1', kind: 'Event', namespace: ns || undefined, fieldSelector: 'reason=FailedCreate' }, (items) => {
+        this.failedCreates.set(ns, [...items.values()]);
+        this.evaluate();
+      }, () => undefined));
+    }
+  }
+
+  /**
+   * The newest FailedCreate of one of these owners while it has fewer live pods than it wants,
+   * and how long its pods have been refused; undefined: nothing refused.
+   */
+  private refused(ns: string | undefined, owners: ReadonlyArray<{ uid?: string; short: boolean }>, t: number): { message: string; count: number; since: number } | undefined {
+    const events = this.failedCreates.get(ns ?? '') ?? [];
+    let found: { message: string; count: number; since: number } | undefined;
+    for (const owner of owners) {
+      if (!owner.uid) continue;
+      const mine = owner.short ? events.filter((e) => e.involvedObject?.uid === owner.uid) : [];
+      if (!mine.length) {
+        this.refusedSince.delete(owner.uid);
+        continue;
+      }
+      const last = mine.reduce((a, b) => (String(b.lastTimestamp ?? b.eventTime ?? '') > String(a.lastTimestamp ?? a.eventTime ?? '') ? b : a));
+      const since = this.refusedSince.get(owner.uid) ?? t;
+      this.refusedSince.set(owner.uid, since);
+      found = { message: last.message ?? 'FailedCreate', count: last.count ?? 1, since };
+    }
+    return found;
+  }
+
+  private refusal(what: string, r: { message: string; count: number; since: number }, t: number): string | undefined {
+    if (t - r.since < this.o.stuckGraceMs) return undefined;
+    return `${what} cannot create its pods: ${r.message} (FailedCreate${r.count > 1 ? `, ${r.count} times` : ''})`;
   }
 
   private watchJobPods(): void {
@@ -232,6 +303,11 @@ export class StepWaiter {
     if (!this.finish) return;
     const tick: Tick = { t: this.now(), blockers: [], progress: [] };
     if (this.watchError) return this.end({ ok: false, reason: this.watchError.message });
+    const [goneAt, last] = [...this.gone][0] ?? [];
+    if (last && goneAt !== undefined) {
+      const w = this.o.waits[goneAt];
+      return this.end({ ok: false, reason: goneReason(w, last), failedJobs: w.object.kind === 'Job' ? [w.object.name] : [] });
+    }
     const stuckJob = this.checkJobPods(tick);
     if (stuckJob) return this.end(stuckJob);
     for (const [i, w] of this.o.waits.entries()) {
@@ -257,6 +333,13 @@ export class StepWaiter {
       this.o.logs?.observe(pods);
       const stuck = this.stuck(pods, tick.t);
       if (stuck) return { ok: false, reason: `pod ${stuck.pod.metadata?.name} of Job ${job.name} is stuck: ${stuck.why}`, failedJobs: [job.name] };
+      const live = pods.filter((p) => !p.metadata?.deletionTimestamp && p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed');
+      const refused = this.refused(job.namespace, [{ uid, short: live.length === 0 }], tick.t);
+      if (refused) {
+        const why = this.refusal(`Job ${job.name}`, refused, tick.t);
+        if (why) return { ok: false, reason: why, failedJobs: [job.name] };
+        this.refusedNow.set(`Job/${job.name}`, refused.message);
+      } else this.refusedNow.delete(`Job/${job.name}`);
       tick.progress.push(...pods.map((p) => ({ owner: refString(job), ...podProgress(p) })));
     }
     return undefined;
@@ -273,6 +356,16 @@ export class StepWaiter {
       if (shown.length) extra = `; ${shown.join('; ')}${pods.length > 3 ? ` (+${pods.length - 3} more pods)` : ''}`;
       tick.progress.push(...pods.map((p) => ({ owner: refString(w.object), ...podProgress(p) })));
     }
+    if (obj && seen?.sets) {
+      const podsOf = (uid?: string) => (seen.pods ?? []).filter((p) => !p.metadata?.deletionTimestamp && p.metadata?.ownerReferences?.some((r) => r.uid === uid)).length;
+      const owned = seen.sets.filter((rs) => rs.metadata?.ownerReferences?.some((r) => r.uid === obj.metadata?.uid));
+      const refused = this.refused(w.object.namespace, owned.map((rs) => ({ uid: rs.metadata?.uid, short: podsOf(rs.metadata?.uid) < (rs.spec?.replicas ?? 1) })), tick.t);
+      if (refused) {
+        const why = this.refusal(refString(w.object), refused, tick.t);
+        if (why) return { end: { ok: false, reason: why, failedPods: [] } };
+        extra += `; pods refused: ${refused.message}`;
+      }
+    }
     let v = verdictFor('rollout', { object: obj, pods });
     // Past its progress deadline may be a slow start: decided once its pods are known.
     if (v.state === 'failed' && !pods && !seen?.unreadable) v = waiting('listing its pods');
@@ -285,7 +378,8 @@ export class StepWaiter {
     const v = verdictFor(w.for, { object: obj, storageClass });
     if (v.state === 'failed') return { end: { ok: false, reason: `${refString(w.object)}: ${v.reason}`, failedJobs: w.object.kind === 'Job' ? [w.object.name] : [] } };
     const pods = w.object.kind === 'Job' ? this.jobPods.get(w.object.name) ?? [] : [];
-    const extra = pods.length ? `; pods ${pods.map((p) => `${p.metadata?.name} ${podSummary(p)}`).join(', ')}` : '';
+    const refused = w.object.kind === 'Job' ? this.refusedNow.get(`Job/${w.object.name}`) : undefined;
+    const extra = (pods.length ? `; pods ${pods.map((p) => `${p.metadata?.name} ${podSummary(p)}`).join(', ')}` : '') + (refused ? `; pods refused: ${refused}` : '');
     return { verdict: v, extra };
   }
 
@@ -294,4 +388,16 @@ export class StepWaiter {
     this.finish = undefined;
     f?.(o);
   }
+}
+
+/**
+ * Why a wait ends because its object was deleted, naming who last wrote it where the API says
+ * (managedFields: the newest entry's manager; a delete itself records no manager).
+ */
+function goneReason(w: Wait, last: KubernetesObject): string {
+  const fields = [...(last.metadata?.managedFields ?? [])].sort((a, b) => String(a.time ?? '').localeCompare(String(b.time ?? '')));
+  const newest = fields[fields.length - 1];
+  const by = newest?.manager ? `; last written by "${newest.manager}"${newest.time ? ` at ${new Date(newest.time).toISOString()}` : ''} (${newest.operation ?? 'Update'})` : '';
+  const when = last.metadata?.deletionTimestamp ? ` (deletionTimestamp ${new Date(last.metadata.deletionTimestamp).toISOString()})` : '';
+  return `${refString(w.object)} was deleted while waiting for ${w.for}${when}${by}: someone else removed it; find who (kubectl get events, the audit log), then resume the run to apply it again`;
 }

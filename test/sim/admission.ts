@@ -39,7 +39,16 @@ export function admit(store: Store, rt: ResourceType, obj: any, old: any | undef
       const ns = store.get(nsType, undefined, md.namespace);
       if (!ns) throw new ApiError(404, 'NotFound', `namespaces "${md.namespace}" not found`, { name: md.namespace, kind: 'namespaces' });
       if (ns.metadata.deletionTimestamp)
-        throw new ApiError(403, 'Forbidden', `${rt.plural} "${name}" is forbidden: unable to create new content in namespace ${md.namespace} because it is being terminated`, { name, group: rt.group || undefined, kind: rt.plural });
+        throw new ApiError(403, 'Forbidden', `${rt.plural} "${name}" is forbidden: unable to create new content in namespace ${md.namespace} because it is being terminated`, {
+          name, group: rt.group || undefined, kind: rt.plural,
+          causes: [{ reason: 'NamespaceTerminating', message: `namespace ${md.namespace} is being terminated`, field: 'metadata.namespace' }],
+        });
+      if (rt.group === '' && rt.kind === 'Pod') admitPodPolicy(store, ns, obj);
+    }
+    for (const w of store.webhooks.filter((x) => x.kinds.includes(rt.kind))) {
+      if (w.action === 'fail')
+        throw new ApiError(500, 'InternalError', `Internal error occurred: failed calling webhook "${w.name}": failed to call webhook: Post "https://${w.name}/validate?timeout=10s": dial tcp 10.96.0.99:443: connect: connection refused`);
+      throw new ApiError(403, 'Forbidden', `admission webhook "${w.name}" denied the request: ${w.message ?? 'denied'}`);
     }
   }
   const causes: Cause[] = [];
@@ -114,6 +123,40 @@ export function admit(store: Store, rt: ResourceType, obj: any, old: any | undef
   }
   if (causes.length) throw invalid(rt, name, causes);
   return obj;
+}
+
+const forbiddenPod = (name: string, why: string) => new ApiError(403, 'Forbidden', `pods "${name}" is forbidden: ${why}`, { name, kind: 'pods' });
+
+/**
+ * What the API server's built-in admission refuses of a new pod: a ResourceQuota's `pods` count
+ * (`exceeded quota: q, requested: pods=1, used: pods=1, limited: pods=1`) and the PodSecurity
+ * level `restricted` of a namespace labelled `pod-security.kubernetes.io/enforce=restricted`.
+ */
+function admitPodPolicy(store: Store, ns: any, pod: any): void {
+  // admission sees a generated name's prefix, as the API server words it: pods "web-7c5b4f-" is forbidden
+  const name = pod.metadata.generateName ?? pod.metadata.name;
+  const namespace = pod.metadata.namespace;
+  if (ns.metadata.labels?.['pod-security.kubernetes.io/enforce'] === 'restricted') {
+    const problems: string[] = [];
+    const containers: any[] = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])];
+    const privileged = containers.filter((c) => c.securityContext?.privileged).map((c) => `"${c.name}"`);
+    if (privileged.length) problems.push(`privileged (container${privileged.length > 1 ? 's' : ''} ${privileged.join(', ')} must not set securityContext.privileged=true)`);
+    const nonRoot = (c: any) => c.securityContext?.runAsNonRoot ?? pod.spec?.securityContext?.runAsNonRoot;
+    const rootless = containers.filter((c) => nonRoot(c) !== true).map((c) => `"${c.name}"`);
+    if (rootless.length) problems.push(`runAsNonRoot != true (pod or container${rootless.length > 1 ? 's' : ''} ${rootless.join(', ')} must set securityContext.runAsNonRoot=true)`);
+    const root = containers.filter((c) => (c.securityContext?.runAsUser ?? pod.spec?.securityContext?.runAsUser) === 0).map((c) => `"${c.name}"`);
+    if (root.length) problems.push(`runAsUser=0 (container${root.length > 1 ? 's' : ''} ${root.join(', ')} must not set runAsUser=0)`);
+    if (problems.length) throw forbiddenPod(name, `violates PodSecurity "restricted:latest": ${problems.join(', ')}`);
+  }
+  const quotaT = store.typeByKind('v1', 'ResourceQuota');
+  const podT = store.typeByKind('v1', 'Pod')!;
+  for (const q of quotaT ? store.list(quotaT, namespace) : []) {
+    const hard = q.spec?.hard?.pods;
+    if (hard === undefined) continue;
+    const used = store.list(podT, namespace).filter((p) => p.status?.phase !== 'Succeeded' && p.status?.phase !== 'Failed').length;
+    if (used + 1 > Number(hard))
+      throw forbiddenPod(name, `exceeded quota: ${q.metadata.name}, requested: pods=1, used: pods=${used}, limited: pods=${hard}`);
+  }
 }
 
 /** Job defaulting as the batch/v1 strategy does it, and the fields that cannot change. */

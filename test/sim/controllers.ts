@@ -78,6 +78,8 @@ export const TIMING = {
   issuerReady: 100,
   certificateIssue: 500,
   namespaceDelete: 200,
+  /** A controller whose pod creation was refused tries again after this. */
+  createRetry: 10_000,
   /** The kubelet's restart back-off: doubles from here per restart... */
   crashLoopBackOff: 10_000,
   /** ... up to this. */
@@ -120,6 +122,8 @@ export class Controllers {
   private readonly rollouts = new Map<string, { generation: number; counts: string; token: number; exceeded: boolean }>();
   /** Deployments whose held startup probes passed (`passStartupProbe`). */
   private readonly released = new Set<string>();
+  /** Controllers waiting to retry a refused pod creation (one retry pending each). */
+  private readonly retrying = new Set<string>();
   /** Nodes whose kubelet is outside the simulator (a node agent under test): their pods are left to it. */
   readonly externalNodes = new Set<string>();
 
@@ -148,6 +152,38 @@ export class Controllers {
 
   private note(kind: string, name: string, namespace: string | undefined, what: string): void {
     this.record({ at: Date.now(), kind, name, namespace, what });
+  }
+
+  /**
+   * A core/v1 Event about `o`, as the controllers and kubelet record them: one object per
+   * involved object and reason (`<name>.<hex>`), its count and lastTimestamp bumped on repeats.
+   */
+  private event(o: any, type: 'Normal' | 'Warning', reason: string, message: string, component: string): void {
+    const evT = this.T('v1', 'Event');
+    const ns = o.metadata.namespace ?? 'default';
+    const now = this.now();
+    const same = this.store.list(evT, ns).find((e) => e.involvedObject?.uid === o.metadata.uid && e.reason === reason && e.message === message);
+    if (same) {
+      this.store.update(evT, { ...same, count: (same.count ?? 1) + 1, lastTimestamp: now });
+      return;
+    }
+    const suffix = createHash('sha256').update(`${o.metadata.uid}/${reason}/${message}/${Date.now()}/${Math.random()}`).digest('hex').slice(0, 16);
+    this.store.create(evT, {
+      apiVersion: 'v1', kind: 'Event',
+      metadata: { name: `${o.metadata.name}.${suffix}`, namespace: ns, uid: createHash('sha256').update(suffix).digest('hex').slice(0, 32) },
+      involvedObject: { apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name, namespace: o.metadata.namespace, uid: o.metadata.uid, resourceVersion: o.metadata.resourceVersion },
+      reason, message, type, count: 1, firstTimestamp: now, lastTimestamp: now,
+      source: { component }, reportingComponent: component, reportingInstance: '',
+    });
+  }
+
+  private retry(key: string, fn: () => void): void {
+    if (this.retrying.has(key)) return;
+    this.retrying.add(key);
+    this.clock.after(TIMING.createRetry, () => {
+      this.retrying.delete(key);
+      fn();
+    });
   }
 
   /** Reads, changes and writes back an object when the change did anything. */
@@ -473,8 +509,12 @@ export class Controllers {
     try {
       this.store.create(podT, admit(this.store, podT, pod, undefined));
       this.note('Pod', pod.metadata.name, pod.metadata.namespace, 'created');
+      this.event(job, 'Normal', 'SuccessfulCreate', `Created pod: ${pod.metadata.name}`, 'job-controller');
     } catch (e) {
       this.note('Job', job.metadata.name, job.metadata.namespace, `pod creation failed: ${(e as Error).message}`);
+      this.event(job, 'Warning', 'FailedCreate', `Error creating: ${(e as Error).message}`, 'job-controller');
+      // the controller retries with its back-off
+      this.retry(`Job/${job.metadata.namespace}/${job.metadata.name}`, () => this.queueJob(job.metadata.namespace, job.metadata.name));
     }
   }
 
@@ -551,6 +591,8 @@ export class Controllers {
 
   /** An update removed the last finalizer of an object being deleted: it goes now. */
   finalizersChanged(rt: ResourceType, o: any): void {
+    // a terminating Namespace goes when the namespace controller has emptied it, not on an update
+    if (rt.kind === 'Namespace' && rt.group === '') return;
     if (o.metadata.deletionTimestamp && !(o.metadata.finalizers ?? []).length && !(rt.kind === 'Pod' && o.metadata.deletionGracePeriodSeconds)) {
       this.store.remove(rt, o.metadata.namespace, o.metadata.name);
     }
@@ -739,8 +781,11 @@ export class Controllers {
     try {
       this.store.create(podT, admit(this.store, podT, pod, undefined));
       this.note('Pod', pod.metadata.name, namespace, 'created');
+      this.event({ apiVersion: 'apps/v1', kind: 'ReplicaSet', ...rs }, 'Normal', 'SuccessfulCreate', `Created pod: ${pod.metadata.name}`, 'replicaset-controller');
     } catch (e) {
       this.note('ReplicaSet', name, namespace, `pod creation failed: ${(e as Error).message}`);
+      this.event({ apiVersion: 'apps/v1', kind: 'ReplicaSet', ...rs }, 'Warning', 'FailedCreate', `Error creating: ${(e as Error).message}`, 'replicaset-controller');
+      this.retry(`ReplicaSet/${namespace}/${name}`, () => this.syncReplicaSet(namespace ?? '', name));
     }
   }
 
@@ -929,6 +974,7 @@ export class Controllers {
     if (!pod) return;
     this.logs.restart(ns, name, container);
     this.note('Pod', name, ns, `${container} CrashLoopBackOff`);
+    this.event(pod, 'Warning', 'BackOff', 'Back-off restarting failed container', 'kubelet');
     this.podTimer(uid, backoff, () => {
       const restarted = this.mutate(this.T('v1', 'Pod'), ns, name, (p) => {
         const cs = p.status.containerStatuses.find((c: V1ContainerStatus) => c.name === container);

@@ -256,6 +256,16 @@ export function createHandler(d: HttpDeps) {
     return commit(r.rt, next, dryRun);
   }
 
+  /**
+   * An Update (PUT or a non-apply patch) with a fieldManager leaves that manager's entry in
+   * managedFields with the time, as the API server does (the fields it owns are not tracked here).
+   */
+  function updateManager(next: any, existing: any, manager: string | null, sub: string | undefined): void {
+    if (!manager) return;
+    const entries = (next.metadata.managedFields ?? existing.metadata.managedFields ?? []).filter((f: any) => !(f.manager === manager && f.operation === 'Update' && (f.subresource ?? '') === (sub ?? '')));
+    next.metadata.managedFields = [...entries, { manager, operation: 'Update', apiVersion: next.apiVersion, time: new Date().toISOString().replace(/\.\d+Z$/, 'Z'), fieldsType: 'FieldsV1', fieldsV1: {}, ...(sub ? { subresource: sub } : {}) }];
+  }
+
   function patch(r: Route, body: any, contentType: string, q: URLSearchParams, dryRun: boolean): { status: number; body: any } {
     const type = contentType.split(';')[0].trim();
     const existing = store.get(r.rt, r.namespace, r.name!);
@@ -302,6 +312,7 @@ export function createHandler(d: HttpDeps) {
     }
     checkResourceVersion(r, existing, patched);
     let next = keepServerFields(r, existing, patched);
+    updateManager(next, existing, q.get('fieldManager'), r.sub);
     if (r.sub !== 'status') next = admit(store, r.rt, next, existing);
     return { status: 200, body: commit(r.rt, next, dryRun) };
   }

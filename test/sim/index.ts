@@ -12,11 +12,11 @@ import { ControllerEvent, Controllers, DeploymentScript, JobScript, NODE_NAME } 
 import { Fault, RequestRecord, createHandler } from './http';
 import { PodLogs } from './logs';
 import { CERT_MANAGER_CRDS, ResourceType, TRAEFIK_CRDS } from './resources';
-import { Store, clone } from './store';
+import { Store, WebhookRule, clone } from './store';
 import { WatchHub } from './watch';
 import { attachExec, ExecCall, ExecScript } from './exec';
 
-export type { JobScript, DeploymentScript, ControllerEvent, RequestRecord };
+export type { JobScript, DeploymentScript, ControllerEvent, RequestRecord, WebhookRule };
 export type { ExecCall, ExecResult, ExecScript } from './exec';
 export { TIMING } from './controllers';
 
@@ -27,6 +27,8 @@ export interface SimOptions {
   deployments?: Record<string, DeploymentScript>;
   /** Register the cert-manager CRDs (Certificate, Issuer, ClusterIssuer) in discovery. @default true */
   certManager?: boolean;
+  /** Admission webhook stand-ins, checked on every create of their kinds (API and controllers). @default none */
+  webhooks?: WebhookRule[];
   /** Register Traefik's Middleware and IngressRouteTCP CRDs. @default true */
   traefik?: boolean;
   /** Binding mode of the default StorageClass `standard`. @default 'Immediate' */
@@ -58,6 +60,8 @@ export interface Simulator {
   list(apiVersion: string, kind: string, namespace?: string): any[];
   put(obj: any): void;
   setJob(name: string, script: JobScript): void;
+  /** Replaces the admission webhook stand-ins. */
+  setWebhooks(rules: WebhookRule[]): void;
   setDeployment(name: string, script: DeploymentScript): void;
   /** The held startup probes (`startupMs: 'hold'`) of this Deployment's pods pass, now and for later pods. */
   passStartupProbe(deployment: string): void;
@@ -77,6 +81,7 @@ export interface Simulator {
 export async function startSimulator(opts: SimOptions = {}): Promise<Simulator> {
   const clock = new VirtualClock(opts.clockSpeed ?? 50);
   const store = new Store(clock);
+  store.webhooks = [...(opts.webhooks ?? [])];
   const logs = new PodLogs();
   const hub = new WatchHub(store, clock);
   const scripts = new Map(Object.entries(opts.jobs ?? {}));
@@ -150,6 +155,7 @@ export async function startSimulator(opts: SimOptions = {}): Promise<Simulator> 
     list: (apiVersion, kind, namespace) => store.list(typeOf(apiVersion, kind), namespace),
     put,
     setJob: (name, script) => void scripts.set(name, script),
+    setWebhooks: (rules) => { store.webhooks = [...rules]; },
     setAuthorize: (rule) => { deps.authorize = rule; },
     setDeployment: (name, script) => void deploymentScripts.set(name, script),
     passStartupProbe: (deployment) => controllers.passStartupProbe(deployment),

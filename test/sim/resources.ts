@@ -36,6 +36,7 @@ export const BUILTIN_TYPES: ResourceType[] = [
   t('', 'v1', 'PersistentVolume', 'persistentvolumes', false, { shortNames: ['pv'], subresources: ['status'] }),
   t('', 'v1', 'Node', 'nodes', false, { shortNames: ['no'], subresources: ['status'] }),
   t('', 'v1', 'Event', 'events', true, { shortNames: ['ev'] }),
+  t('', 'v1', 'ResourceQuota', 'resourcequotas', true, { shortNames: ['quota'], subresources: ['status'] }),
   t('', 'v1', 'Endpoints', 'endpoints', true, { shortNames: ['ep'], singular: 'endpoints' }),
   t('apps', 'v1', 'Deployment', 'deployments', true, { shortNames: ['deploy'], subresources: ['status'] }),
   t('apps', 'v1', 'StatefulSet', 'statefulsets', true, { shortNames: ['sts'], subresources: ['status'] }),

@@ -35,7 +35,19 @@ function specOf(o: any): any {
 
 const objKey = (ns: string | undefined, name: string) => `${ns ?? ''}/${name}`;
 
+/** An admission webhook stand-in: `deny` refuses with its message, `fail` answers 500 as a webhook that cannot be called. */
+export interface WebhookRule {
+  readonly name: string;
+  /** Kinds it intercepts on create (e.g. 'Pod'). */
+  readonly kinds: readonly string[];
+  readonly action: 'deny' | 'fail';
+  readonly message?: string;
+}
+
 export class Store {
+  /** Admission webhooks (SimOptions.webhooks / setWebhooks). */
+  webhooks: WebhookRule[] = [];
+
   private rv = 0;
   private readonly data = new Map<string, Map<string, any>>();
   private history: StoreEvent[] = [];
