@@ -223,7 +223,8 @@ const SERVER_PLANS: readonly PlanName[] = ['install', 'migrate', 'migrate-prepar
 export function plansOf(config: UyuniConfig): PlanName[] {
   if (config.plans) return [...new Set(config.plans)];
   const server: PlanName[] = config.migration ? ['migrate', 'migrate-prepare'] : config.upgrade ? ['upgrade'] : ['install'];
-  return [...server, ...(config.proxy ? ['proxy' as const] : []), ...(config.nodeServices ? ['node-services' as const] : [])];
+  return [...server, ...(config.proxy ? ['proxy' as const] : []), ...(config.nodeServices ? ['node-services' as const] : []),
+    ...(config.backup ? ['backup' as const, 'restore' as const] : [])];
 }
 
 /** Exposure only of Services that exist, node ports only for their ports and NodePort type, no clashes. */
@@ -331,6 +332,7 @@ function crossChecks(config: UyuniConfig): string[] {
   }
   const needs: Partial<Record<PlanName, keyof UyuniConfig>> = {
     'migrate': 'migration', 'migrate-prepare': 'migration', 'upgrade': 'upgrade', 'proxy': 'proxy', 'node-services': 'nodeServices',
+    'backup': 'backup', 'restore': 'backup',
   };
   for (const [i, plan] of (config.plans ?? []).entries()) {
     const section = needs[plan];
@@ -353,6 +355,7 @@ function crossChecks(config: UyuniConfig): string[] {
     if (!volumeNames.has(name)) problems.push(`volumes.overrides.${name}: no such claim (known: ${[...volumeNames].join(', ')})`);
   }
   problems.push(...checkServer(config));
+  if (config.restore && !config.backup) problems.push('restore: needs a backup section (backup.claim is where the backups are)');
   const podNames = new Set<string>();
   for (const [i, pod] of (config.nodeServices?.pods ?? []).entries()) {
     const key = `${pod.namespace}/${pod.name}`;

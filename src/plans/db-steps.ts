@@ -148,7 +148,7 @@ function migrationFactGates(config: UyuniConfig): Gate[] {
   ];
 }
 
-function jobBase(config: UyuniConfig, component: 'server' | 'db' | 'dbMigration') {
+export function jobBase(config: UyuniConfig, component: 'server' | 'db' | 'dbMigration') {
   const image = imageOf(config, component);
   return {
     namespace: config.namespace,
@@ -160,7 +160,7 @@ function jobBase(config: UyuniConfig, component: 'server' | 'db' | 'dbMigration'
 }
 
 /** Prefer the node of a running component's pod, where a second pod can mount its ReadWriteOnce claims. */
-function preferNodeOf(job: ApiObject, component: Component): void {
+export function preferNodeOf(job: ApiObject, component: Component): void {
   job.addJsonPatch(JsonPatch.add('/spec/template/spec/affinity', {
     podAffinity: {
       preferredDuringSchedulingIgnoredDuringExecution: [{
