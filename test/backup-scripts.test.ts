@@ -3,7 +3,7 @@
 // filled, shut down, backed up, restored and started again), and the API simulator for the
 // Secrets. Root is needed (tar keeps owners, PostgreSQL runs as postgres, a full claim is a small
 // tmpfs in a mount namespace of its own).
-import { spawnSync } from 'child_process';
+import { spawn, spawnSync } from 'child_process';
 import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as os from 'os';
@@ -274,11 +274,25 @@ describe('bad backups are refused before anything is written', () => {
     expect(sim.list('v1', 'Secret', NS).filter((s: any) => s.metadata.name === 'uyuni-ca')).toHaveLength(1); // only the one put there
   }, 60_000);
 
-  /** Runs a script inlined as its Job runs it, in a mount namespace where `small` is a tmpfs of `kib` KiB. */
-  function inSmallClaim(script: string, small: string, kib: number, env: Record<string, string>) {
-    return spawnSync('unshare', ['-m', '--propagation', 'private', 'sh', '-c',
-      `mount -t tmpfs -o size=${kib}k uyuni-cdk-test "$SMALL" && exec sh -c "$SCRIPT"`], {
-      encoding: 'utf8', env: { PATH: process.env.PATH!, ...env, SMALL: small, SCRIPT: readScript(script) },
+  /**
+   * Runs a script inlined as its Job runs it, in a mount namespace where `small` is a tmpfs of
+   * `kib` KiB; asynchronously, as the in-process simulator must keep answering its requests.
+   */
+  function inSmallClaim(script: string, small: string, kib: number, env: Record<string, string>): Promise<{ status: number; stdout: string; stderr: string }> {
+    return new Promise((resolve) => {
+      const child = spawn('unshare', ['-m', '--propagation', 'private', 'sh', '-c',
+        `mount -t tmpfs -o size=${kib}k uyuni-cdk-test "$SMALL" && exec sh -c "$SCRIPT"`], {
+        env: { PATH: process.env.PATH!, ...env, SMALL: small, SCRIPT: readScript(script) },
+      });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d) => { stdout += d; });
+      child.stderr.on('data', (d) => { stderr += d; });
+      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+      child.on('close', (code) => {
+        clearTimeout(timer);
+        resolve({ status: code ?? -1, stdout, stderr });
+      });
     });
   }
 
@@ -286,19 +300,19 @@ describe('bad backups are refused before anything is written', () => {
     const b = await aBackup();
     const target = emptyClaims(temp('uyuni-cdk-restore-'));
     // The database claim has room for a few KiB only; the check runs before any claim is written.
-    const r = inSmallClaim('restore.sh', path.join(target, 'var-spacewalk'), 64, { ...restoreEnv(target, b.backups), API_URL: 'http://127.0.0.1:9' });
+    const r = await inSmallClaim('restore.sh', path.join(target, 'var-spacewalk'), 64, { ...restoreEnv(target, b.backups), API_URL: 'http://127.0.0.1:9' });
     expect(r.stderr).toMatch(/claim var-spacewalk is too small: the backup needs [0-9.]+ KiB there, it has 64.0 KiB free: give volumes.overrides.var-spacewalk.size more; nothing was written/);
     expect(r.status).toBe(1);
     for (const c of CLAIMS) expect(fs.readdirSync(path.join(target, c))).toEqual([]);
   }, 60_000);
 
-  it('a full backup claim: the Job completes with backup_ok=false and leaves nothing behind', async () => {
+  it('a full backup claim: refused before writing, and the Job still completes (backup_ok=false) so the server is started again', async () => {
     const root = temp('uyuni-cdk-backup-');
     const { claims } = server(root);
     pgStop(path.join(claims, 'var-pgsql18'));
     const backups = path.join(root, 'backups');
     fs.mkdirSync(backups);
-    const r = inSmallClaim('backup.sh', backups, 256, backupEnv(claims, backups));
+    const r = await inSmallClaim('backup.sh', backups, 256, backupEnv(claims, backups));
     expect(r.status).toBe(0);
     const facts = parseFacts(r.stdout);
     expect(facts.backup_ok).toBe('false');

@@ -16,7 +16,8 @@
 #   identity.json records), RELEASE_DIR (the release files the server's init-volumes keeps, inside
 #   CLAIMS_DIR), SECRETS (Secret names), POD_SELECTOR (label selector of the pods that must be
 #   gone), STOP_WAIT_SECONDS (how long to wait for them, default 600), BACKUP_ID (default the UTC
-#   time, e.g. 20261201T203000Z), NAMESPACE, API_URL, SA_DIR (lib/kube-api.sh).
+#   time, e.g. 20261201T203000Z), NAMESPACE, API_URL, SA_DIR, SECRET_LABELS (lib/kube-api.sh;
+#   no Secret is written here).
 set -eu
 : "${CLAIMS:?}" "${CLAIMS_DIR:?}" "${DB_CLAIM:?}" "${BACKUP_DIR:?}" "${FQDN:?}" "${TLS_MODE:?}" "${NAMESPACE:?}"
 me=uyuni-backup
@@ -82,7 +83,7 @@ backup() {
   done
   db=$claims_dir/$DB_CLAIM
   [ -f "$db/PG_VERSION" ] || fail "the database claim $DB_CLAIM holds no PostgreSQL data (no PG_VERSION)"
-  wait_stopped
+  wait_stopped "$NAMESPACE" "${POD_SELECTOR:-}" "${STOP_WAIT_SECONDS:-600}"
   # PostgreSQL removes postmaster.pid when it shuts down: one left means it still runs or was
   # killed. A copy of a database that did not shut down cleanly is not taken.
   [ ! -e "$db/postmaster.pid" ] || fail "the database on $DB_CLAIM did not shut down cleanly (postmaster.pid is there): start and stop it (run dist/install, then this plan again); nothing was copied"
@@ -134,9 +135,9 @@ backup() {
 import json, sys
 s = json.load(sys.stdin)
 m = s.get("metadata", {})
-keep = {"name": m.get("name"), "labels": m.get("labels") or {}, "annotations": m.get("annotations") or {}}
+keep = {"name": m.get("name"), "labels": m.get("labels") or {}, "annotations": m.get("annotations") or {} }
 keep["annotations"].pop("kubectl.kubernetes.io/last-applied-configuration", None)
-json.dump({"apiVersion": "v1", "kind": "Secret", "type": s.get("type", "Opaque"), "metadata": keep, "data": s.get("data") or {}}, sys.stdout, sort_keys=True)
+json.dump({"apiVersion": "v1", "kind": "Secret", "type": s.get("type", "Opaque"), "metadata": keep, "data": s.get("data") or {} }, sys.stdout, sort_keys=True)
 ' <"$work/body" >"$part/secrets/$s.json" || fail "Secret $s: the API's answer is not a Secret"
     chmod 0600 "$part/secrets/$s.json"
     bytes=$(wc -c <"$part/secrets/$s.json" | tr -d ' ')

@@ -29,7 +29,7 @@ dir=$(resolve_backup "$FROM" "${BACKUP_DIR%/}")
 if [ "${TARGETS:-false}" = true ]; then
   : "${CLAIMS_DIR:?}"
   manifest_check "$dir"
-  check_targets "$dir"
+  check_targets "$dir" "$CLAIMS_DIR" "${FORCE:-false}"
   if [ -s "$work/with-data" ]; then
     echo "$me: these claims hold data, a restore replaces it: $(tr '\n' ' ' <"$work/with-data")"
     echo "target_empty=false"

@@ -7,8 +7,9 @@
 # enough, no Secret differs (unless FORCE=true), and no server or database pod is left. Any
 # refusal leaves every claim and Secret as it was. Progress per claim: N/M, bytes and rate.
 # Input: BACKUP_DIR (the backup claim, read-only), FROM (latest or a backup id), CLAIMS_DIR,
-#   FORCE (true|false), POD_SELECTOR and STOP_WAIT_SECONDS (the pods that must be gone, see
-#   lib/backup-manifest.sh), NAMESPACE, SECRET_LABELS, API_URL, SA_DIR (lib/kube-api.sh).
+#   FORCE (true|false), POD_SELECTOR (label selector of the pods that must be gone),
+#   STOP_WAIT_SECONDS (how long to wait for them, default 600), NAMESPACE, SECRET_LABELS,
+#   API_URL, SA_DIR (lib/kube-api.sh).
 set -eu
 : "${BACKUP_DIR:?}" "${FROM:?}" "${CLAIMS_DIR:?}" "${FORCE:?}" "${NAMESPACE:?}"
 me=uyuni-restore
@@ -31,7 +32,7 @@ echo "$me: restoring backup $id"
 
 # 1. Everything is checked first; nothing is written before all of it passed.
 verify_backup "$dir"
-check_targets "$dir"
+check_targets "$dir" "$CLAIMS_DIR" "$FORCE"
 if [ -s "$work/with-data" ] && [ "$FORCE" != true ]; then
   fail "these claims hold data: $(paste -s -d ' ' "$work/with-data"): a restore would replace it; set restore.force: true to allow that; nothing was written"
 fi
@@ -64,7 +65,7 @@ while read -r _name file _bytes _disk _sum; do
   esac
   echo "$file $what" >>"$work/secret-plan"
 done <"$work/secrets.list"
-wait_stopped
+wait_stopped "$NAMESPACE" "${POD_SELECTOR:-}" "${STOP_WAIT_SECONDS:-600}"
 
 # 2. The claims.
 manifest_entries "$dir" claims >"$work/claims.list"

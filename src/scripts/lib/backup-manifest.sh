@@ -4,8 +4,9 @@
 # last member), so a manifest that is cut short, or from an unfinished copy, is refused here.
 # manifest_check DIR, manifest_value DIR KEY, manifest_entries DIR SECTION (claims|secrets) and
 # verify_backup DIR (every archive's size and sha256 against the manifest, before anything is
-# written), latest_backup DIR, check_targets DIR (restore: every claim mounted, empty unless FORCE,
-# room enough), human BYTES and, for scripts that include lib/kube-api.sh, wait_stopped. Needs $me and fail. Inlined by synth (readScript in src/constructs/script-job.ts);
+# written), latest_backup DIR, resolve_backup FROM DIR, check_targets (restore: every claim mounted,
+# empty unless forced, room enough), human BYTES and, for scripts that include lib/kube-api.sh,
+# wait_stopped. They read no environment: everything is an argument. Needs $me and fail. Inlined by synth (readScript in src/constructs/script-job.ts);
 # sourced from beside the script when a test runs the file.
 # shellcheck disable=SC2154 # $me, $work (and $api, for wait_stopped) are set by the including script
 
@@ -87,14 +88,14 @@ entries_of() {
   find "$1" -mindepth 1 -maxdepth 1 ! -name lost+found | wc -l | tr -d ' '
 }
 
-# check_targets BACKUP: every claim of the backup is mounted at CLAIMS_DIR/<name>, is empty (unless
-# FORCE=true) and has room for what the archive unpacks to. Writes $work/with-data (the claims
+# check_targets BACKUP CLAIMS_DIR FORCE: every claim of the backup is mounted at
+# CLAIMS_DIR/<name>, is empty (unless FORCE is true) and has room for what the archive unpacks to. Writes $work/with-data (the claims
 # that hold data); fails at the first claim that is missing or too small. Changes nothing.
 check_targets() {
   : >"$work/with-data"
   manifest_entries "$1" claims >"$work/targets.list"
   while read -r name _file _bytes disk _sum; do
-    t=${CLAIMS_DIR%/}/$name
+    t=${2%/}/$name
     [ -d "$t" ] || fail "the backup holds claim $name, which is not mounted at $t (no such claim in this configuration): refused"
     used=0
     if [ "$(entries_of "$t")" != 0 ]; then
@@ -102,24 +103,25 @@ check_targets() {
       used=$(($(du -sk "$t" | cut -f 1) * 1024))
     fi
     room=$(free_bytes "$t")
-    [ "${FORCE:-false}" = true ] && room=$((room + used))
+    if [ "$3" = true ]; then room=$((room + used)); fi
     [ "$room" -ge "$disk" ] \
       || fail "claim $name is too small: the backup needs $(human "$disk") there, it has $(human "$room") free: give volumes.overrides.$name.size more; nothing was written"
   done <"$work/targets.list"
 }
 
-# Waits (up to STOP_WAIT_SECONDS, default 600) until no pod of POD_SELECTOR is left: a
-# scaled-down Deployment's pod can still be terminating, and writing. Needs lib/kube-api.sh.
+# wait_stopped NAMESPACE SELECTOR SECONDS: waits (up to SECONDS) until no pod of the label
+# SELECTOR is left (none: no wait): a scaled-down Deployment's pod can still be terminating, and
+# writing. Needs lib/kube-api.sh.
 wait_stopped() {
-  [ -n "${POD_SELECTOR:-}" ] || return 0
+  [ -n "$2" ] || return 0
   waited=0
-  limit=${STOP_WAIT_SECONDS:-600}
+  limit=$3
   while :; do
-    status=$(request -G --data-urlencode "labelSelector=$POD_SELECTOR" "$api/api/v1/namespaces/$NAMESPACE/pods") || fail "cannot reach the API at $api"
+    status=$(request -G --data-urlencode "labelSelector=$2" "$api/api/v1/namespaces/$1/pods") || fail "cannot reach the API at $api"
     [ "$status" = 200 ] || fail "listing the server's pods: HTTP $status: $(head -c 300 "$work/body")"
     left=$(python3 -c 'import json, sys; print(len(json.load(sys.stdin).get("items") or []))' <"$work/body")
     [ "$left" = 0 ] && return 0
-    [ "$waited" -lt "$limit" ] || fail "$left pods of the server are still there after ${limit}s ($POD_SELECTOR): nothing was written"
+    [ "$waited" -lt "$limit" ] || fail "$left pods of the server are still there after ${limit}s ($2): nothing was written"
     echo "$me: waiting for $left pods of the server to be gone"
     sleep 5
     waited=$((waited + 5))
