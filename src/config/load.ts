@@ -231,7 +231,8 @@ const SERVER_PLANS: readonly PlanName[] = ['install', 'migrate', 'migrate-prepar
 export function plansOf(config: UyuniConfig): PlanName[] {
   if (config.plans) return [...new Set(config.plans)];
   const server: PlanName[] = config.migration ? ['migrate', 'migrate-prepare'] : config.upgrade ? ['upgrade'] : ['install'];
-  return [...server, ...(config.proxy ? ['proxy' as const] : []), ...(config.nodeServices ? ['node-services' as const] : [])];
+  return [...server, ...(config.proxy ? ['proxy' as const] : []), ...(config.nodeServices ? ['node-services' as const] : []),
+    ...(config.backup ? ['backup' as const, 'restore' as const] : [])];
 }
 
 /** Exposure only of Services that exist, node ports only for their ports and NodePort type, no clashes. */
@@ -292,12 +293,13 @@ interface Rule {
 }
 
 /** What plansOf reads. */
-const PLAN_SECTIONS = ['plans', 'migration', 'upgrade', 'proxy', 'nodeServices'] as const;
+const PLAN_SECTIONS = ['plans', 'migration', 'upgrade', 'proxy', 'nodeServices', 'backup'] as const;
 /** What portFeatures reads: which Services exist. */
 const FEATURE_SECTIONS = ['tftp', 'debugJava', 'monitoring', 'hubApi'] as const;
 
 const SECTION_OF_PLAN: Partial<Record<PlanName, keyof UyuniConfig>> = {
   'migrate': 'migration', 'migrate-prepare': 'migration', 'upgrade': 'upgrade', 'proxy': 'proxy', 'node-services': 'nodeServices',
+  'backup': 'backup', 'restore': 'backup',
 };
 
 /** Names the server pod has volumes of already (a user's extra volume may not take one). */
@@ -311,6 +313,10 @@ const proxyInServerNamespace = (c: UyuniConfig) => c.proxy!.namespace === c.name
  * lists a queue's rules). Each message names the field to change.
  */
 const RULES: readonly Rule[] = [
+  {
+    reads: ['restore', 'backup'],
+    check: (c) => (c.restore && !c.backup ? ['restore: needs a backup section (backup.claim is where the backups are)'] : []),
+  },
   {
     reads: ['migration', 'upgrade'],
     check: (c) => (c.migration && c.upgrade ? ['migration, upgrade: only one of them may be set (a server is either migrated or upgraded)'] : []),

@@ -390,7 +390,31 @@ const tftp = section({
   hostNetwork: defaulted(boolean(), false),
 });
 
-export const PLAN_NAMES = ['install', 'migrate', 'migrate-prepare', 'upgrade', 'proxy', 'node-services'] as const;
+const storageClassName = text((v) => v === '-' || (v.length <= 253 && DNS1123_SUBDOMAIN.test(v)) || 'must be a storage class name or "-"');
+
+/** Backups of the server (dist/backup/, dist/restore/; docs/backup.md). */
+const backup = section({
+  /** The claim the backups go to, in the server's namespace. @default uyuni-backup */
+  claim: defaulted(dnsSubdomain, 'uyuni-backup'),
+  /** Set: dist/backup/ makes the claim with this size. Unset: the claim exists already (an NFS volume, ...) and is never changed. @default unset */
+  size: optional(quantity),
+  /** The claim's storage class (with size); "-" means "". @default volumes.storageClass */
+  storageClass: optional(storageClassName),
+  /** Complete backups kept on the claim; older ones are removed after a new one verified. @default 7 */
+  keep: defaulted(integer(1, 1000), 7),
+  /** How long the copy (Job uyuni-backup) may take. @default 86400 */
+  timeoutSeconds: defaulted(positiveSeconds, 86400),
+});
+
+/** What dist/restore/ writes back (docs/backup.md). */
+const restore = section({
+  /** latest (the newest complete backup) or a backup id such as 20261201T203000Z. @default latest */
+  from: defaulted(matching(/^(latest|[0-9]{8}T[0-9]{6}Z)$/, 'must be latest or a backup id such as 20261201T203000Z'), 'latest'),
+  /** Replace claims that hold data and Secrets that differ from the backup's. @default false: refused */
+  force: defaulted(boolean(), false),
+});
+
+export const PLAN_NAMES = ['install', 'migrate', 'migrate-prepare', 'upgrade', 'proxy', 'node-services', 'backup', 'restore'] as const;
 export type PlanName = (typeof PLAN_NAMES)[number];
 
 /** Settings that existed in earlier versions, with what replaced them. */
@@ -432,6 +456,10 @@ export const configSchema = section({
   upgrade: optional(upgrade),
   proxy: optional(proxy),
   nodeServices: optional(nodeServices),
+  /** Backups: dist/backup/ and dist/restore/ (docs/backup.md). @default none */
+  backup: optional(backup),
+  /** What dist/restore/ restores (with backup). @default from latest, not forced */
+  restore: optional(restore),
   /** Which plans to write. @default the server flow (install, or migrate / upgrade when configured), plus proxy and node-services when configured */
   plans: optional(refine(array(oneOf(PLAN_NAMES)), 'non-empty', (v) => v.length > 0 || 'must list at least one plan')),
 });
@@ -444,3 +472,5 @@ export type NodeServicesConfig = NonNullable<UyuniConfig['nodeServices']>;
 export type NodePodConfig = NodeServicesConfig['pods'][number];
 export type ExposureConfig = Infer<typeof exposure>;
 export type VolumeSettings = Infer<typeof volumeSettings>;
+export type BackupConfig = NonNullable<UyuniConfig['backup']>;
+export type RestoreConfig = Infer<typeof restore>;

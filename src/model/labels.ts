@@ -3,9 +3,10 @@ import { LABELS, MANAGED_BY } from '../plan/types';
 /**
  * The product an object belongs to: `uyuni` for the server, `uyuni-proxy` for the proxy,
  * `uyuni-node-services` for pods on systemd-backed nodes (its own value, so `destroy` of that
- * plan never selects the server's objects).
+ * plan never selects the server's objects), `uyuni-backup` for the backups (their claim outlives
+ * a `destroy --purge-volumes` of the server's plans).
  */
-export type PartOf = 'uyuni' | 'uyuni-proxy' | 'uyuni-node-services';
+export type PartOf = 'uyuni' | 'uyuni-proxy' | 'uyuni-node-services' | 'uyuni-backup';
 
 /** What a pod or object is (app.kubernetes.io/component); pod components as the chart names them. */
 export type Component =

@@ -51,6 +51,12 @@ export const APPLYSET = {
   additionalNamespaces: 'applyset.kubernetes.io/additional-namespaces',
 } as const;
 
+/**
+ * A server's backup plan is part-of `<server's part-of>` + this: its own ApplySet (so pruning or
+ * destroying the server never selects the backup claim), in the server's namespace by design.
+ */
+export const BACKUP_PART_OF_SUFFIX = '-backup';
+
 /** The value of `app.kubernetes.io/managed-by` on everything we synthesize. */
 export const MANAGED_BY = 'uyuni-cdk';
 

@@ -156,7 +156,7 @@ function migrationFactGates(config: UyuniConfig): Gate[] {
   ];
 }
 
-function jobBase(config: UyuniConfig, component: 'server' | 'db' | 'dbMigration') {
+export function jobBase(config: UyuniConfig, component: 'server' | 'db' | 'dbMigration') {
   const image = imageOf(config, component);
   return {
     namespace: config.namespace,
@@ -171,14 +171,22 @@ function jobBase(config: UyuniConfig, component: 'server' | 'db' | 'dbMigration'
  * Run on the node of a running component's pod: only there can a second pod mount its
  * ReadWriteOnce claims (elsewhere it would hang on Multi-Attach). Required, not preferred.
  */
-function onNodeOf(job: ApiObject, component: Component): void {
-  job.addJsonPatch(JsonPatch.add('/spec/template/spec/affinity', {
-    podAffinity: {
-      requiredDuringSchedulingIgnoredDuringExecution: [{
-        labelSelector: { matchLabels: selectorLabels('uyuni', component) }, topologyKey: 'kubernetes.io/hostname',
-      }],
-    },
-  }));
+export function onNodeOf(job: ApiObject, component: Component): void {
+  withAffinity(job, { requiredDuringSchedulingIgnoredDuringExecution: [affinityTerm(component)] });
+}
+
+/**
+ * Prefer the node of a component's pod: for Jobs that run while it is stopped (backup, restore),
+ * whose claims are then free, but best attached where they last were.
+ */
+export function preferNodeOf(job: ApiObject, component: Component): void {
+  withAffinity(job, { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, podAffinityTerm: affinityTerm(component) }] });
+}
+
+const affinityTerm = (component: Component) => ({ labelSelector: { matchLabels: selectorLabels('uyuni', component) }, topologyKey: 'kubernetes.io/hostname' });
+
+function withAffinity(job: ApiObject, podAffinity: object): void {
+  job.addJsonPatch(JsonPatch.add('/spec/template/spec/affinity', { podAffinity }));
   // The spec-hash must cover the affinity too.
   job.metadata.addAnnotation(ANNOTATIONS.specHash, hashSpec(job.toJson().spec));
 }

@@ -18,6 +18,8 @@ export const PLANS: Record<PlanName, (config: UyuniConfig) => Synthesizer> = {
   'upgrade': lazy(() => require('./upgrade') as typeof import('./upgrade'), (m) => m.upgradePlan),
   'proxy': lazy(() => require('./proxy') as typeof import('./proxy'), (m) => m.proxyPlan),
   'node-services': (config) => (require('./node-services') as typeof import('./node-services')).nodeServicesSynthesizer(config),
+  'backup': lazy(() => require('./backup') as typeof import('./backup'), (m) => m.backupPlan),
+  'restore': lazy(() => require('./restore') as typeof import('./restore'), (m) => m.restorePlan),
 };
 
 /**

@@ -11,7 +11,7 @@
  * (`app.kubernetes.io/managed-by`), another ApplySet, or the field managers of its managedFields.
  */
 import { ApisApi, CoreV1Api, CustomObjectsApi, KubernetesObject, V1APIResourceList } from '@kubernetes/client-node';
-import { APPLYSET, LABELS, MANAGED_BY, ObjectRef, Plan } from '../plan/types';
+import { APPLYSET, BACKUP_PART_OF_SUFFIX, LABELS, MANAGED_BY, ObjectRef, Plan } from '../plan/types';
 import { applySetOf, TOOLING_NAME } from './applyset';
 import { Cluster, FIELD_MANAGER, refString } from './client';
 import { ApiError, MissingKind } from './errors';
@@ -143,8 +143,12 @@ export async function otherPlansIn(cluster: Cluster, plan: Plan): Promise<Foreig
     if (e instanceof MissingKind) return [];
     throw e;
   }
+  // a server and its backup plan share the namespace by design (src/plan/types.ts BACKUP_PART_OF_SUFFIX)
+  const mine = plan.selector[LABELS.partOf] ?? '';
+  const companion = (theirs: string) => theirs === `${mine}${BACKUP_PART_OF_SUFFIX}` || mine === `${theirs}${BACKUP_PART_OF_SUFFIX}`;
   return items
     .filter((cm) => cm.metadata?.name !== ours.name && (cm.metadata?.annotations?.[APPLYSET.tooling] ?? '').split('/')[0] === TOOLING_NAME)
+    .filter((cm) => !companion(cm.metadata?.labels?.[LABELS.partOf] ?? ''))
     .map((cm) => {
       const ref = refOf(cm);
       const partOf = cm.metadata?.labels?.[LABELS.partOf] ?? '(unknown)';

@@ -179,6 +179,21 @@ export function renderStatus(plan: Plan, steps: StepStatus[]): string {
   for (const s of steps) {
     lines.push(`${s.name.padEnd(w)}  ${s.state.padEnd(14)}  ${s.detail}`);
     if (s.facts) lines.push(`${''.padEnd(w)}  ${''.padEnd(14)}  facts: ${Object.entries(s.facts).map(([k, v]) => `${k}=${v}`).join(' ')}`);
+    lines.push(...backupLines(s.facts));
   }
   return lines.join('\n');
+}
+
+/**
+ * The backups a step's Job listed (uyuni-backup-prune prints `backup.<n>=<id> <created> <bytes>
+ * <verified|unverified>`, n=1 the newest), as a table under the step.
+ */
+export function backupLines(facts: Readonly<Record<string, string>> | undefined): string[] {
+  const rows = Object.entries(facts ?? {}).filter(([k]) => /^backup\.\d+$/.test(k))
+    .sort(([a], [b]) => Number(a.slice(7)) - Number(b.slice(7)))
+    .map(([, v]) => v.split(' '));
+  if (rows.length === 0) return [];
+  const size = (b: string) => (Number(b) >= 1024 ** 3 ? `${(Number(b) / 1024 ** 3).toFixed(1)} GiB` : `${(Number(b) / 1024 ** 2).toFixed(1)} MiB`);
+  return ['  BACKUP            CREATED               SIZE        VERIFIED',
+    ...rows.map(([id, created, bytes, verified]) => `  ${(id ?? '').padEnd(16)}  ${(created ?? '').padEnd(20)}  ${size(bytes ?? '0').padEnd(10)}  ${verified === 'verified' ? 'yes' : 'no'}`)];
 }

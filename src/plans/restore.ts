@@ -1,0 +1,165 @@
+import type { UyuniConfig } from '../config/schema';
+import { ScriptJob } from '../constructs/script-job';
+import { DB_VOLUME } from '../model/volumes';
+import { LABELS, MANAGED_BY, Gate, ObjectRef } from '../plan/types';
+import {
+  addPrepareStep, BACKUP_JOBS, BACKUP_PATHS, backedUpSecrets, backupClaimVolume, claimsAt, dataPodSelector, LIST_PODS,
+  serviceAccount, stopActions,
+} from './backup';
+import { DATA_USERS, jobBase, preferNodeOf } from './db-steps';
+import { addDeploySteps, addNamespaceStep, addVolumesStep, serverPlan } from './install';
+import type { PlanApp } from './plan-app';
+
+/**
+ * The restore plan (docs/backup.md): namespace → prepare (the Jobs of the last run go) → the
+ * install's claims → check the backup (complete, every checksum) and the new images → gates
+ * (release not newer than the images, this fqdn, this PostgreSQL, this TLS mode), stop the
+ * server → check the claims (empty unless restore.force, room enough) → gate, Job uyuni-restore
+ * → the install's TLS, Services, database, Ingresses and server, waited for as the install does.
+ * Into a fresh namespace or cluster as into the running one.
+ */
+
+const fact = (name: string) => ({ fact: name });
+const literal = (value: string) => ({ value });
+const jobRef = (namespace: string, name: string): ObjectRef => ({ apiVersion: 'batch/v1', kind: 'Job', name, namespace });
+
+/** What the backup must be, from restore-check's and restore-inspect-db's facts: refused before anything stops. */
+export function restoreGates(config: UyuniConfig): Gate[] {
+  return [
+    { type: 'equals', left: fact('backup_verified'), right: literal('true'), message: 'the backup did not verify: see the log of Job uyuni-restore-check' },
+    {
+      type: 'equals', left: fact('backup_fqdn'), right: literal(config.fqdn),
+      message: `the backup is of another server name than fqdn ${config.fqdn}: its clients would not find this one`,
+    },
+    {
+      type: 'equals', left: fact('product'), right: fact('backup_product'),
+      message: 'the server image is another product than the backup was made with: switching between Uyuni and SUSE Manager is not supported',
+    },
+    {
+      type: 'compare-versions', left: fact('uyuni_release'), op: '>=', right: fact('backup_release'),
+      message: 'the backup is of a newer release than the server image: set images.tag to the backup\'s release or newer',
+    },
+    {
+      type: 'compare-versions', left: fact('image_pg_version'), op: '==', right: fact('backup_pg_version'),
+      message: 'the backup\'s database is of another PostgreSQL major than the server-postgresql image: a cold copy starts only on its own major',
+    },
+    {
+      type: 'equals', left: fact('backup_tls_mode'), right: literal(config.tls.mode),
+      message: `the backup was made with another TLS mode than tls.mode ${config.tls.mode}: set tls.mode to the backup's (fact backup_tls_mode)`,
+    },
+  ];
+}
+
+export function restorePlan(config: UyuniConfig): PlanApp {
+  const b = config.backup;
+  if (!b) throw new Error('the restore plan needs a backup section');
+  const r = config.restore ?? { from: 'latest', force: false };
+  const ns = config.namespace;
+  const plan = serverPlan(config, 'restore',
+    `Restore Uyuni ${config.fqdn} in namespace ${ns} from backup ${r.from} on claim ${b.claim}${r.force ? ' (force: claims with data are replaced)' : ''}`);
+  addNamespaceStep(plan, config);
+  const jobs = [BACKUP_JOBS.restoreCheck, BACKUP_JOBS.restoreInspectDb, BACKUP_JOBS.restoreTarget, BACKUP_JOBS.restore];
+  addPrepareStep(plan, ns, 'uyuni-restore', jobs, { claim: b.claim, from: r.from, force: String(r.force) }, 'uyuni');
+  addVolumesStep(plan, config);
+
+  const backupRo = backupClaimVolume(b, true);
+  plan.addStep('restore-check', {
+    description: `check backup ${r.from} on ${b.claim}: complete, every checksum (Job ${BACKUP_JOBS.restoreCheck})`,
+    timeoutSeconds: b.timeoutSeconds,
+    factsFrom: jobRef(ns, BACKUP_JOBS.restoreCheck),
+  }, (chart) => {
+    new ScriptJob(chart, 'RestoreCheck', {
+      ...jobBase(config, 'server'),
+      name: BACKUP_JOBS.restoreCheck,
+      script: 'restore-check.sh',
+      env: [{ name: 'BACKUP_DIR', value: BACKUP_PATHS.backups }, { name: 'FROM', value: r.from }],
+      volumes: [backupRo.volume],
+      volumeMounts: [backupRo.mount],
+    });
+  });
+  plan.addStep('restore-inspect-db', {
+    description: `the PostgreSQL of the new server-postgresql image (Job ${BACKUP_JOBS.restoreInspectDb})`,
+    factsFrom: jobRef(ns, BACKUP_JOBS.restoreInspectDb),
+  }, (chart) => {
+    const job = new ScriptJob(chart, 'RestoreInspectDb', {
+      ...jobBase(config, 'db'),
+      name: BACKUP_JOBS.restoreInspectDb,
+      script: 'inspect-db.sh',
+      env: [{ name: 'DATA_DIR', value: '/inspect/pgsql' }],
+      volumes: [{ name: DB_VOLUME.name, persistentVolumeClaim: { claimName: DB_VOLUME.name } }],
+      volumeMounts: [{ name: DB_VOLUME.name, mountPath: '/inspect/pgsql', readOnly: true }],
+    });
+    preferNodeOf(job.job, 'db');
+  });
+
+  const stop = stopActions(ns);
+  plan.addStep('stop-server', {
+    description: `stop the server and its database (${DATA_USERS.join(', ')} to 0 replicas); the restore's service account`,
+    gates: restoreGates(config),
+    actions: stop.actions,
+    waits: [...stop.waits, ...['ServiceAccount', 'Role', 'RoleBinding'].map((kind) => ({
+      object: { apiVersion: kind === 'ServiceAccount' ? 'v1' : 'rbac.authorization.k8s.io/v1', kind, name: BACKUP_JOBS.restore, namespace: ns },
+      for: 'exists' as const,
+    }))],
+  }, (chart) => {
+    const secrets = backedUpSecrets(config);
+    serviceAccount(chart, ns, BACKUP_JOBS.restore, 'uyuni', [
+      { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'update'], resourceNames: secrets },
+      // create cannot be limited to names.
+      { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
+      LIST_PODS,
+    ]);
+  });
+
+  const claimsRo = claimsAt(true);
+  plan.addStep('restore-target', {
+    description: `check the claims: empty${r.force ? ' or replaced (restore.force)' : ''}, room for the backup (Job ${BACKUP_JOBS.restoreTarget})`,
+    factsFrom: jobRef(ns, BACKUP_JOBS.restoreTarget),
+  }, (chart) => {
+    new ScriptJob(chart, 'RestoreTarget', {
+      ...jobBase(config, 'server'),
+      name: BACKUP_JOBS.restoreTarget,
+      script: 'restore-check.sh',
+      env: [
+        { name: 'BACKUP_DIR', value: BACKUP_PATHS.backups },
+        { name: 'FROM', value: r.from },
+        { name: 'TARGETS', value: 'true' },
+        { name: 'CLAIMS_DIR', value: BACKUP_PATHS.claims },
+        { name: 'FORCE', value: String(r.force) },
+      ],
+      volumes: [...claimsRo.volumes, backupRo.volume],
+      volumeMounts: [...claimsRo.mounts, backupRo.mount],
+    });
+  });
+
+  const claims = claimsAt(false);
+  plan.addStep('restore', {
+    description: `write every claim, the database and the Secrets from backup ${r.from} (Job ${BACKUP_JOBS.restore})`,
+    timeoutSeconds: b.timeoutSeconds,
+    gates: r.force ? [] : [{
+      type: 'equals', left: fact('target_empty'), right: literal('true'),
+      message: `claims hold data (fact target_with_data): a restore replaces it; set restore.force: true to allow that, or start the server as it was with uyuni-cdk run dist/install; nothing was written`,
+    }],
+  }, (chart) => {
+    new ScriptJob(chart, 'Restore', {
+      ...jobBase(config, 'server'),
+      name: BACKUP_JOBS.restore,
+      serviceAccountName: BACKUP_JOBS.restore,
+      script: 'restore.sh',
+      env: [
+        { name: 'BACKUP_DIR', value: BACKUP_PATHS.backups },
+        { name: 'FROM', value: r.from },
+        { name: 'CLAIMS_DIR', value: BACKUP_PATHS.claims },
+        { name: 'FORCE', value: String(r.force) },
+        { name: 'POD_SELECTOR', value: dataPodSelector() },
+        { name: 'NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+        { name: 'SECRET_LABELS', value: JSON.stringify({ [LABELS.partOf]: 'uyuni', [LABELS.managedBy]: MANAGED_BY }) },
+      ],
+      volumes: [...claims.volumes, backupRo.volume],
+      volumeMounts: [...claims.mounts, backupRo.mount],
+    });
+  });
+
+  addDeploySteps(plan, config);
+  return plan;
+}

@@ -1,0 +1,68 @@
+# uyuni-restore-check: the facts a restore's gates decide on, changing nothing. With the backup
+# claim mounted read-only at BACKUP_DIR: the backup restore.from names (FROM: latest or an id) is
+# complete and every file matches its manifest (else the Job fails, before anything is stopped);
+# it prints backup_id, backup_created, backup_fqdn, backup_product, backup_release,
+# backup_pg_version, backup_tls_mode, backup_verified=true, and the new server image's product
+# and uyuni_release (its release file in IMAGE_ETC, as uyuni-inspect reads it). With TARGETS=true
+# (after the server is stopped, every claim mounted read-only at CLAIMS_DIR/<claim>): whether
+# the claims are empty (target_empty=true|false, target_with_data=<claims>) and whether each has
+# room for its archive (else the Job fails, naming the claim).
+# Input: BACKUP_DIR, FROM, IMAGE_ETC (default /etc), TARGETS (true|false, default false),
+#   CLAIMS_DIR (with TARGETS=true), FORCE (with TARGETS=true: claims that hold data are replaced,
+#   so their space counts as free).
+set -eu
+: "${BACKUP_DIR:?}" "${FROM:?}"
+me=uyuni-restore-check
+image_etc=${IMAGE_ETC:-/etc}
+
+fail() {
+  echo "$me: $*" >&2
+  exit 1
+}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# shellcheck source-path=SCRIPTDIR source=lib/backup-manifest.sh
+. "$(dirname "$0")/lib/backup-manifest.sh"
+
+dir=$(resolve_backup "$FROM" "${BACKUP_DIR%/}")
+if [ "${TARGETS:-false}" = true ]; then
+  : "${CLAIMS_DIR:?}"
+  manifest_check "$dir"
+  check_targets "$dir" "$CLAIMS_DIR" "${FORCE:-false}"
+  if [ -s "$work/with-data" ]; then
+    echo "$me: these claims hold data, a restore replaces it: $(tr '\n' ' ' <"$work/with-data")"
+    echo "target_empty=false"
+    echo "target_with_data=$(paste -s -d ' ' "$work/with-data")"
+  else
+    echo "target_empty=true"
+  fi
+  exit 0
+fi
+
+verify_backup "$dir"
+for k in id created fqdn product release pgVersion tlsMode; do
+  key=$(printf '%s' "$k" | sed 's/V/_v/; s/M/_m/')
+  echo "backup_$key=$(manifest_value "$dir" "$k")"
+done
+echo "backup_verified=true"
+
+# The new image's release, as uyuni-inspect reads it.
+release_of() {
+  line=$(head -n 1 "$1")
+  detail=$(printf '%s\n' "$line" | sed -n 's/^[^(]*(\([0-9][^)]*\)).*$/\1/p')
+  if [ -n "$detail" ]; then
+    printf '%s\n' "$detail"
+  else
+    printf '%s\n' "$line" | sed -n 's/^.*[Rr]elease[[:space:]]*\([0-9][^(]*\).*$/\1/p' | sed 's/[[:space:]]*$//'
+  fi
+}
+if [ -f "$image_etc/uyuni-release" ]; then
+  echo "product=uyuni"
+  echo "uyuni_release=$(release_of "$image_etc/uyuni-release")"
+elif [ -f "$image_etc/susemanager-release" ]; then
+  echo "product=suse-manager"
+  echo "uyuni_release=$(release_of "$image_etc/susemanager-release")"
+else
+  echo "$me: no release file in $image_etc: is this the server image?" >&2
+fi

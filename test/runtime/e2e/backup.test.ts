@@ -1,0 +1,144 @@
+/**
+ * dist/backup and dist/restore through the runtime against the API simulator: the order of the
+ * stop, the copy and the restart (also when the copy fails), the backups `status` lists, and a
+ * restore that refuses claims holding data unless restore.force.
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import { startSimulator, Simulator } from '../../sim';
+import { cli, ROOT, tmpDir } from './harness';
+
+const dist = (p: string) => path.join(ROOT, 'dist', p);
+const have = (p: string) => fs.existsSync(path.join(dist(p), 'uyuni.plan'));
+const lines = (o: Record<string, string>) => Object.entries(o).map(([k, v]) => `${k}=${v}`);
+const NS = 'uyuni';
+
+const inspected = {
+  'uyuni-backup-inspect': { logs: lines({ product: 'uyuni', uyuni_release: '2026.08', current_product: 'uyuni', current_release: '2026.08', fqdn: 'uyuni.example.com' }) },
+  'uyuni-backup-inspect-db': { logs: lines({ current_pg_version: '18', image_pg_version: '18' }) },
+  'uyuni-backup-prune': { logs: ['uyuni-backup-prune: backup 20261201T203000Z verified', ...lines({ backups: '2', 'backup.1': '20261201T203000Z 2026-12-01T20:30:00Z 5368709120 verified', 'backup.2': '20261130T203000Z 2026-11-30T20:30:00Z 5368709000 unverified' })] },
+};
+const copied = { 'uyuni-backup': { logs: ['uyuni-backup: claim 1/26 var-cobbler: 10.0 KiB in 0s (0.0 MiB/s)', ...lines({ backup_ok: 'true', backup_id: '20261201T203000Z', backup_bytes: '5368709120' })] } };
+const failed = { 'uyuni-backup': { logs: ['uyuni-backup: backup FAILED', ...lines({ backup_ok: 'false', backup_error: 'the backup claim is full' })] } };
+
+let sim: Simulator;
+afterEach(async () => {
+  await sim?.stop();
+});
+
+function events(runDir: string): any[] {
+  return fs.readFileSync(path.join(runDir, 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+}
+/** Index of the first event matching. */
+const at = (ev: any[], pred: (e: any) => boolean) => {
+  const i = ev.findIndex(pred);
+  if (i < 0) throw new Error('no such event');
+  return i;
+};
+const scaled = (name: string, to: number) => (e: any) => e.type === 'action' && e.action === `scale to ${to}` && e.object === `Deployment/${name} (${NS})`;
+const applied = (object: string) => (e: any) => e.type === 'apply' && e.object === object;
+
+(have('install') && have('backup') ? describe : describe.skip)('dist/backup', () => {
+  it('stops the server and the database, copies, starts them again, then prunes; status lists the backups', async () => {
+    sim = await startSimulator({ jobs: { ...inspected, ...copied } });
+    expect((await cli('run', dist('install'), { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
+    const runDir = tmpDir();
+    const r = await cli('run', dist('backup'), { kubeconfig: sim.kubeconfigPath, runDir, yes: true });
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    const ev = events(runDir);
+    const order = [
+      at(ev, scaled('uyuni', 0)), at(ev, scaled('db', 0)), at(ev, applied(`Job/uyuni-backup (${NS})`)),
+      at(ev, scaled('db', 1)), at(ev, scaled('uyuni', 1)), at(ev, applied(`Job/uyuni-backup-prune (${NS})`)),
+    ];
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
+    // The copy starts only once nothing runs any more.
+    const stopDone = at(ev, (e) => e.type === 'step-done' && e.step === 'stop-server');
+    expect(stopDone).toBeLessThan(order[2]);
+    for (const d of ['uyuni', 'db']) expect(sim.get('apps/v1', 'Deployment', d, NS)?.spec?.replicas).toBe(1);
+    expect(sim.get('apps/v1', 'Deployment', 'uyuni', NS)?.status?.readyReplicas).toBe(1);
+    // The backup claim is not the server's: destroy of dist/install never selects it.
+    expect(sim.get('v1', 'PersistentVolumeClaim', 'uyuni-backup', NS)?.metadata?.labels?.['app.kubernetes.io/part-of']).toBe('uyuni-backup');
+
+    const s = await cli('status', dist('backup'), { kubeconfig: sim.kubeconfigPath });
+    expect(s.out).not.toMatch(/waiting|failed/);
+    expect(s.code).toBe(0);
+    expect(s.out).toMatch(/BACKUP +CREATED +SIZE +VERIFIED/);
+    expect(s.out).toMatch(/20261201T203000Z +2026-12-01T20:30:00Z +5\.0 GiB +yes/);
+    expect(s.out).toMatch(/20261130T203000Z +2026-11-30T20:30:00Z +5\.0 GiB +no/);
+
+    // The next run is a new backup: the last run's Jobs are deleted first, not skipped.
+    const again = await cli('run', dist('backup'), { kubeconfig: sim.kubeconfigPath, yes: true });
+    expect(again.code).toBe(0);
+    expect(again.out).toMatch(/delete Job\/uyuni-backup \(uyuni\): deleting/);
+    expect(again.out).not.toMatch(/backup: skipped|step-skip/);
+  }, 120_000);
+
+  it('starts the server again when the copy failed, then fails the run at the prune gate without pruning', async () => {
+    sim = await startSimulator({ jobs: { ...inspected, ...failed } });
+    expect((await cli('run', dist('install'), { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
+    const r = await cli('run', dist('backup'), { kubeconfig: sim.kubeconfigPath, yes: true });
+    expect(r.code).toBe(1);
+    expect(r.out + r.err).toContain('the copy failed (fact backup_error');
+    for (const d of ['uyuni', 'db']) expect(sim.get('apps/v1', 'Deployment', d, NS)?.spec?.replicas).toBe(1);
+    expect(sim.get('apps/v1', 'Deployment', 'uyuni', NS)?.status?.readyReplicas).toBe(1);
+    expect(sim.get('batch/v1', 'Job', 'uyuni-backup-prune', NS)).toBeUndefined();
+  }, 120_000);
+
+  it('refuses before stopping anything when the data is of another server name', async () => {
+    sim = await startSimulator({ jobs: { ...inspected, 'uyuni-backup-inspect': { logs: lines({ current_release: '2026.08', fqdn: 'other.example.com' }) } } });
+    expect((await cli('run', dist('install'), { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
+    const r = await cli('run', dist('backup'), { kubeconfig: sim.kubeconfigPath, yes: true });
+    expect(r.code).toBe(1);
+    expect(r.out + r.err).toContain('the data belongs to another server name');
+    expect(sim.get('apps/v1', 'Deployment', 'uyuni', NS)?.spec?.replicas).toBe(1);
+    expect(sim.get('batch/v1', 'Job', 'uyuni-backup', NS)).toBeUndefined();
+  }, 120_000);
+});
+
+const checked = (target: Record<string, string>) => ({
+  'uyuni-restore-check': { logs: lines({
+    backup_id: '20261201T203000Z', backup_verified: 'true', backup_fqdn: 'uyuni.example.com', backup_product: 'uyuni', backup_release: '2026.08',
+    backup_pg_version: '18', backup_tls_mode: 'generated', product: 'uyuni', uyuni_release: '2026.08',
+  }) },
+  'uyuni-restore-inspect-db': { logs: lines({ image_pg_version: '18' }) },
+  'uyuni-restore-target': { logs: lines(target) },
+});
+
+(have('install') && have('restore') ? describe : describe.skip)('dist/restore', () => {
+  it('refuses claims that hold data (restore.force is false): nothing is written, the restore Job never made', async () => {
+    sim = await startSimulator({ jobs: checked({ target_empty: 'false', target_with_data: 'var-spacewalk var-pgsql18' }) });
+    expect((await cli('run', dist('install'), { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
+    const r = await cli('run', dist('restore'), { kubeconfig: sim.kubeconfigPath, yes: true });
+    expect(r.code).toBe(1);
+    expect(r.out + r.err).toMatch(/claims hold data \(fact target_with_data\): a restore replaces it; set restore.force: true/);
+    expect(sim.get('batch/v1', 'Job', 'uyuni-restore', NS)).toBeUndefined();
+  }, 120_000);
+
+  it('restores into empty claims: the database first, then the server, waited for', async () => {
+    sim = await startSimulator({ jobs: checked({ target_empty: 'true' }) });
+    const runDir = tmpDir();
+    const r = await cli('run', dist('restore'), { kubeconfig: sim.kubeconfigPath, runDir, yes: true });
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    const ev = events(runDir);
+    const job = at(ev, (e) => e.type === 'step-done' && e.step === 'restore');
+    const db = at(ev, (e) => e.type === 'step-done' && e.step === 'database');
+    const server = at(ev, (e) => e.type === 'step-done' && e.step === 'server');
+    expect(job).toBeLessThan(db);
+    expect(db).toBeLessThan(server);
+    expect(sim.get('apps/v1', 'Deployment', 'uyuni', NS)?.status?.readyReplicas).toBe(1);
+  }, 120_000);
+
+  it('refuses a backup of a newer release than the images, before stopping anything', async () => {
+    sim = await startSimulator({ jobs: { ...checked({ target_empty: 'true' }), 'uyuni-restore-check': { logs: lines({
+      backup_verified: 'true', backup_fqdn: 'uyuni.example.com', backup_product: 'uyuni', backup_release: '2026.11',
+      backup_pg_version: '18', backup_tls_mode: 'generated', product: 'uyuni', uyuni_release: '2026.08',
+    }) } } });
+    expect((await cli('run', dist('install'), { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
+    const r = await cli('run', dist('restore'), { kubeconfig: sim.kubeconfigPath, yes: true });
+    expect(r.code).toBe(1);
+    expect(r.out + r.err).toContain('the backup is of a newer release than the server image');
+    expect(sim.get('apps/v1', 'Deployment', 'uyuni', NS)?.spec?.replicas).toBe(1);
+  }, 120_000);
+});
