@@ -46,7 +46,9 @@ async function cli(verb: string, p: FaultProxy, extra: string[] = []): Promise<T
   const runDir = tmpDir();
   const args = [verb, plan(), '--kubeconfig', p.kubeconfigPath, ...(verb === 'run' ? ['--run-dir', runDir] : []), ...extra];
   const t0 = Date.now();
-  const { child, done } = spawnCli(args, ENV);
+  // a discovery cache of its own: ports are reused across tests, and a cached discovery of an
+  // earlier server at the same address would skip the very requests the faults are aimed at
+  const { child, done } = spawnCli(args, { ...ENV, KUBECACHEDIR: tmpDir('uyuni-kubecache-') });
   const killer = setTimeout(() => child.kill('SIGKILL'), KILL_AFTER_MS);
   const r = await done;
   clearTimeout(killer);
