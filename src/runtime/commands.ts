@@ -13,7 +13,7 @@ import { destroyPlan, renderDestroy } from './destroy';
 import { BadInput, RuntimeError } from './errors';
 import { loadKubeConfig } from './kubeconfig';
 import { forceUnlock, releaseHeldLocks, RunLock } from './lock';
-import { refuses, renderTakeovers, takeovers } from './ownership';
+import { refuses, renderTakeovers, takeovers, upgrades } from './ownership';
 import { openPlanDir, openPlanView, PlanDir } from './plan-dir';
 import { hasChanges, planSteps, renderPlan } from './planview';
 import { OutputMode, Reporter } from './progress';
@@ -198,8 +198,8 @@ export async function planCommand(planDir: string, o: PlanCommandOptions, io: Io
     // what run refuses or adopts before its first write (src/runtime/safeguards.ts)
     const foreign = await takeovers(cluster, plan, objectsOf);
     const lost = await lostCredentials(cluster, plan);
-    const refused = lost.length > 0 || foreign.some((f) => refuses(f, Boolean(o.adopt)));
-    const safety = [...renderTakeovers(foreign, Boolean(o.adopt)), ...lost.map((l) => `Refused: ${l.message}`)];
+    const refused = lost.length > 0 || foreign.some((f) => refuses(f, Boolean(o.adopt), upgrades(plan)));
+    const safety = [...renderTakeovers(foreign, Boolean(o.adopt), upgrades(plan)), ...lost.map((l) => `Refused: ${l.message}`)];
     io.out(mode === 'json'
       ? JSON.stringify({ plan: plan.name, namespace: plan.namespace, ...r, takeovers: foreign.map(({ ref: _r, ...f }) => f), lostCredentials: lost }) + '\n'
       : [...safety, renderPlan(plan, r)].join('\n') + '\n');

@@ -21,7 +21,9 @@ export type DestructiveKind =
   /** A credential generated while claims of the plan already hold data that knows another. */
   | 'new-credentials'
   /** A change of the server's recorded identity that its flag allows (fqdn, older images, a new CA). */
-  | 'identity';
+  | 'identity'
+  /** An object of another tool taken over by an upgrade of the install it made (the upstream chart, mgradm). */
+  | 'adopt';
 
 export interface DestructiveChange {
   readonly kind: DestructiveKind;
@@ -51,7 +53,14 @@ const RULES: Readonly<Record<DestructiveKind, Rule>> = {
     kind: 'new-credentials' as const, step: s.name, object: q.object, why: `generated while the claims hold data: the data does not know the new values (${q.detail ?? 'generated'})`,
   }))),
   'identity': (r) => r.identity.filter((c) => c.allowed).map((c) => ({ kind: 'identity' as const, step: '(run)', object: c.kind, why: `${c.flag}: ${c.message}` })),
+  // from the ownership check under the lock (src/runtime/safeguards.ts), not from the plan's steps: see `adoptions`
+  'adopt': () => [],
 };
+
+/** An upgrade's take-overs as destructive changes, asked with the others. */
+export function adoptions(items: ReadonlyArray<{ object: string; owner: string }>): DestructiveChange[] {
+  return items.map((i) => ({ kind: 'adopt' as const, step: '(run)', object: i.object, why: `taken over from ${i.owner} by the upgrade of the install it made` }));
+}
 
 export function destructiveChanges(r: PlanResult): DestructiveChange[] {
   return Object.values(RULES).flatMap((rule) => rule(r));

@@ -42,8 +42,15 @@ export interface Foreign {
   readonly byDesign?: boolean;
 }
 
-/** Whether `run` stops on this object: another owner's, not adopted by design nor with `--adopt`. */
-export const refuses = (f: Foreign, adopt: boolean) => !f.byDesign && (!adopt || !f.adoptable);
+/**
+ * Whether `run` stops on this object: another owner's, not adopted by design nor with `--adopt`.
+ * An upgrade takes over the install it upgrades (the upstream chart's, mgradm's) by design:
+ * `upgrade` true, what `--adopt` could take is adopted, asked first with the destructive changes.
+ */
+export const refuses = (f: Foreign, adopt: boolean, upgrade = false) => !f.byDesign && (!(adopt || upgrade) || !f.adoptable);
+
+/** Whether a plan upgrades an install (src/plan/types.ts `Plan.flow`): it adopts that install's objects, asking. */
+export const upgrades = (plan: Plan) => plan.flow?.kind === 'upgrade';
 
 /** A Namespace nobody but kubectl (or nobody at all) ever wrote, with no tool's label or annotation. */
 function bareNamespace(o: KubernetesObject): boolean {
@@ -165,9 +172,11 @@ export async function takeovers(cluster: Cluster, plan: Plan, objectsOf: (step: 
   // A bare namespace is the plan's by design only while it holds nothing but what the plan needs
   // made first (its required Secrets and ConfigMaps): one with another team's objects is theirs.
   const required = new Set(plan.steps.flatMap((s) => s.requires.map((r) => `${r.kind}/${r.name}`)));
+  // an admin's policy for the namespace (its quota, its limits) is no other team's object
+  const policy = (o: string) => /^(ResourceQuota|LimitRange)\//.test(o);
   const checked = await Promise.all(foreign.map(async (f) => {
     if (!f.byDesign) return f;
-    const others = (await othersIn(cluster, plan, f.ref.name)).filter((o) => !required.has(o.split(' ')[0]));
+    const others = (await othersIn(cluster, plan, f.ref.name)).filter((o) => !required.has(o.split(' ')[0]) && !policy(o));
     if (others.length === 0) return f;
     const { byDesign: _made, ...rest } = f;
     return { ...rest, reason: `${f.reason}; it holds ${others.length} object(s) of others: ${others.slice(0, 3).join(', ')}${others.length > 3 ? ', …' : ''}` };
@@ -175,17 +184,19 @@ export async function takeovers(cluster: Cluster, plan: Plan, objectsOf: (step: 
   return [...namespaceExists ? await otherPlansIn(cluster, plan) : [], ...checked];
 }
 
-export function renderTakeovers(items: readonly Foreign[], adopt: boolean): string[] {
+export function renderTakeovers(items: readonly Foreign[], adopt: boolean, upgrade = false): string[] {
   if (items.length === 0) return [];
-  const anyRefused = items.some((i) => refuses(i, adopt));
+  const anyRefused = items.some((i) => refuses(i, adopt, upgrade));
   const lines = [anyRefused ? 'Refused: objects of other owners (run stops before any write; --adopt takes over those marked adoptable):' : 'Adopts, from their owners:'];
-  for (const i of items) lines.push(`  ${refuses(i, adopt) ? 'refuse' : 'adopt'}  ${i.object}  owner: ${i.owner}  (${i.byDesign ? 'a namespace made by hand for the plan: adopted, never deleted by destroy' : i.reason})`);
+  const why = (i: Foreign) => (i.byDesign ? 'a namespace made by hand for the plan: adopted, never deleted by destroy'
+    : upgrade && !adopt && i.adoptable ? `${i.reason}; the upgrade takes over the install it upgrades, asked first` : i.reason);
+  for (const i of items) lines.push(`  ${refuses(i, adopt, upgrade) ? 'refuse' : 'adopt'}  ${i.object}  owner: ${i.owner}  (${why(i)})`);
   return lines;
 }
 
 /** The one-paragraph refusal of a run: each object with its owner. */
-export function refusalMessage(items: readonly Foreign[], adopt: boolean): string {
-  const refused = items.filter((i) => refuses(i, adopt));
+export function refusalMessage(items: readonly Foreign[], adopt: boolean, upgrade = false): string {
+  const refused = items.filter((i) => refuses(i, adopt, upgrade));
   const list = refused.map((i) => `${i.object} belongs to ${i.owner} (${i.reason})`).join('; ');
   const hint = refused.some((i) => i.adoptable) ? ': nothing written; run with --adopt to take them over' : ': nothing written';
   return `refusing to take over ${refused.length} object(s): ${list}${hint}`;

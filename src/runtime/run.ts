@@ -14,7 +14,7 @@ import type { Plan } from '../plan/types';
 import { applySetOf, groupKind, readParent, writeParent } from './applyset';
 import type { Cluster } from './client';
 import { approve, ApprovalOptions } from './confirm';
-import { destructiveChanges } from './destructive';
+import { adoptions, destructiveChanges } from './destructive';
 import { BadInput, RuntimeError, StepFailed } from './errors';
 import { finishedJobUids, HISTORY_CONFIGMAP, recordFinishedRun } from './history';
 import type { IdentityFlags } from './identity';
@@ -27,7 +27,8 @@ import { openPlanDir } from './plan-dir';
 import { memberKinds, pruneCandidates } from './prune';
 import type { Reporter } from './progress';
 import type { RunLock } from './lock';
-import { guardRun, SafeguardOptions } from './safeguards';
+import type { Foreign } from './ownership';
+import { adopt, guardRun, SafeguardOptions } from './safeguards';
 import { RunContext, runStep } from './steps';
 
 export interface RunOptions extends IdentityFlags, ApprovalOptions, SafeguardOptions {
@@ -72,7 +73,7 @@ interface Started {
  * Before the first write, as `plan` decides: what is refused outright (a finished flow's data
  * step, an identity change without its flag), then the destructive changes, approved or not.
  */
-async function decideBeforeWriting(o: RunOptions, plan: RunContext['plan'], objects: ReadonlyMap<string, Manifest[]>): Promise<PlanResult> {
+async function decideBeforeWriting(o: RunOptions, plan: RunContext['plan'], objects: ReadonlyMap<string, Manifest[]>, toAdopt: readonly Foreign[]): Promise<PlanResult> {
   const decided = await planSteps(o.cluster, plan, (s) => objects.get(s) ?? [], {
     rerun: o.rerun, prune: o.prune, purgeVolumes: o.purgeVolumes, diff: o.saved !== undefined,
     allowFqdnChange: o.allowFqdnChange, allowDowngrade: o.allowDowngrade, allowNewCa: o.allowNewCa,
@@ -84,7 +85,8 @@ async function decideBeforeWriting(o: RunOptions, plan: RunContext['plan'], obje
   if (decided.refusals.length) {
     throw new RuntimeError(`refused before any write: ${decided.refusals.join('; ')}`, EXIT.stepFailed);
   }
-  await approve(destructiveChanges(decided), { ...o, savedPlan: o.saved !== undefined }, o.reporter);
+  await approve([...destructiveChanges(decided), ...adoptions(toAdopt)], { ...o, savedPlan: o.saved !== undefined }, o.reporter);
+  await adopt(o.cluster, toAdopt, o.reporter);
   return decided;
 }
 
@@ -110,12 +112,12 @@ async function startRun(o: RunOptions, started: number): Promise<Started> {
   o.reporter.emit({ type: 'run-start', plan: plan.name, runId, runDir, steps: plan.steps.length, server: o.cluster.server });
   // the lock (deferred past the namespace step of a first install), what is refused outright
   // (src/runtime/safeguards.ts), then what plan decides, asked before the first write
-  const lock = await guardRun(o.cluster, plan, (s) => objects.get(s) ?? [], runId, o.reporter, o);
+  const { lock, toAdopt } = await guardRun(o.cluster, plan, (s) => objects.get(s) ?? [], runId, o.reporter, o);
   try {
     const set = applySetOf(plan);
     // A parent of another tool is refused here, before the question and the first step.
     const parentKinds = (await readParent(o.cluster, set)).kinds;
-    const decided = await decideBeforeWriting(o, plan, objects);
+    const decided = await decideBeforeWriting(o, plan, objects, toAdopt);
     const run: RunContext = {
       cluster: o.cluster, reporter: o.reporter, plan, runId, runDir,
       deadline: started + (o.timeoutSeconds ?? plan.deadlineSeconds) * 1000,

@@ -9,7 +9,7 @@ import { Cluster, refString } from './client';
 import { StepFailed } from './errors';
 import { RunLock } from './lock';
 import type { Manifest } from './manifests';
-import { markAdopted, refusalMessage, refuses, takeovers } from './ownership';
+import { Foreign, markAdopted, refusalMessage, refuses, takeovers, upgrades } from './ownership';
 import type { Reporter } from './progress';
 import { lostCredentials } from './secrets';
 
@@ -20,10 +20,17 @@ export interface SafeguardOptions {
   readonly lockTimeoutSeconds?: number;
 }
 
-/** Takes the lock (or defers it to the namespace step), then refuses or adopts; returns the lock to release at the end. */
+/** What guardRun leaves to `run`: the lock to release at the end, and the upgrade's adoptions to ask about. */
+export interface Guarded {
+  readonly lock: RunLock;
+  /** An upgrade's take-overs of the install it upgrades (without `--adopt`): asked with the destructive changes, then marked. */
+  readonly toAdopt: readonly Foreign[];
+}
+
+/** Takes the lock (or defers it to the namespace step), then refuses or adopts; returns the lock and what is still to be asked. */
 export async function guardRun(
   cluster: Cluster, plan: Plan, objectsOf: (step: string) => readonly Manifest[], runId: string, reporter: Reporter, o: SafeguardOptions,
-): Promise<RunLock> {
+): Promise<Guarded> {
   const lock = new RunLock(cluster, {
     namespace: plan.namespace, runId, plan, verb: 'run', timeoutSeconds: o.lockTimeoutSeconds,
     onEvent: (action, result) => reporter.emit({ type: 'action', step: '(run)', action, object: refString(lock.ref), result }),
@@ -32,13 +39,21 @@ export async function guardRun(
   const namespaceExists = await lock.acquire();
   try {
     const foreign = await takeovers(cluster, plan, objectsOf, namespaceExists);
-    if (foreign.some((f) => refuses(f, Boolean(o.adopt)))) throw new StepFailed('(run)', refusalMessage(foreign, Boolean(o.adopt)));
+    const upgrade = upgrades(plan);
+    if (foreign.some((f) => refuses(f, Boolean(o.adopt), upgrade))) throw new StepFailed('(run)', refusalMessage(foreign, Boolean(o.adopt), upgrade));
     const lost = namespaceExists ? await lostCredentials(cluster, plan) : [];
     if (lost.length) throw new StepFailed('(run)', lost.map((l) => l.message).join('; '));
-    await markAdopted(cluster, foreign, (f) => reporter.emit({ type: 'action', step: '(run)', action: 'adopt', object: f.object, result: `taken over from ${f.owner}` }));
+    // --adopt and a namespace made by hand are consent already; an upgrade's take-overs are asked first
+    const asked = (f: Foreign) => !o.adopt && !f.byDesign;
+    await adopt(cluster, foreign.filter((f) => !asked(f)), reporter);
+    return { lock, toAdopt: foreign.filter(asked) };
   } catch (e) {
     await lock.release();
     throw e;
   }
-  return lock;
+}
+
+/** Marks each object adopted (`uyuni-cdk.io/adopted-from`), saying so. */
+export function adopt(cluster: Cluster, items: readonly Foreign[], reporter: Reporter): Promise<void> {
+  return markAdopted(cluster, items, (f) => reporter.emit({ type: 'action', step: '(run)', action: 'adopt', object: f.object, result: `taken over from ${f.owner}` }));
 }

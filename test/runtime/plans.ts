@@ -31,7 +31,7 @@ function defaultWait(o: any): Wait | undefined {
  * Writes a plan into `dir` (a new temp dir by default) and returns the dir. `summaries`: each step
  * with the `fileSummary` synth writes (src/plans/plan-app.ts); without, a hand-written plan's index.
  */
-export function writePlan(steps: StepSpec[], opts: { name?: string; dir?: string; deadlineSeconds?: number; summaries?: boolean } = {}): string {
+export function writePlan(steps: StepSpec[], opts: { name?: string; dir?: string; deadlineSeconds?: number; summaries?: boolean; flow?: Plan['flow'] } = {}): string {
   const name = opts.name ?? 'install';
   const dir = opts.dir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'uyuni-plan-'));
   fs.mkdirSync(dir, { recursive: true });
@@ -71,6 +71,7 @@ export function writePlan(steps: StepSpec[], opts: { name?: string; dir?: string
     selector: { [LABELS.partOf]: 'uyuni', [LABELS.managedBy]: MANAGED_BY, [LABELS.plan]: name },
     deadlineSeconds: opts.deadlineSeconds ?? 600,
     steps: planSteps,
+    ...(opts.flow ? { flow: opts.flow } : {}),
   };
   fs.writeFileSync(path.join(dir, 'uyuni.plan'), JSON.stringify(plan, null, 2) + '\n');
   return dir;

@@ -251,6 +251,26 @@ describe('nothing is taken over: objects of other tools', () => {
     expect((await cli('run', dir, { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
   });
 
+  it('an upgrade takes over the install it upgrades (the chart\'s Helm release) by design: plan lists it, run asks first, then marks it', async () => {
+    sim = await startSimulator();
+    sim.put({ ...namespace(), metadata: { name: NS, labels: { 'app.kubernetes.io/managed-by': 'Helm' } } });
+    sim.put({ ...service('uyuni'), metadata: { name: 'uyuni', namespace: NS, labels: { 'app.kubernetes.io/managed-by': 'Helm' }, annotations: { 'meta.helm.sh/release-name': 'uyuni', 'meta.helm.sh/release-namespace': NS } } });
+    const dir = writePlan([{ name: 'server', objects: [service('uyuni'), deployment('uyuni')] }], { name: 'upgrade', flow: { kind: 'upgrade' } });
+    const planned = await cli('plan', dir, { kubeconfig: sim.kubeconfigPath });
+    expect(planned.out).toMatch(new RegExp(`adopt\\s+Service/uyuni \\(${NS}\\)\\s+owner: Helm release ${NS}/uyuni[^\\n]*the upgrade takes over the install it upgrades, asked first`));
+    // no terminal, no --yes: asked, so refused, nothing written (not even the mark)
+    const mark = sim.requests.length;
+    const refused = await cli('run', dir, { kubeconfig: sim.kubeconfigPath });
+    expect(refused.code).toBe(2);
+    expect(refused.out).toMatch(new RegExp(`adopt\\s+Service/uyuni \\(${NS}\\)`));
+    expect(writesSince(mark)).toEqual([]);
+    expect(sim.get('v1', 'Service', 'uyuni', NS).metadata.annotations['uyuni-cdk.io/adopted-from']).toBeUndefined();
+    const r = await cli('run', dir, { kubeconfig: sim.kubeconfigPath, yes: true });
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    expect(sim.get('v1', 'Service', 'uyuni', NS).metadata.annotations['uyuni-cdk.io/adopted-from']).toBe(`Helm release ${NS}/uyuni`);
+  });
+
   it('an existing namespace with another team in it: refused without --adopt; destroy --purge-volumes leaves the namespace and their objects', async () => {
     sim = await startSimulator();
     const shared = 'shared';

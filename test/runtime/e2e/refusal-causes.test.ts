@@ -41,7 +41,8 @@ describe('API refusals are explained by their cause, not all as RBAC', () => {
     const del = await fetch(`${sim.url}/api/v1/namespaces/${NS}`, { method: 'DELETE' });
     expect(del.status).toBe(200);
     const r = await cli('run', plan(), { kubeconfig: sim.kubeconfigPath });
-    expect(r.code).toBe(1);
+    // refused at the run's first write, its lock in the namespace: a 403 before any step is exit 2
+    expect(r.code).toBe(2);
     const said = r.out + r.err;
     expect(said).toContain(`namespace ${NS} is being deleted (Terminating)`);
     expect(said).not.toContain('(RBAC)');
