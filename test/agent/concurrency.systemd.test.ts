@@ -12,6 +12,7 @@ import { startSimulator, Simulator } from '../sim';
 import { clients } from '../sim/helpers';
 import { AgentProcess, startAgent } from './harness/agent-process';
 import { startUserSystemd, UserSystemd } from './harness/systemd-user';
+import { untilWith } from './harness/until';
 
 jest.setTimeout(120_000);
 
@@ -22,15 +23,7 @@ let sim: Simulator;
 let agent: AgentProcess;
 let pkg: string;
 
-async function until<T>(what: string, probe: () => T | undefined | false, ms = 15_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = probe();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${agent?.stderr() ?? ''}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+const until = untilWith(() => agent?.stderr() ?? '');
 
 function pod(name: string, command: string, spec: Record<string, unknown> = {}): any {
   return { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default' }, spec: { nodeName: NODE, containers: [{ name: 'main', image: 'svc:1.0', command: [command] }], ...spec } };

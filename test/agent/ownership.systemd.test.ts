@@ -16,6 +16,7 @@ import { startSimulator, Simulator } from '../sim';
 import { clients } from '../sim/helpers';
 import { AgentProcess, startAgent } from './harness/agent-process';
 import { startUserSystemd, UserSystemd } from './harness/systemd-user';
+import { untilWith } from './harness/until';
 
 jest.setTimeout(120_000);
 
@@ -27,15 +28,7 @@ let agent: AgentProcess | undefined;
 let pkg: string;
 let kubeconfig: string;
 
-async function until<T>(what: string, probe: () => T | undefined | false, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = probe();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${agent?.stderr() ?? ''}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+const until = untilWith(() => agent?.stderr() ?? '', 20_000);
 
 function pod(namespace: string, name: string, container: string, args: string[] = []): any {
   return {

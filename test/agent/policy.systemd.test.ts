@@ -9,6 +9,7 @@ import { startSimulator, Simulator } from '../sim';
 import { clients } from '../sim/helpers';
 import { AgentProcess, startAgent } from './harness/agent-process';
 import { startUserSystemd, UserSystemd } from './harness/systemd-user';
+import { untilWith } from './harness/until';
 
 jest.setTimeout(120_000);
 
@@ -19,15 +20,7 @@ let sim: Simulator;
 let agent: AgentProcess;
 let pkg: string;
 
-async function until<T>(what: string, probe: () => T | undefined | false, ms = 15_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = probe();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${agent?.stderr() ?? ''}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+const until = untilWith(() => agent?.stderr() ?? '');
 
 const RESTRICTED = { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' } };
 

@@ -9,6 +9,7 @@ import { startSimulator, Simulator } from '../sim';
 import { clients } from '../sim/helpers';
 import { AgentProcess, startAgent } from './harness/agent-process';
 import { startUserSystemd, UserSystemd } from './harness/systemd-user';
+import { untilWith } from './harness/until';
 
 jest.setTimeout(120_000);
 
@@ -20,15 +21,7 @@ let agent: AgentProcess;
 let pkg: string;
 let out: string;
 
-async function until<T>(what: string, probe: () => T | undefined | false, ms = 15_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = probe();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${agent?.stderr() ?? ''}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+const until = untilWith(() => agent?.stderr() ?? '');
 
 const getPod = (name: string): any => sim.get('v1', 'Pod', name, 'default');
 const create = (p: any): Promise<unknown> => clients(sim).core.createNamespacedPod({ namespace: 'default', body: p });
