@@ -117,6 +117,23 @@ export function addPrepareStep(plan: PlanApp, namespace: string, record: string,
 }
 
 /** A service account for a Job that talks to the API, with exactly `rules`. */
+/**
+ * The database claim's inspection (`inspect-db.sh`, read-only) of a backup or a restore, near
+ * the node the database last ran on. `partOf` @default the ScriptJob's
+ */
+export function inspectDbJob(chart: Construct, id: string, config: UyuniConfig, name: string, partOf?: PartOf): void {
+  const job = new ScriptJob(chart, id, {
+    ...jobBase(config, 'db'),
+    ...(partOf ? { partOf } : {}),
+    name,
+    script: 'inspect-db.sh',
+    env: [{ name: 'DATA_DIR', value: '/inspect/pgsql' }],
+    volumes: [{ name: DB_VOLUME.name, persistentVolumeClaim: { claimName: DB_VOLUME.name } }],
+    volumeMounts: [{ name: DB_VOLUME.name, mountPath: '/inspect/pgsql', readOnly: true }],
+  });
+  preferNodeOf(job.job, 'db');
+}
+
 export function serviceAccount(scope: Construct, namespace: string, name: string, partOf: PartOf, rules: k8s.PolicyRule[]): void {
   const metadata = { name, namespace, labels: commonLabels(partOf, 'step') };
   new k8s.KubeServiceAccount(scope, 'ServiceAccount', { metadata, automountServiceAccountToken: true });
@@ -214,16 +231,7 @@ export function backupPlan(config: UyuniConfig): PlanApp {
     description: `inspect the database on ${DB_VOLUME.name} (Job ${BACKUP_JOBS.inspectDb})`,
     factsFrom: jobRef(ns, BACKUP_JOBS.inspectDb),
   }, (chart) => {
-    const job = new ScriptJob(chart, 'InspectDb', {
-      ...jobBase(config, 'db'),
-      partOf: BACKUP_PART_OF,
-      name: BACKUP_JOBS.inspectDb,
-      script: 'inspect-db.sh',
-      env: [{ name: 'DATA_DIR', value: '/inspect/pgsql' }],
-      volumes: [{ name: DB_VOLUME.name, persistentVolumeClaim: { claimName: DB_VOLUME.name } }],
-      volumeMounts: [{ name: DB_VOLUME.name, mountPath: '/inspect/pgsql', readOnly: true }],
-    });
-    preferNodeOf(job.job, 'db');
+    inspectDbJob(chart, 'InspectDb', config, BACKUP_JOBS.inspectDb, BACKUP_PART_OF);
   });
 
   const stop = stopActions(ns);

@@ -1,12 +1,11 @@
 import type { UyuniConfig } from '../config/schema';
 import { ScriptJob } from '../constructs/script-job';
-import { DB_VOLUME } from '../model/volumes';
 import { LABELS, MANAGED_BY, Gate, ObjectRef } from '../plan/types';
 import {
-  addPrepareStep, BACKUP_JOBS, BACKUP_PATHS, backedUpSecrets, backupClaimVolume, claimsAt, dataPodSelector, LIST_PODS,
+  addPrepareStep, BACKUP_JOBS, BACKUP_PATHS, backedUpSecrets, backupClaimVolume, claimsAt, dataPodSelector, inspectDbJob, LIST_PODS,
   serviceAccount, stopActions,
 } from './backup';
-import { DATA_USERS, jobBase, preferNodeOf } from './db-steps';
+import { DATA_USERS, jobBase } from './db-steps';
 import { addDeploySteps, addNamespaceStep, addVolumesStep, serverPlan } from './install';
 import type { PlanApp } from './plan-app';
 
@@ -81,15 +80,7 @@ export function restorePlan(config: UyuniConfig): PlanApp {
     description: `the PostgreSQL of the new server-postgresql image (Job ${BACKUP_JOBS.restoreInspectDb})`,
     factsFrom: jobRef(ns, BACKUP_JOBS.restoreInspectDb),
   }, (chart) => {
-    const job = new ScriptJob(chart, 'RestoreInspectDb', {
-      ...jobBase(config, 'db'),
-      name: BACKUP_JOBS.restoreInspectDb,
-      script: 'inspect-db.sh',
-      env: [{ name: 'DATA_DIR', value: '/inspect/pgsql' }],
-      volumes: [{ name: DB_VOLUME.name, persistentVolumeClaim: { claimName: DB_VOLUME.name } }],
-      volumeMounts: [{ name: DB_VOLUME.name, mountPath: '/inspect/pgsql', readOnly: true }],
-    });
-    preferNodeOf(job.job, 'db');
+    inspectDbJob(chart, 'RestoreInspectDb', config, BACKUP_JOBS.restoreInspectDb);
   });
 
   const stop = stopActions(ns);
