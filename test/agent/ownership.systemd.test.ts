@@ -12,23 +12,17 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { startSimulator, Simulator } from '../sim';
-import { clients } from '../sim/helpers';
-import { AgentProcess, startAgent } from './harness/agent-process';
-import { startUserSystemd, UserSystemd } from './harness/systemd-user';
-import { untilWith } from './harness/until';
+import { nodeSuite } from './harness/node-suite';
 
 jest.setTimeout(120_000);
 
 const NODE = 'owner-node';
 
-let sd: UserSystemd;
-let sim: Simulator;
-let agent: AgentProcess | undefined;
-let pkg: string;
-let kubeconfig: string;
-
-const until = untilWith(() => agent?.stderr() ?? '', 20_000);
+// Each test starts (and restarts) the agent itself, after setting up what it must find.
+const node = nodeSuite({ node: NODE, nodeIp: '10.9.8.5', start: false, untilMs: 20_000, scripts: { 'serve.sh': '#!/bin/sh\nexec sleep 1d\n' } });
+const { until, create } = node;
+const getPod = (ns: string, name: string): any => node.getPod(name, ns);
+const remove = (ns: string, name: string): Promise<unknown> => node.remove(name, ns);
 
 function pod(namespace: string, name: string, container: string, args: string[] = []): any {
   return {
@@ -37,61 +31,33 @@ function pod(namespace: string, name: string, container: string, args: string[] 
   };
 }
 
-const getPod = (ns: string, name: string): any => sim.get('v1', 'Pod', name, ns);
-async function create(p: any): Promise<void> {
-  const core = clients(sim).core;
-  await core.createNamespace({ body: { metadata: { name: p.metadata.namespace } } }).catch(() => undefined);
-  await core.createNamespacedPod({ namespace: p.metadata.namespace, body: p });
-}
-const remove = (ns: string, name: string): Promise<unknown> => clients(sim).core.deleteNamespacedPod({ name, namespace: ns });
-
 /** A unit an admin wrote into the unit directory, running. */
 function adminUnit(name: string): { file: string; content: string; pid: string } {
-  const file = path.join(sd.unitDir, name);
+  const file = path.join(node.sd.unitDir, name);
   const content = '[Unit]\nDescription=an admin\'s own service\n\n[Service]\nExecStart=/bin/sleep 1d\n\n[Install]\nWantedBy=default.target\n';
   fs.writeFileSync(file, content);
-  sd.systemctl('daemon-reload');
-  sd.systemctl('start', name);
-  return { file, content, pid: sd.show(name, 'MainPID') };
+  node.sd.systemctl('daemon-reload');
+  node.sd.systemctl('start', name);
+  return { file, content, pid: node.sd.show(name, 'MainPID') };
 }
-
-function startRun(): AgentProcess {
-  return startAgent(['--node', NODE, '--session', '--package-dir', pkg, '--kubeconfig', kubeconfig, '--node-ip', '10.9.8.5', '--resync', '3600'], sd.env);
-}
-
-beforeAll(async () => {
-  sd = await startUserSystemd();
-  sim = await startSimulator({ externalNodes: [NODE] });
-  kubeconfig = sim.kubeconfigPath;
-  pkg = path.join(sd.base, 'packages');
-  fs.mkdirSync(path.join(pkg, 'svc-1.0'), { recursive: true });
-  fs.writeFileSync(path.join(pkg, 'svc-1.0', 'serve.sh'), '#!/bin/sh\nexec sleep 1d\n', { mode: 0o755 });
-}, 60_000);
-
-afterAll(async () => {
-  await agent?.stop('SIGKILL');
-  await sim?.stop();
-  await sd?.stop();
-});
 
 describe('agent run touches only the units it created', () => {
   it('leaves a foreign unit file untouched and running; the pod is Failed UnitNameConflict naming the file; its deletion stops nothing', async () => {
     const admin = adminUnit('team-web-server.service');
-    agent = startRun();
-    await agent.waitFor(/Watching the pods of node/);
+    await node.start();
     await create(pod('team', 'web', 'server'));
     const failed = await until('Failed', () => getPod('team', 'web')?.status?.phase === 'Failed' && getPod('team', 'web'));
     expect(failed.status.reason).toBe('UnitNameConflict');
     expect(failed.status.message).toContain(admin.file);
     expect(fs.readFileSync(admin.file, 'utf8')).toBe(admin.content);
-    expect(sd.show('team-web-server.service', 'MainPID')).toBe(admin.pid);
+    expect(node.sd.show('team-web-server.service', 'MainPID')).toBe(admin.pid);
 
     await remove('team', 'web');
     await until('the pod object gone', () => getPod('team', 'web') === undefined);
     expect(fs.readFileSync(admin.file, 'utf8')).toBe(admin.content);
-    expect(sd.show('team-web-server.service', 'ActiveState')).toBe('active');
-    expect(sd.show('team-web-server.service', 'MainPID')).toBe(admin.pid);
-    expect(agent.stderr()).not.toContain('[team-web-server.service] was');
+    expect(node.sd.show('team-web-server.service', 'ActiveState')).toBe('active');
+    expect(node.sd.show('team-web-server.service', 'MainPID')).toBe(admin.pid);
+    expect(node.agent!.stderr()).not.toContain('[team-web-server.service] was');
   });
 
   it("refuses pod uyuni/cdk (container agent): the agent's own unit name; deleting the pod leaves the agent and that unit running", async () => {
@@ -102,8 +68,8 @@ describe('agent run touches only the units it created', () => {
     expect(failed.status.message).toContain('uyuni-cdk-agent.service');
     await remove('uyuni', 'cdk');
     await until('the pod object gone', () => getPod('uyuni', 'cdk') === undefined);
-    expect(agent!.child.exitCode).toBeNull();
-    expect(sd.show('uyuni-cdk-agent.service', 'MainPID')).toBe(own.pid);
+    expect(node.agent!.child.exitCode).toBeNull();
+    expect(node.sd.show('uyuni-cdk-agent.service', 'MainPID')).toBe(own.pid);
     expect(fs.readFileSync(own.file, 'utf8')).toBe(own.content);
   });
 
@@ -117,18 +83,17 @@ describe('agent run touches only the units it created', () => {
     const younger = await until('the younger Failed', () => getPod('team', 'web-db')?.status?.phase === 'Failed' && getPod('team', 'web-db'));
     expect(younger.status.reason).toBe('UnitNameConflict');
     expect(younger.status.message).toContain('[team-web/db]');
-    const pid = sd.show(unit, 'MainPID');
-    expect(fs.readFileSync(path.join(sd.unitDir, unit), 'utf8')).toContain('older');
+    const pid = node.sd.show(unit, 'MainPID');
+    expect(fs.readFileSync(path.join(node.sd.unitDir, unit), 'utf8')).toContain('older');
 
-    expect(await agent!.stop('SIGTERM')).toBe(0);
-    agent = startRun();
-    await agent.waitFor(/Watching the pods of node/);
-    await until('the younger reported again', () => /cannot run \(UnitNameConflict\).*team-web-db-c\.service/.test(agent!.stderr()) && true);
-    expect(sd.show(unit, 'MainPID')).toBe(pid);
-    expect(sd.show(unit, 'NRestarts')).toBe('0');
-    expect(fs.readFileSync(path.join(sd.unitDir, unit), 'utf8')).toContain('older');
+    expect(await node.agent!.stop('SIGTERM')).toBe(0);
+    await node.start();
+    await until('the younger reported again', () => /cannot run \(UnitNameConflict\).*team-web-db-c\.service/.test(node.agent!.stderr()) && true);
+    expect(node.sd.show(unit, 'MainPID')).toBe(pid);
+    expect(node.sd.show(unit, 'NRestarts')).toBe('0');
+    expect(fs.readFileSync(path.join(node.sd.unitDir, unit), 'utf8')).toContain('older');
     expect(getPod('team-web', 'db').status.phase).toBe('Running');
     expect(getPod('team', 'web-db').status.phase).toBe('Failed');
-    expect(agent.stderr()).not.toMatch(/\[team-web-db-c\.service\] was (started|restarted|stopped)/);
+    expect(node.agent!.stderr()).not.toMatch(/\[team-web-db-c\.service\] was (started|restarted|stopped)/);
   });
 });

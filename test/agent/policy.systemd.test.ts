@@ -5,22 +5,20 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { startSimulator, Simulator } from '../sim';
 import { clients } from '../sim/helpers';
-import { AgentProcess, startAgent } from './harness/agent-process';
-import { startUserSystemd, UserSystemd } from './harness/systemd-user';
-import { untilWith } from './harness/until';
+import { nodeSuite } from './harness/node-suite';
 
 jest.setTimeout(120_000);
 
 const NODE = 'policy-node';
 
-let sd: UserSystemd;
-let sim: Simulator;
-let agent: AgentProcess;
-let pkg: string;
-
-const until = untilWith(() => agent?.stderr() ?? '');
+const node = nodeSuite({
+  node: NODE, nodeIp: '10.9.8.2', args: ['--pod-security', 'restricted', '--max-pods', '2'],
+  scripts: { 'serve.sh': '#!/bin/sh\nexec sleep 1d\n' },
+  // The units run as uid 1000: the package must be readable by it.
+  prepare: ({ sd, pkg }) => { for (const d of [sd.base, pkg, path.join(pkg, 'svc-1.0')]) fs.chmodSync(d, 0o755); },
+});
+const { until, getPod, create, unitFile } = node;
 
 const RESTRICTED = { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' } };
 
@@ -30,27 +28,6 @@ function pod(name: string, command: string, sc: Record<string, unknown> = RESTRI
     spec: { nodeName: NODE, securityContext: { runAsNonRoot: true, runAsUser: 1000 }, containers: [{ name: 'main', image: 'svc:1.0', command: [command], securityContext: sc }] },
   };
 }
-
-const unitFile = (name: string): string => path.join(sd.unitDir, `default-${name}-main.service`);
-const getPod = (name: string): any => sim.get('v1', 'Pod', name, 'default');
-const create = (p: any): Promise<unknown> => clients(sim).core.createNamespacedPod({ namespace: 'default', body: p });
-
-beforeAll(async () => {
-  sd = await startUserSystemd();
-  sim = await startSimulator({ externalNodes: [NODE] });
-  pkg = path.join(sd.base, 'packages');
-  fs.mkdirSync(path.join(pkg, 'svc-1.0'), { recursive: true });
-  fs.writeFileSync(path.join(pkg, 'svc-1.0', 'serve.sh'), '#!/bin/sh\nexec sleep 1d\n', { mode: 0o755 });
-  for (const d of [sd.base, pkg, path.join(pkg, 'svc-1.0')]) fs.chmodSync(d, 0o755);
-  agent = startAgent(['--node', NODE, '--session', '--package-dir', pkg, '--kubeconfig', sim.kubeconfigPath, '--node-ip', '10.9.8.2', '--resync', '3600', '--pod-security', 'restricted', '--max-pods', '2'], sd.env);
-  await agent.waitFor(/Watching the pods of node/);
-}, 60_000);
-
-afterAll(async () => {
-  await agent?.stop('SIGKILL');
-  await sim?.stop();
-  await sd?.stop();
-});
 
 async function refused(name: string): Promise<string> {
   const failed = await until(`${name} Failed`, () => getPod(name)?.status?.phase === 'Failed' && getPod(name));
@@ -72,7 +49,7 @@ describe('agent run --pod-security restricted --max-pods 2', () => {
 
   it('refuses a command outside the package directory', async () => {
     await create(pod('abs', '/bin/sleep'));
-    expect(await refused('abs')).toContain(`spec.containers[0].command[0] /bin/sleep is outside the package directory ${pkg}`);
+    expect(await refused('abs')).toContain(`spec.containers[0].command[0] /bin/sleep is outside the package directory ${node.pkg}`);
   });
 
   it('runs at most --max-pods pods; the next is Failed OutOfpods and runs once a place is free', async () => {
@@ -83,8 +60,8 @@ describe('agent run --pod-security restricted --max-pods 2', () => {
     const full = await until('three Failed', () => getPod('three')?.status?.phase === 'Failed' && getPod('three'));
     expect(full.status.containerStatuses[0].state.waiting.reason).toBe('OutOfpods');
     expect(fs.existsSync(unitFile('three'))).toBe(false);
-    await clients(sim).core.deleteNamespacedPod({ name: 'one', namespace: 'default' });
+    await clients(node.sim).core.deleteNamespacedPod({ name: 'one', namespace: 'default' });
     await until('three Running', () => getPod('three')?.status?.phase === 'Running');
-    expect(sd.show('default-three-main.service', 'User')).toBe('1000');
+    expect(node.sd.show('default-three-main.service', 'User')).toBe('1000');
   });
 });
