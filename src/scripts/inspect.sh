@@ -22,30 +22,9 @@ set -eu
 image_etc=${IMAGE_ETC:-/etc}
 conf=${RHN_CONF:-/etc/rhn/rhn.conf}
 
-# The release of a *-release file: "Uyuni release 2025.10" gives 2025.10, "SUSE Manager
-# release 5.0 (5.0.3)" gives 5.0.3 (the detailed version in parentheses wins).
-release_of() {
-  line=$(head -n 1 "$1")
-  detail=$(printf '%s\n' "$line" | sed -n 's/^[^(]*(\([0-9][^)]*\)).*$/\1/p')
-  if [ -n "$detail" ]; then
-    printf '%s\n' "$detail"
-  else
-    printf '%s\n' "$line" | sed -n 's/^.*[Rr]elease[[:space:]]*\([0-9][^(]*\).*$/\1/p' | sed 's/[[:space:]]*$//'
-  fi
-}
-
-# Prints <product key>=uyuni|suse-manager and <release key>=<release> for the release files in $1.
-describe_release() {
-  if [ -f "$1/uyuni-release" ]; then
-    echo "$2=uyuni"
-    echo "$3=$(release_of "$1/uyuni-release")"
-  elif [ -f "$1/susemanager-release" ]; then
-    echo "$2=suse-manager"
-    echo "$3=$(release_of "$1/susemanager-release")"
-  else
-    echo "uyuni-inspect: no release file in $1" >&2
-  fi
-}
+me=uyuni-inspect
+# shellcheck source-path=SCRIPTDIR source=lib/release.sh
+. "$(dirname "$0")/lib/release.sh"
 
 describe_release "$image_etc" product uyuni_release
 

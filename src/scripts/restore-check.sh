@@ -24,6 +24,8 @@ trap 'rm -rf "$work"' EXIT
 
 # shellcheck source-path=SCRIPTDIR source=lib/backup-manifest.sh
 . "$(dirname "$0")/lib/backup-manifest.sh"
+# shellcheck source-path=SCRIPTDIR source=lib/release.sh
+. "$(dirname "$0")/lib/release.sh"
 
 dir=$(resolve_backup "$FROM" "${BACKUP_DIR%/}")
 if [ "${TARGETS:-false}" = true ]; then
@@ -48,21 +50,4 @@ done
 echo "backup_verified=true"
 
 # The new image's release, as uyuni-inspect reads it.
-release_of() {
-  line=$(head -n 1 "$1")
-  detail=$(printf '%s\n' "$line" | sed -n 's/^[^(]*(\([0-9][^)]*\)).*$/\1/p')
-  if [ -n "$detail" ]; then
-    printf '%s\n' "$detail"
-  else
-    printf '%s\n' "$line" | sed -n 's/^.*[Rr]elease[[:space:]]*\([0-9][^(]*\).*$/\1/p' | sed 's/[[:space:]]*$//'
-  fi
-}
-if [ -f "$image_etc/uyuni-release" ]; then
-  echo "product=uyuni"
-  echo "uyuni_release=$(release_of "$image_etc/uyuni-release")"
-elif [ -f "$image_etc/susemanager-release" ]; then
-  echo "product=suse-manager"
-  echo "uyuni_release=$(release_of "$image_etc/susemanager-release")"
-else
-  echo "$me: no release file in $image_etc: is this the server image?" >&2
-fi
+describe_release "$image_etc" product uyuni_release "is this the server image?"
