@@ -4,8 +4,9 @@
  * watches and pod logs (`openStream`). Every answer is complete (content-length honoured, no early
  * close) and bounded in size and time; a stream is bounded by how long it may stay silent. The
  * agent (TLS, client certificates, proxies) is the one the KubeConfig built for the request, so
- * nothing of the authentication changes here.
+ * nothing of the authentication changes here, except that connections are reused (`pooledAgent`).
  */
+import { createHash } from 'crypto';
 import * as http from 'http';
 import * as https from 'https';
 import { HttpLibrary, RequestContext, ResponseContext, wrapHttpLibrary } from '@kubernetes/client-node';
@@ -86,12 +87,57 @@ function tooLarge(what: string, limits: HttpLimits, size: string): Refused {
   return new Refused(`${what}: answer ${size} is larger than the ${Math.round(limits.maxBodyBytes / MiB)} MiB size cap; refused`);
 }
 
+/**
+ * Connection reuse, fixed at client-node's seam. Its `KubeConfig.applySecurityAuthentication`
+ * (client-node 1.4 dist/config.js `createAgent`) builds a new `http(s).Agent` for every request,
+ * without keep-alive: every API call opens a new TCP connection and, against a real API server, pays
+ * a new TLS handshake (client certificate included). Such an agent is swapped here for one shared
+ * keep-alive agent per set of its options (CA, client certificate and key, TLS verification, server
+ * name): the same credentials reuse connections, other ones (a rotated client certificate from an
+ * exec plugin) get their own. Proxy agents (a cluster's `proxy-url`) are left as they are. Idle
+ * sockets do not keep the process alive (node unrefs them) and honour a server's Keep-Alive hint.
+ */
+const POOL_SIZE = 8;
+const pool = new Map<string, http.Agent>();
+
+function optionsKey(scheme: string, options: Record<string, unknown>): string {
+  const h = createHash('sha256').update(scheme);
+  for (const k of Object.keys(options).sort()) {
+    const v = options[k];
+    if (v === undefined || v === null || typeof v === 'function') continue;
+    const values = Array.isArray(v) ? v : [v];
+    h.update(`\0${k}=`);
+    for (const x of values) h.update(Buffer.isBuffer(x) || typeof x === 'string' ? x : JSON.stringify(x)).update('\0');
+  }
+  return h.digest('hex');
+}
+
+export function pooledAgent(agent: http.Agent | undefined): http.Agent | undefined {
+  if (!agent) return agent;
+  const Kind = agent.constructor === https.Agent ? https.Agent : agent.constructor === http.Agent ? http.Agent : undefined;
+  if (!Kind) return agent;
+  const options = { ...(agent as http.Agent & { options: Record<string, unknown> }).options };
+  const key = optionsKey(Kind === https.Agent ? 'https' : 'http', options);
+  let shared = pool.get(key);
+  if (!shared) {
+    shared = new Kind({ ...options, keepAlive: true, scheduling: 'lifo' });
+    pool.set(key, shared);
+    if (pool.size > POOL_SIZE) {
+      const [oldest, old] = pool.entries().next().value as [string, http.Agent];
+      pool.delete(oldest);
+      old.destroy();
+    }
+  }
+  agent.destroy();
+  return shared;
+}
+
 function request(r: HttpRequest): http.ClientRequest {
   const mod = r.url.startsWith('https:') ? https : http;
   const headers = { ...r.headers };
   // node frames a DELETE's body only with a length (it chunks POST and PATCH, not DELETE)
   if (r.body !== undefined && !Object.keys(headers).some((k) => k.toLowerCase() === 'content-length')) headers['Content-Length'] = String(Buffer.byteLength(r.body));
-  return mod.request(r.url, { method: r.method, headers, agent: r.agent });
+  return mod.request(r.url, { method: r.method, headers, agent: pooledAgent(r.agent) });
 }
 
 /** Reads a whole answer, bounded by the size cap; `finish` gets it or why not. */
