@@ -146,7 +146,7 @@ describe('configuration', () => {
   });
 
   it('says what replaced a setting of the earlier image generation', () => {
-    expect(withChanges({ db: { separate: true } })).toEqual(['db: removed: PostgreSQL always runs in Deployment db (an external database is not supported)']);
+    expect(withChanges({ db: { separate: true } })).toEqual(['db.separate: removed: PostgreSQL always runs in Deployment db (an external database is not supported)']);
     expect(withChanges({ volumes: { database: { size: '50Gi' } } })).toEqual(['volumes.database: removed: use volumes.overrides.var-pgsql18']);
     expect(withChanges({ volumes: { mirror: 'mirror' } })).toEqual(['volumes.mirror: removed: use server.mirror.claimName']);
     expect(withChanges({ timeouts: { setupSeconds: 60 } })[0]).toMatch(/^timeouts.setupSeconds: removed: the server sets itself up at its first start/);

@@ -591,6 +591,47 @@ describe('the install plan follows the configuration', () => {
     });
   });
 
+  describe('db.podsCIDR (M4: server-helm README db.podsCIDR, bsc#1270038)', () => {
+    const db = (p: SynthesizedPlan) => p.find('Deployment', 'db');
+
+    it('passes the upstream default 10.42.0.0/16 to the database container as PODS_CIDR', () => {
+      expect(envOf(db(install())).PODS_CIDR).toBe('10.42.0.0/16');
+    });
+
+    it('passes a configured IPv4 or IPv6 pod network, in the upgrade plan too', () => {
+      expect(envOf(db(install({ db: { podsCIDR: '10.8.0.0/14' } }))).PODS_CIDR).toBe('10.8.0.0/14');
+      expect(envOf(db(install({ db: { podsCIDR: 'fd00:10:42::/56' } }))).PODS_CIDR).toBe('fd00:10:42::/56');
+      const upgrade = synthYaml(defaultConfigWith({ upgrade: { postgresql: { from: 18 } }, db: { podsCIDR: '2001:db8::/48' } })).upgrade;
+      expect(envOf(upgrade.find('Deployment', 'db')).PODS_CIDR).toBe('2001:db8::/48');
+    });
+
+    it.each([
+      ['10.42.0.0', 'must be a network in CIDR notation'],
+      ['10.42.0.0/33', 'must have a prefix length of at most 32 for an IPv4 network'],
+      ['10.42.1.0/16', 'must be the network address of the range (no host bits set after /16)'],
+      ['256.1.0.0/16', 'must be a network in CIDR notation'],
+      ['010.42.0.0/16', 'must be a network in CIDR notation'],
+      ['fd00::1::/64', 'must be a network in CIDR notation'],
+      ['fd00:10:42::1/56', 'must be the network address of the range (no host bits set after /56)'],
+      ['fd00::/129', 'must have a prefix length of at most 128 for an IPv6 network'],
+      ['::ffff:10.42.0.0/200', 'must have a prefix length of at most 128 for an IPv6 network'],
+      ['10.42.0.0/16; DROP', 'must be a network in CIDR notation'],
+    ])('refuses db.podsCIDR %s, naming the field', (value, message) => {
+      expect(configError({ db: { podsCIDR: value } })).toContain(`db.podsCIDR: ${message}`);
+    });
+
+    it('accepts the whole address space, IPv4-mapped and full IPv6 forms', () => {
+      for (const v of ['0.0.0.0/0', '::/0', '::ffff:10.42.0.0/112', '2001:0db8:0000:0000:0000:0000:0000:0000/32', '192.168.1.128/25']) {
+        expect(envOf(db(install({ db: { podsCIDR: v } }))).PODS_CIDR).toBe(v);
+      }
+    });
+
+    it('still refuses an external database: db.enable, db.internal and db.report', () => {
+      expect(configError({ db: { enable: false } })).toContain('db.enable: removed: PostgreSQL always runs in Deployment db');
+      expect(configError({ db: { internal: { host: 'pg.example.com' } } })).toContain('db.internal: removed: PostgreSQL always runs in Deployment db');
+    });
+  });
+
   it('puts everything into the configured namespace and names its Middlewares after it', () => {
     const p = install({ namespace: 'mlm' });
     expect(p.find('Namespace', 'mlm').metadata.namespace).toBeUndefined();

@@ -8,7 +8,7 @@ describe('the proxy through the cluster\'s Traefik (proxy-helm templates/traefik
   const { proxy } = synthYaml(proxyOnly('  ingress:\n    type: traefik\n'));
 
   it('adds an ingress step after the Services: TCP routes for ssh and salt, the plain-HTTP Ingress', () => {
-    expect(proxy.plan.steps.map((s) => s.name)).toEqual(['namespace', 'volumes', 'services', 'ingress', 'proxy', 'tftp']);
+    expect(proxy.plan.steps.map((s) => s.name)).toEqual(['namespace', 'volumes', 'services', 'ingress', 'certs', 'proxy', 'tftp']);
     expect(proxy.step('ingress').objects.map((o) => `${o.kind}/${o.name}`)).toEqual([
       'IngressRouteTCP/ssh-router', 'IngressRouteTCP/salt-publish-router', 'IngressRouteTCP/salt-request-router',
       'Ingress/uyuni-proxy-ingress-nossl',

@@ -17,9 +17,9 @@ const volume = (name: string) => pod.volumes.find((v: any) => v.name === name);
 const proxyOnly = (proxySection: string, top = '') => `plans: [proxy]\nfqdn: uyuni.example.com\n${top}proxy:\n  fqdn: proxy.example.com\n${proxySection}`;
 
 describe('the proxy plan of examples/proxy.yaml', () => {
-  it('writes only the proxy plan, in order: namespace, cache, Services, proxy, tftp', () => {
+  it('writes only the proxy plan, in order: namespace, cache, Services, certs, proxy, tftp', () => {
     expect(Object.keys(synthYaml(EXAMPLE)).filter((k) => k !== 'root')).toEqual(['proxy']);
-    expect(proxy.plan.steps.map((s) => s.name)).toEqual(['namespace', 'volumes', 'services', 'proxy', 'tftp']);
+    expect(proxy.plan.steps.map((s) => s.name)).toEqual(['namespace', 'volumes', 'services', 'certs', 'proxy', 'tftp']);
     expect(proxy.plan.namespace).toBe('uyuni-proxy');
     expect(proxy.plan.selector).toEqual({ 'app.kubernetes.io/part-of': 'uyuni-proxy', 'app.kubernetes.io/managed-by': 'uyuni-cdk' });
   });
@@ -29,6 +29,7 @@ describe('the proxy plan of examples/proxy.yaml', () => {
     expect(ids('namespace')).toEqual(['Namespace/uyuni-proxy']);
     expect(ids('volumes')).toEqual(['PersistentVolumeClaim/squid-cache']);
     expect(ids('services')).toEqual(['Service/web', 'Service/salt', 'Service/ssh', 'Service/tftp']);
+    expect(ids('certs')).toEqual(['ServiceAccount/uyuni-proxy-certs', 'Role/uyuni-proxy-certs', 'RoleBinding/uyuni-proxy-certs', 'Job/uyuni-proxy-certs']);
     expect(ids('proxy')).toEqual(['ConfigMap/proxy-tuning', 'Deployment/uyuni-proxy']);
     expect(ids('tftp')).toEqual(['Deployment/uyuni-proxy-tftp']);
     expect(proxy.plan.steps.flatMap((s) => s.objects).every((o) => o.kind === 'Namespace' || o.namespace === 'uyuni-proxy')).toBe(true);
@@ -146,11 +147,65 @@ describe('the proxy plan of examples/proxy.yaml', () => {
     expect(message('proxy-configmap')).toContain('tar xf config.tar.gz && kubectl -n uyuni-proxy create configmap proxy-configmap --from-file=config.yaml');
     expect(message('httpd')).toContain('kubectl -n uyuni-proxy create secret generic httpd --from-file=httpd.yaml');
     expect(message('ssh')).toContain('kubectl -n uyuni-proxy create secret generic ssh --from-file=ssh.yaml');
+    expect(message('proxy-cert')).toContain('made by Job uyuni-proxy-certs from the tarball\'s httpd.server_crt and httpd.server_key (httpd.yaml) '
+      + '(kubectl -n uyuni-proxy logs job/uyuni-proxy-certs); without them in the tarball, create it: ');
+    expect(message('uyuni-ca')).toContain('made by Job uyuni-proxy-certs from the tarball\'s ca_crt (config.yaml)');
     expect(message('proxy-cert')).toContain('for proxy.example.com');
     expect(message('proxy-cert')).toContain('kubectl -n uyuni-proxy create secret tls proxy-cert --cert=<certificate with its chain> --key=<key>');
     expect(message('uyuni-ca')).toContain('kubectl -n uyuni-proxy create configmap uyuni-ca --from-file=ca.crt=<CA certificate>');
     expect(proxy.step('tftp').requires.map((r) => r.name)).toEqual(['proxy-configmap', 'uyuni-ca']);
     for (const step of ['namespace', 'volumes', 'services']) expect(proxy.step(step).requires).toEqual([]);
+    expect(proxy.step('certs').requires.map((r) => r.name)).toEqual(['proxy-configmap', 'httpd']);
+  });
+
+  describe('Job uyuni-proxy-certs (proxy-helm templates/cert.yaml @ 00f177a9: proxy-cert and uyuni-ca from the tarball)', () => {
+    const job = proxy.find('Job', 'uyuni-proxy-certs');
+    const spec = podSpec(job);
+    const [runner] = spec.containers;
+
+    it('runs proxy-certs.py with python3 in the proxy-httpd image, as its own service account, once', () => {
+      expect([runner.name, runner.image]).toEqual(['runner', 'registry.opensuse.org/uyuni/proxy-httpd:2026.08']);
+      expect(runner.command).toEqual(['python3', '-c', readScript('proxy-certs.py')]);
+      expect(spec.serviceAccountName).toBe('uyuni-proxy-certs');
+      expect(proxy.find('ServiceAccount', 'uyuni-proxy-certs').automountServiceAccountToken).toBe(true);
+      expect(proxy.find('RoleBinding', 'uyuni-proxy-certs').subjects).toEqual([{ kind: 'ServiceAccount', name: 'uyuni-proxy-certs', namespace: 'uyuni-proxy' }]);
+      expect([job.spec.backoffLimit, spec.restartPolicy]).toEqual([0, 'Never']);
+    });
+
+    it('reads config.yaml and httpd.yaml from the user\'s objects at /etc/uyuni, read-only, the key file 0400', () => {
+      expect(runner.volumeMounts).toEqual([{ name: 'tarball', mountPath: '/etc/uyuni', readOnly: true }]);
+      expect(spec.volumes).toEqual([{
+        name: 'tarball',
+        projected: {
+          defaultMode: 0o400,
+          sources: [
+            { configMap: { name: 'proxy-configmap', items: [{ key: 'config.yaml', path: 'config.yaml' }] } },
+            { secret: { name: 'httpd', items: [{ key: 'httpd.yaml', path: 'httpd.yaml' }] } },
+          ],
+        },
+      }]);
+      const env = Object.fromEntries(runner.env.map((e: any) => [e.name, e.value ?? e.valueFrom]));
+      expect(env).toMatchObject({
+        CONFIG_FILE: '/etc/uyuni/config.yaml', HTTPD_FILE: '/etc/uyuni/httpd.yaml', CERT_SECRET: 'proxy-cert', CA_CONFIGMAP: 'uyuni-ca',
+        NAMESPACE: { fieldRef: { fieldPath: 'metadata.namespace' } }, MANAGED_BY_LABEL: 'app.kubernetes.io/managed-by', MANAGED_BY: 'uyuni-cdk',
+      });
+      // The objects it makes carry the plan's selector labels: destroy removes them, as helm uninstall does.
+      expect(JSON.parse(env.OBJECT_LABELS)).toMatchObject(proxy.plan.selector);
+    });
+
+    it('may get and replace only proxy-cert and uyuni-ca, and create Secrets and ConfigMaps', () => {
+      expect(proxy.find('Role', 'uyuni-proxy-certs').rules).toEqual([
+        { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'update'], resourceNames: ['proxy-cert'] },
+        { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'update'], resourceNames: ['uyuni-ca'] },
+        { apiGroups: [''], resources: ['secrets', 'configmaps'], verbs: ['create'] },
+      ]);
+    });
+
+    it('runs after the tarball\'s objects exist and before the pods that mount what it makes', () => {
+      const names = proxy.plan.steps.map((s) => s.name);
+      expect(names.indexOf('certs')).toBeLessThan(names.indexOf('proxy'));
+      expect(proxy.step('certs').requires.map((r) => [r.kind, r.name, r.ifMissing])).toEqual([['ConfigMap', 'proxy-configmap', 'fail'], ['Secret', 'httpd', 'fail']]);
+    });
   });
 
   it('writes no Secret and none of the user\'s objects: no key material in dist/', () => {
@@ -163,6 +218,7 @@ describe('the proxy plan of examples/proxy.yaml', () => {
     const component = (o: K8sObject) => {
       if (o.kind === 'PersistentVolumeClaim') return 'storage';
       if (o.metadata.name === 'tftp' || o.metadata.name === 'uyuni-proxy-tftp') return 'proxy-tftp';
+      if (o.metadata.name === 'uyuni-proxy-certs') return 'step';
       return 'proxy';
     };
     for (const o of proxy.objects) {
@@ -203,6 +259,8 @@ describe('the proxy plan with proxy.tls.issuer (the proxy in the server\'s clust
 
   it('issues Certificate uyuni-proxy-proxy-cert for the proxy FQDN in the server\'s namespace, from Issuer uyuni-issuer', () => {
     expect(p.plan.steps.map((s) => s.name)).toEqual(['namespace', 'tls', 'volumes', 'services', 'proxy', 'tftp']);
+    // The certificate is the server's Certificate, copied: nothing is made from the tarball.
+    expect(p.objects.filter((o) => o.kind === 'Job')).toEqual([]);
     expect(step.objects).toEqual([{ apiVersion: 'cert-manager.io/v1', kind: 'Certificate', name: 'uyuni-proxy-proxy-cert', namespace: 'uyuni' }]);
     expect(step.waits).toEqual([{ object: step.objects[0], for: 'ready' }]);
     const cert = p.find('Certificate', 'uyuni-proxy-proxy-cert');

@@ -658,6 +658,8 @@ describe('server-helm templates/db.yaml @ 0f3c1b8a (Deployment db, identical in 
       'MANAGER_PASS<-secret:db-credentials/password',
       'REPORT_DB_USER<-secret:reportdb-credentials/username',
       'REPORT_DB_PASS<-secret:reportdb-credentials/password',
+      // Ours beyond the stored db.yaml versions: db.podsCIDR (README), under a name of ours (decision m).
+      'PODS_CIDR=10.42.0.0/16',
     ]);
     expect(envLines(container(dbOf(install({ timezone: 'Europe/Berlin' })), 'db'))[0]).toBe('TZ=Europe/Berlin');
   });
@@ -691,7 +693,7 @@ describe('server-helm templates/db.yaml @ 0f3c1b8a (Deployment db, identical in 
   });
 
   it('is the only database: an external database (db.enable: false, "not supported yet") is refused (decision j)', () => {
-    expect(() => synthYaml(defaultConfigWith({ db: { enable: false } }))).toThrow(/db: removed: PostgreSQL always runs in Deployment db/);
+    expect(() => synthYaml(defaultConfigWith({ db: { enable: false } }))).toThrow(/db\.enable: removed: PostgreSQL always runs in Deployment db/);
   });
 });
 

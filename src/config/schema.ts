@@ -92,6 +92,63 @@ const duration = matching(/^(?=.)([0-9]+h)?([0-9]+m)?([0-9]+s)?$/, 'must be a Go
 const absolutePath = text((v) => v.startsWith('/') || 'must be an absolute path');
 const email = matching(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, 'must be an e-mail address');
 
+/** The 8 groups of an IPv6 address (`::` expanded, a trailing dotted IPv4 as two groups), or undefined. */
+function ipv6Groups(v: string): number[] | undefined {
+  const halves = v.split('::');
+  if (halves.length > 2) return undefined;
+  const parts = (h: string) => (h === '' ? [] : h.split(':'));
+  const groups = (list: string[]): number[] | undefined => {
+    const out: number[] = [];
+    for (const [i, g] of list.entries()) {
+      if (i === list.length - 1 && g.includes('.')) {
+        const four = ipv4Octets(g);
+        if (!four) return undefined;
+        out.push(four[0] * 256 + four[1], four[2] * 256 + four[3]);
+      } else if (/^[0-9a-f]{1,4}$/i.test(g)) {
+        out.push(parseInt(g, 16));
+      } else {
+        return undefined;
+      }
+    }
+    return out;
+  };
+  const head = groups(parts(halves[0]));
+  const tail = halves.length === 2 ? groups(parts(halves[1])) : [];
+  if (!head || !tail) return undefined;
+  if (halves.length === 1) return head.length === 8 ? head : undefined;
+  return head.length + tail.length <= 7 ? [...head, ...new Array<number>(8 - head.length - tail.length).fill(0), ...tail] : undefined;
+}
+
+/** The 4 octets of a dotted IPv4 address (no leading zeros), or undefined. */
+function ipv4Octets(v: string): number[] | undefined {
+  const parts = v.split('.');
+  if (parts.length !== 4 || !parts.every((p) => /^(0|[1-9][0-9]{0,2})$/.test(p) && Number(p) <= 255)) return undefined;
+  return parts.map(Number);
+}
+
+/**
+ * An IPv4 or IPv6 network in CIDR notation, as pg_hba.conf takes it: the network address (no
+ * host bits set) and a prefix length (0-32, 0-128).
+ */
+export function checkCidr(v: string): true | string {
+  const usage = 'must be a network in CIDR notation, such as 10.42.0.0/16 or fd00:10:42::/56';
+  const m = /^([^/]+)\/(0|[1-9][0-9]{0,2})$/.exec(v);
+  if (!m) return usage;
+  const v4 = ipv4Octets(m[1]);
+  const words = v4 ? v4 : ipv6Groups(m[1]);
+  if (!words) return usage;
+  const bitsPerWord = v4 ? 8 : 16;
+  const width = words.length * bitsPerWord;
+  const prefix = Number(m[2]);
+  if (prefix > width) return `must have a prefix length of at most ${width} for an ${v4 ? 'IPv4' : 'IPv6'} network`;
+  const hostBits = words.some((w, i) => {
+    const keep = Math.min(bitsPerWord, Math.max(0, prefix - i * bitsPerWord));
+    return (w & ((1 << (bitsPerWord - keep)) - 1)) !== 0;
+  });
+  return !hostBits || `must be the network address of the range (no host bits set after /${prefix})`;
+}
+const cidr = text(checkCidr);
+
 // --- sections -----------------------------------------------------------------------------
 
 const stringMap = () => record(text(), text());
@@ -414,12 +471,28 @@ const restore = section({
   force: defaulted(boolean(), false),
 });
 
+/**
+ * Deployment db (server-helm `db.*`). Only `podsCIDR` is offered: PostgreSQL always runs in
+ * Deployment db (an external database, `db.enable: false`, is "not supported yet" upstream).
+ */
+const db = section({
+  /**
+   * The network the server's pods connect from: the database allows plain-text (non-SSL)
+   * connections from it only (server-helm `db.podsCIDR`, bsc#1270038). Set it to the cluster's
+   * pod network, e.g. GKE's, a multi-pool or an IPv6 one. @default 10.42.0.0/16 (RKE2's and K3s' default)
+   */
+  podsCIDR: defaulted(cidr, '10.42.0.0/16'),
+});
+
 export const PLAN_NAMES = ['install', 'migrate', 'migrate-prepare', 'upgrade', 'proxy', 'node-services', 'backup', 'restore'] as const;
 export type PlanName = (typeof PLAN_NAMES)[number];
 
 /** Settings that existed in earlier versions, with what replaced them. */
 export const REMOVED_SETTINGS: Readonly<Record<string, string>> = {
-  'db': 'removed: PostgreSQL always runs in Deployment db (an external database is not supported)',
+  'db.separate': 'removed: PostgreSQL always runs in Deployment db (an external database is not supported)',
+  'db.enable': 'removed: PostgreSQL always runs in Deployment db (an external database is not supported)',
+  'db.internal': 'removed: PostgreSQL always runs in Deployment db (an external database is not supported)',
+  'db.report': 'removed: PostgreSQL always runs in Deployment db (an external database is not supported)',
   'volumes.database': 'removed: use volumes.overrides.var-pgsql18',
   'volumes.packages': 'removed: use volumes.overrides.var-spacewalk',
   'volumes.www': 'removed: use volumes.overrides.srv-www',
@@ -443,6 +516,7 @@ export const configSchema = section({
   hubApi: defaultedSection(replicas),
   coco: defaultedSection(replicas),
   tftp: defaultedSection(tftp),
+  db: defaultedSection(db),
   /** Open the Java debug ports (8001-8003) and their Services. */
   debugJava: defaulted(boolean(), false),
   /** The exporters (5556, 5557, 9187, 9800) and their Ingress paths. */

@@ -1,7 +1,7 @@
 import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
 import { CREDENTIALS, credentialEnv } from '../model/credentials';
-import { POSTGRES_UID } from '../model/db';
+import { PODS_CIDR_ENV, POSTGRES_UID } from '../model/db';
 import type { ImageRef } from '../model/images';
 import type { ContainerPort } from '../model/ports';
 import {
@@ -22,6 +22,8 @@ export interface DbDeploymentProps {
   readonly certSecret?: string;
   /** Container ports. @default none */
   readonly ports?: readonly ContainerPort[];
+  /** The network allowed plain-text connections (server-helm `db.podsCIDR`). @default the image's own rule */
+  readonly podsCIDR?: string;
 }
 
 /** The image's own check: disk usage, no upgrade hook running, pg_isready (docs/upstream.md). */
@@ -70,6 +72,7 @@ export class DbDeployment extends Construct {
             ...credentialEnv(CREDENTIALS.dbAdmin),
             ...credentialEnv(CREDENTIALS.db),
             ...credentialEnv(CREDENTIALS.reportdb),
+            ...(props.podsCIDR ? [{ name: PODS_CIDR_ENV, value: props.podsCIDR }] : []),
           ],
           volumeMounts: [
             { name: DB_POD_VOLUME, mountPath: DB_VOLUME.mountPath },

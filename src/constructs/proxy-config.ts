@@ -7,8 +7,10 @@ import type { Requirement } from '../plan/types';
 /**
  * The proxy's configuration objects (proxy-helm templates/config.yaml @ c19024a5 and
  * templates/deployment.yaml @ 1ad19a5d), defined once. All but `tuning` are the user's: they
- * come from the proxy config tarball the server generates (config.yaml, httpd.yaml, ssh.yaml)
- * and from the proxy's certificate, hold keys, and are never written into dist/.
+ * come from the proxy config tarball the server generates (config.yaml, httpd.yaml, ssh.yaml;
+ * `cert` and `ca` made from it in the cluster by Job uyuni-proxy-certs, as proxy-helm's
+ * templates/cert.yaml @ 00f177a9 renders them, or by the user), hold keys, and are never
+ * written into dist/.
  */
 export const PROXY_CONFIG = {
   /** ConfigMap with `config.yaml` (server, proxy_fqdn, email, max_cache_size_mb, log_level). */
@@ -46,6 +48,11 @@ export interface ProxyConfigRequirementsProps {
   readonly fqdn: string;
   /** The certificate is issued on the server side and copied. @default the user brings it */
   readonly issued?: IssuedCertificate;
+  /**
+   * The Job that makes proxy-cert and uyuni-ca from the tarball, when there is one (proxy-helm
+   * templates/cert.yaml @ 00f177a9). @default none: the user creates them
+   */
+  readonly derivedBy?: string;
 }
 
 /** A shell command that prints one key of a Secret. */
@@ -59,7 +66,10 @@ export function proxyConfigRequirements(props: ProxyConfigRequirementsProps): Re
     + 'then: tar xf config.tar.gz && ';
   const need = (kind: Requirement['kind'], name: string, keys: string[], message: string): Requirement =>
     ({ kind, name, namespace: ns, keys, ifMissing: 'fail', message });
-  const { issued } = props;
+  const { issued, derivedBy } = props;
+  const fromTarball = (fields: string) => (derivedBy
+    ? `made by Job ${derivedBy} from the tarball's ${fields} (kubectl -n ${ns} logs job/${derivedBy}); without them in the tarball, create it: `
+    : '');
   // `create --dry-run=client -o yaml | kubectl apply` also replaces an older copy (after a renewal).
   const apply = `--dry-run=client -o yaml | kubectl -n ${ns} apply -f -`;
   return [
@@ -73,12 +83,12 @@ export function proxyConfigRequirements(props: ProxyConfigRequirementsProps): Re
       ? `the proxy's certificate, issued in namespace ${issued.namespace} as Secret ${issued.secret}: copy it with `
         + `${secretKey(issued.namespace, issued.secret, 'tls.crt')} >tls.crt && ${secretKey(issued.namespace, issued.secret, 'tls.key')} >tls.key && `
         + `kubectl -n ${ns} create secret tls ${PROXY_CONFIG.cert} --cert=tls.crt --key=tls.key ${apply} && rm tls.key`
-      : `the proxy's TLS certificate for ${props.fqdn}, signed by the server's CA: `
+      : `${fromTarball('httpd.server_crt and httpd.server_key (httpd.yaml)')}the proxy's TLS certificate for ${props.fqdn}, signed by the server's CA: `
         + `kubectl -n ${ns} create secret tls ${PROXY_CONFIG.cert} --cert=<certificate with its chain> --key=<key>`),
     need('ConfigMap', PROXY_CONFIG.ca, ['ca.crt'], issued
       ? `the CA of the proxy's certificate: copy it with ${secretKey(issued.namespace, issued.secret, 'ca.crt')} >ca.crt && `
         + `kubectl -n ${ns} create configmap ${PROXY_CONFIG.ca} --from-file=ca.crt ${apply}`
-      : `the CA that signed ${PROXY_CONFIG.cert} (the server's): kubectl -n ${ns} create configmap ${PROXY_CONFIG.ca} --from-file=ca.crt=<CA certificate>`),
+      : `${fromTarball('ca_crt (config.yaml)')}the CA that signed ${PROXY_CONFIG.cert} (the server's): kubectl -n ${ns} create configmap ${PROXY_CONFIG.ca} --from-file=ca.crt=<CA certificate>`),
   ];
 }
 

@@ -35,8 +35,10 @@ export interface ScriptJobProps {
   readonly imagePullPolicy: string;
   /** @default no pull secret */
   readonly imagePullSecrets?: k8s.LocalObjectReference[];
-  /** The script file under src/scripts/, run as `sh -c <script>`. */
+  /** The script file under src/scripts/, run as `<interpreter> -c <script>`. */
   readonly script: string;
+  /** What runs the script: `sh`, or `python3` for a Python script. @default 'sh' */
+  readonly interpreter?: 'sh' | 'python3';
   /**
    * Values reach the script as environment variables, never pasted into its text, so no
    * configuration value can inject shell code. @default none
@@ -57,7 +59,7 @@ export interface ScriptJobProps {
 }
 
 /**
- * A step Job (L2): one container `runner` running `sh -c <script>`, never retried
+ * A step Job (L2): one container `runner` running `sh -c <script>` (or `python3 -c`), never retried
  * (`backoffLimit: 0`, `restartPolicy: Never`) and kept after it finishes (no
  * `ttlSecondsAfterFinished`) so its logs stay readable. The spec-hash annotation lets the
  * runtime tell an unchanged step (skip) from a changed one (refuse unless --rerun).
@@ -86,7 +88,7 @@ export class ScriptJob extends Construct {
             name: 'runner',
             image: props.image,
             imagePullPolicy: props.imagePullPolicy,
-            command: ['sh', '-c', readScript(props.script)],
+            command: [props.interpreter ?? 'sh', '-c', readScript(props.script)],
             env: props.env ? [...props.env] : undefined,
             volumeMounts: props.volumeMounts ? [...props.volumeMounts] : undefined,
             securityContext: props.securityContext,

@@ -20,3 +20,13 @@ export const PG_MAJOR = 18;
  * server-database-migration image that runs pg_upgrade (its Dockerfile @ 07f6499e).
  */
 export const POSTGRES_UID = 999;
+
+/**
+ * The environment variable that carries `db.podsCIDR` (server-helm README: "The IP range to use
+ * for the plain text connections on the database can be configured using the db.podsCIDR
+ * value", default 10.42.0.0/16) into the server-postgresql container. Unverified: no stored
+ * db.yaml or 01-pg_hba.sh passes or reads the value; the name is ours (docs/upstream.md,
+ * decision m). The image versions read (01-pg_hba.sh @ 5387ff36, d8520ca6, f8787c43) allow plain
+ * text from the db pod's own /16 (its IP's first two octets, 10.42.0.0/16 when unknown).
+ */
+export const PODS_CIDR_ENV = 'PODS_CIDR';

@@ -110,6 +110,7 @@ export function addDatabaseStep(plan: PlanApp, config: UyuniConfig, requires = d
       image: imageOf(config, 'db'),
       timezone: config.timezone,
       ports: containerPorts(serverServicesOf(config), 'db'),
+      podsCIDR: config.db.podsCIDR,
     });
   });
 }

@@ -2,6 +2,7 @@ import type { ProxyConfig, UyuniConfig } from '../config/schema';
 import { Claims } from '../constructs/claims';
 import { UyuniNamespace } from '../constructs/namespace';
 import { ProxyCertificate, proxyCertificateName, serverCaRequirement } from '../constructs/proxy-certificate';
+import { ProxyCertsJob } from '../constructs/proxy-certs-job';
 import { IssuedCertificate, PROXY_CONFIG, proxyConfigRequirements, ProxyTuning } from '../constructs/proxy-config';
 import { PROXY_CONTAINERS, ProxyContainer, ProxyDeployment, ProxyDeploymentProps } from '../constructs/proxy-deployment';
 import { ProxyTftpDeployment, ProxyTftpDeploymentProps } from '../constructs/proxy-tftp-deployment';
@@ -51,8 +52,10 @@ export function proxyTftpProps(config: UyuniConfig, proxy: ProxyConfig): ProxyTf
 /**
  * The proxy plan, as proxy-helm renders the proxy (docs/upstream.md §13): namespace → (with
  * proxy.tls.issuer: the proxy's Certificate in the server's namespace) → squid cache → Services
- * from the proxy port table → ConfigMap proxy-tuning and Deployment uyuni-proxy, which need the
- * user's configuration objects → Deployment uyuni-proxy-tftp.
+ * from the proxy port table → (Traefik routes) → (without proxy.tls.issuer: Job
+ * uyuni-proxy-certs makes proxy-cert and uyuni-ca from the tarball) → ConfigMap proxy-tuning and
+ * Deployment uyuni-proxy, which need the user's configuration objects → Deployment
+ * uyuni-proxy-tftp.
  */
 export function proxyPlan(config: UyuniConfig): PlanApp {
   const proxy = config.proxy;
@@ -67,7 +70,10 @@ export function proxyPlan(config: UyuniConfig): PlanApp {
     deadlineSeconds: config.timeouts.deadlineSeconds,
   });
   const issued = issuedCertificate(config, proxy);
-  const requirements = proxyConfigRequirements({ namespace: ns, fqdn: proxy.fqdn, issued });
+  // proxy-helm makes proxy-cert and uyuni-ca from the tarball itself (templates/cert.yaml @
+  // 00f177a9); with proxy.tls.issuer they come from the server's Certificate instead.
+  const derivedBy = issued ? undefined : ProxyCertsJob.NAME;
+  const requirements = proxyConfigRequirements({ namespace: ns, fqdn: proxy.fqdn, issued, derivedBy });
 
   plan.addStep('namespace', { description: `namespace ${ns}` }, (chart) => {
     new UyuniNamespace(chart, 'Namespace', { name: ns, partOf: 'uyuni-proxy', component: 'proxy' });
@@ -98,6 +104,14 @@ export function proxyPlan(config: UyuniConfig): PlanApp {
       new ProxyTraefikRoutes(chart, 'Traefik', {
         namespace: ns, fqdn: proxy.fqdn, ingressClass: proxy.ingress.className, sshRoute: notNodePort('ssh'), saltRoutes: notNodePort('salt'),
       });
+    });
+  }
+  if (derivedBy) {
+    plan.addStep('certs', {
+      description: `Secret ${PROXY_CONFIG.cert} and ConfigMap ${PROXY_CONFIG.ca} from the config tarball, unless you made them (Job ${derivedBy})`,
+      requires: requirements.filter((r) => r.name === PROXY_CONFIG.configMap || r.name === PROXY_CONFIG.httpd),
+    }, (chart) => {
+      new ProxyCertsJob(chart, 'Certs', { namespace: ns, image: imageRef(config.images, { name: IMAGES.proxy('httpd') }) });
     });
   }
   plan.addStep('proxy', {

@@ -19,7 +19,8 @@ export type UyuniProxyProps = Omit<UyuniSettings, 'proxy' | FlowSection> & {
  *
  * The proxy's configuration objects (ConfigMap proxy-configmap, Secrets httpd, ssh and
  * proxy-cert, ConfigMap uyuni-ca) come from the server's config tarball and are never
- * synthesized: create them as README "Proxy" shows.
+ * synthesized: create the first three as README "Proxy" shows; Job uyuni-proxy-certs (step
+ * certs) makes proxy-cert and uyuni-ca from the tarball unless you made them.
  */
 export class UyuniProxy extends Construct {
   /** The props with every default filled in. */
