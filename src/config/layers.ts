@@ -193,9 +193,15 @@ export function mergeLayers(layers: readonly Layer[]): Merged {
   };
   /** A `--set`: down its path (making mappings, or lists for an index, where there is none), then merged there. */
   const assign = (root: Record<string, unknown>, path: Path, v: unknown, layer: Layer) => {
+    const pastEnd = (i: number) => {
+      const list = path.slice(0, i);
+      const n = (node as unknown as unknown[]).length;
+      problems.push(`${layer.label}: ${fieldName(path.slice(0, i + 1))} is past the end of the list (${fieldName(list)} has ${n} item${n === 1 ? '' : 's'}; [${n}] adds one)`);
+    };
     let node: Record<string | number, unknown> = root;
     for (let i = 0; i < path.length - 1; i++) {
       const k = path[i];
+      if (Array.isArray(node) && (k as number) > node.length) return pastEnd(i);
       const wantList = typeof path[i + 1] === 'number';
       const next = node[k];
       if (wantList ? Array.isArray(next) : isMap(next)) node = next as Record<string | number, unknown>;
@@ -208,10 +214,7 @@ export function mergeLayers(layers: readonly Layer[]): Merged {
     }
     const last = path[path.length - 1];
     if (Array.isArray(node)) {
-      if ((last as number) > node.length) {
-        problems.push(`${layer.label}: ${fieldName(path)} is past the end of the list (${fieldName(path.slice(0, -1))} has ${node.length} item${node.length === 1 ? '' : 's'}; [${node.length}] adds one)`);
-        return;
-      }
+      if ((last as number) > node.length) return pastEnd(path.length - 1);
       forget(path);
       node[last as number] = v;
       mark(v, path, layer);

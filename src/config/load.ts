@@ -271,7 +271,8 @@ function fileLayer(Y: Yaml, text: string, file: string): Layer {
     label: file,
     value: raw as Record<string, unknown>,
     where: (p) => {
-      const n = node(p) ?? keyNode(p);
+      // a setting starts at its key (an item of a list at its value)
+      const n = keyNode(p) ?? node(p);
       return n?.range ? at(n.range[0]) : undefined;
     },
     written: (p) => {
@@ -409,6 +410,11 @@ const suggestService = (name: string, names: readonly string[]) => {
   const hint = didYouMean(name, names);
   return hint ? `; ${hint}` : '';
 };
+
+/** The plans a refused configuration asks for, when every section that says which passed the schema. */
+export function plansOfSections(v: ValidSections): PlanName[] | undefined {
+  return PLAN_SECTIONS.some((s) => v.invalid.has(s)) ? undefined : plansOf(v.sections as UyuniConfig);
+}
 
 /** Exposure only of Services that exist, node ports only for their ports and NodePort type, no clashes. */
 function checkExposure(
