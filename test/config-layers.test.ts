@@ -221,3 +221,37 @@ describe.each([
     expect(steps).toContain('image: registry.opensuse.org/uyuni/server:2026.10\n');
   });
 });
+
+describe('layers from the environment', () => {
+  it('uyuni-cdk synth takes $UYUNI_CONFIG\'s files and, without --set, $UYUNI_SET', () => {
+    const cwd = project({ 'base.yaml': 'fqdn: uyuni.example.com\n', 'prod.yaml': 'namespace: uyuni-prod\n' });
+    const env = { ...process.env, UYUNI_CONFIG: 'base.yaml:prod.yaml', UYUNI_SET: 'namespace=uyuni-env', UYUNI_DIST: '' };
+    const run = (args: string[]) => spawnSync(process.execPath, [UYUNI_CDK, 'synth', ...args], { cwd, encoding: 'utf8', env });
+    const ns = () => fs.readFileSync(path.join(cwd, 'dist', 'install', '0000-namespace.k8s.yaml'), 'utf8');
+    expect(run([]).status).toBe(0);
+    expect(ns()).toMatch(/name: uyuni-env\n/);
+    const flag = run(['--set', 'namespace=uyuni-flag']);
+    expect(flag.stderr).toMatch(/from base\.yaml \+ prod\.yaml \+ --set\n$/);
+    expect(ns()).toMatch(/name: uyuni-flag\n/);
+  });
+
+  it('through the cdk8s CLI: our list once, then only the CLI\'s own trace of the exit code', () => {
+    const cwd = project({ 'base.yaml': 'fqdn: uyuni.example.com\n', 'prod.yaml': 'images:\n  tag: 2026.10\n' });
+    fs.writeFileSync(path.join(cwd, 'cdk8s.yaml'), `language: typescript\napp: node ${SYNTH_APP.join(' ')}\noutput: .cdk8s.out\n`);
+    const before = tree(path.join(cwd, 'dist'));
+    const r = spawnSync(path.join(__dirname, '..', 'node_modules', '.bin', 'cdk8s'), ['synth', '--no-check-upgrade'], {
+      cwd, encoding: 'utf8', env: { ...process.env, UYUNI_CONFIG: 'base.yaml:prod.yaml', UYUNI_SET: 'images.pullpolicy=Always', UYUNI_DIST: '', CDK8S_OUTDIR: '' },
+    });
+    expect(r.status).not.toBe(0);
+    const problems = r.stderr.split('\n').filter((l) => l.startsWith('  - '));
+    expect(problems).toEqual([
+      expect.stringMatching(/^ {2}- images\.tag: must be a string: YAML reads 2026\.10 as the number 2026\.1; quote it: tag: "2026\.10" \(\S*prod\.yaml, line 2, column 3\)$/),
+      '  - images.pullpolicy: unknown setting; did you mean images.pullPolicy? (UYUNI_SET images.pullpolicy=Always)',
+    ]);
+    // the app's exit 2, as the cdk8s CLI reports every failure of an app: with a stack of its own code
+    expect(r.stderr).toMatch(/returned a non-zero exit code 2\n/);
+    const frames = r.stderr.split('\n').filter((l) => /^\s+at /.test(l));
+    expect(frames.filter((l) => !/node_modules\/cdk8s-cli\/|node:/.test(l))).toEqual([]);
+    expect(tree(path.join(cwd, 'dist'))).toEqual(before);
+  }, 30_000);
+});

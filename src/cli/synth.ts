@@ -4,7 +4,7 @@ import type { ConfigSource } from '../config/layers';
 
 /**
  * `uyuni-cdk synth`: the cdk8s app's synth (src/main.ts `synthRun`) without the cdk8s CLI, so a
- * global install writes plans too. Same defaults: $UYUNI_CONFIG or uyuni.yaml, $UYUNI_DIST or dist/.
+ * global install writes plans too. Same defaults: $UYUNI_CONFIG or uyuni.yaml, $UYUNI_SET, $UYUNI_DIST or dist/.
  */
 
 interface SynthFlags { config?: string[]; set?: string[]; output?: string }
@@ -15,7 +15,7 @@ export function register(program: Command): void {
   program.command('synth')
     .description('Synthesize the plans of a configuration into a directory, one subdirectory per plan (what `npx cdk8s synth` does in the repository)')
     .option('-c, --config <file>', 'a configuration file; give it several times to layer files, later ones winning (default: $UYUNI_CONFIG, else uyuni.yaml)', collect)
-    .option('--set <key.path=value>', 'override one setting after the files, the value read as YAML (repeatable; commas separate several, as helm\'s --set)', collect)
+    .option('--set <key.path=value>', 'override one setting after the files, the value read as YAML (repeatable; commas separate several, as helm\'s --set; default: $UYUNI_SET)', collect)
     .option('-o, --output <dir>', 'the output directory; plans of other configurations in it are kept (default: $UYUNI_DIST, else dist)')
     .addHelpText('after', `
 Layers: the files in the order given, then every --set in order. A later layer wins; mappings
@@ -41,7 +41,10 @@ Examples:
       holdSignals();
       // Files as given (relative to the working directory), so that messages name them so.
       const files = flags.config ?? configPaths(process.env);
-      const sources: ConfigSource[] = [...files.map((file) => ({ file })), ...(flags.set ?? []).map((set) => ({ set }))];
+      // As the cdk8s app: without --set, $UYUNI_SET's.
+      const sets: ConfigSource[] = flags.set ? flags.set.map((set) => ({ set }))
+        : process.env.UYUNI_SET ? [{ set: process.env.UYUNI_SET, via: 'UYUNI_SET' }] : [];
+      const sources: ConfigSource[] = [...files.map((file) => ({ file })), ...sets];
       process.exitCode = synthRun({
         sources,
         outdir: flags.output ? path.resolve(flags.output) : defaultOutdir(process.env),
