@@ -106,21 +106,11 @@ export function splitAssignments(text: string): string[] {
   return out;
 }
 
-type Yaml = typeof import('yaml');
-
 /**
- * A value as YAML reads it, when it is one flow value (a scalar, `[a, b]`, `{k: v}`); other text
- * (`a: b`, several lines) is the string as written. Empty is the empty string; `null` is null.
+ * The layers of one `set` source: one per assignment, each value read by `read` (YAML, see
+ * src/config/load.ts). Throws SetSyntaxError naming a bad one.
  */
-function valueOf(Y: Yaml, text: string): unknown {
-  if (text === '') return '';
-  const doc = Y.parseDocument(text, { uniqueKeys: true });
-  if (doc.errors.length > 0 || !(Y.isScalar(doc.contents) || ((Y.isMap(doc.contents) || Y.isSeq(doc.contents)) && doc.contents.flow))) return text;
-  return doc.toJS({ maxAliasCount: 0 });
-}
-
-/** The layers of one `set` source: one per assignment. Throws SetSyntaxError naming a bad one. */
-export function setLayers(Y: Yaml, source: { set: string; via?: string }): Layer[] {
+export function setLayers(read: (text: string) => unknown, source: { set: string; via?: string }): Layer[] {
   const via = source.via ?? '--set';
   return splitAssignments(source.set).map((assignment) => {
     const label = `${via} ${assignment}`;
@@ -136,7 +126,7 @@ export function setLayers(Y: Yaml, source: { set: string; via?: string }): Layer
     } catch (e) {
       throw new SetSyntaxError(`${label}: ${(e as Error).message}`);
     }
-    const value = valueOf(Y, text);
+    const value = read(text);
     const same = (p: Path) => p.length === path.length && p.every((k, i) => k === path[i]);
     return {
       label,

@@ -109,7 +109,7 @@ export function loadConfig(sources: readonly ConfigSource[]): UyuniConfig {
       }
     } else {
       try {
-        layers.push(...setLayers(Y, source));
+        layers.push(...setLayers((text) => setValue(Y, text), source));
       } catch (e) {
         if (!(e instanceof SetSyntaxError)) throw e;
         problems.push(e.message);
@@ -236,6 +236,17 @@ function watchAliases(Y: Yaml, doc: YamlDocument, at: (offset: number) => string
 export function parseConfig(text: string, file = DEFAULT_CONFIG_FILE): UyuniConfig {
   const layer = fileLayer(yamlLib(), text, file);
   return checkRaw(layer.value!, file, { originOf: () => layer, several: false });
+}
+
+/**
+ * A `--set` value as YAML reads it, when it is one flow value (a scalar, `[a, b]`, `{k: v}`); other text
+ * (`a: b`, several lines) is the string as written. Empty is the empty string; `null` is null.
+ */
+function setValue(Y: Yaml, text: string): unknown {
+  if (text === '') return '';
+  const doc = Y.parseDocument(text, { uniqueKeys: true });
+  if (doc.errors.length > 0 || !(Y.isScalar(doc.contents) || ((Y.isMap(doc.contents) || Y.isSeq(doc.contents)) && doc.contents.flow))) return text;
+  return doc.toJS({ maxAliasCount: 0 });
 }
 
 /** One file's settings as a layer; throws ConfigError listing its YAML problems. */
