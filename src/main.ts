@@ -1,14 +1,18 @@
 import * as fs from 'fs';
 import * as path from 'path';
-import { ConfigError, configPath, loadConfigFile } from './config/load';
+import type { ConfigSource } from './config/layers';
+import { ConfigError, configSources, loadConfig, sourcesLabel } from './config/load';
 import { EXIT } from './plan/exit-codes';
 import { PublishBusy } from './publish-lock';
-import { JOURNAL, recover, withPublishLock, writePlans } from './synth';
+import { JOURNAL, recover, withPlanProblems, withPublishLock, writePlans } from './synth';
 
 /** What one synth reads and where it writes: the cdk8s app and `uyuni-cdk synth` both run it. */
 export interface SynthRun {
-  /** The configuration file. */
-  readonly config: string;
+  /**
+   * The configuration's layers, in order (src/config/layers.ts): its files (later ones win,
+   * mappings merge, lists are replaced), then the `--set` assignments.
+   */
+  readonly sources: readonly ConfigSource[];
   /** Where the plans are published (dist/, or `-o`); plans of other configurations there are kept. */
   readonly outdir: string;
   /**
@@ -24,16 +28,17 @@ export interface SynthRun {
 
 /**
  * The cdk8s app (`npx cdk8s synth` runs it through cdk8s.yaml). Reads the configuration
- * (`$UYUNI_CONFIG`, else uyuni.yaml) and writes its plans where `outputOf` says. Bad
- * configuration: exit 2, the output directory untouched.
+ * (`$UYUNI_CONFIG`, else uyuni.yaml, then `$UYUNI_SET`) and writes its plans where `outputOf`
+ * says. Bad configuration: exit 2, the output directory untouched.
  *
- * Environment: UYUNI_CONFIG (the config file), UYUNI_DIST (the output directory without `-o`,
+ * Environment: UYUNI_CONFIG (the config file, or several separated by ":", later ones winning),
+ * UYUNI_SET (`key.path=value` overrides, separated by commas), UYUNI_DIST (the output directory without `-o`,
  * default dist/), CDK8S_OUTDIR (set by the cdk8s CLI, see `outputOf`),
  * UYUNI_CDK_CRASH_AFTER_RENAME (test hook: SIGKILL after that many renames of the publish).
  */
 export function main(env: NodeJS.ProcessEnv = process.env): void {
   const crash = env.UYUNI_CDK_CRASH_AFTER_RENAME ? Number(env.UYUNI_CDK_CRASH_AFTER_RENAME) : undefined;
-  process.exitCode = synthRun({ config: configPath(env), ...outputOf(env), crashAfterRename: crash });
+  process.exitCode = synthRun({ sources: configSources(env), ...outputOf(env), crashAfterRename: crash });
 }
 
 /**
@@ -105,16 +110,24 @@ function configuredOutput(cwd: string): string | undefined {
  * `recover`); all plans of a configuration are then published as one unit.
  */
 export function synthRun(run: SynthRun): number {
-  const { config: file, outdir, cliOutdir } = run;
+  const { sources, outdir, cliOutdir } = run;
   const shown = shownPath(outdir);
+  const from = sources.map((s) => ('file' in s ? shownPath(s.file) : (s.via ?? '--set')))
+    .filter((name, i, all) => all.indexOf(name) === i).join(' + ');
   try {
     const dirs = withPublishLock(outdir, shown, () => {
       for (const done of recover(outdir)) console.error(`uyuni-cdk: ${shown}/: ${done}`);
-      return writePlans(loadConfigFile(file), file, outdir, { listing: cliOutdir, crashAfterRename: run.crashAfterRename });
+      let config;
+      try {
+        config = loadConfig(sources);
+      } catch (e) {
+        throw e instanceof ConfigError ? withPlanProblems(e) : e;
+      }
+      return writePlans(config, sourcesLabel(sources), outdir, { listing: cliOutdir, crashAfterRename: run.crashAfterRename });
     });
     for (const dir of dirs) {
       const files = fs.readdirSync(path.join(outdir, dir));
-      console.error(`uyuni-cdk: wrote ${shownPath(path.join(outdir, dir))}/ (${files.length} file${files.length === 1 ? '' : 's'}) from ${shownPath(file)}`);
+      console.error(`uyuni-cdk: wrote ${shownPath(path.join(outdir, dir))}/ (${files.length} file${files.length === 1 ? '' : 's'}) from ${from}`);
     }
     return EXIT.ok;
   } catch (e) {

@@ -1,6 +1,6 @@
 import * as fs from 'fs';
 import * as path from 'path';
-import { checkConfig, ConfigError, plansOf } from './config/load';
+import { checkConfig, ConfigError, plansOf, plansOfSections } from './config/load';
 import type { UyuniConfig } from './config/schema';
 import { planProblems, PLANS } from './plans';
 import { acquirePublishLock, describe, processAlive, processStart } from './publish-lock';
@@ -32,6 +32,18 @@ export interface WriteOptions {
   readonly listing?: string;
   /** Test hook, see PublishOptions. @default none */
   readonly crashAfterRename?: number;
+}
+
+/**
+ * A refused configuration's problems and, in the same round, those only the plans can see (the
+ * node pods' units) of the sections that passed the schema: every problem is listed at once.
+ */
+export function withPlanProblems(e: ConfigError): ConfigError {
+  const valid = e.sections;
+  if (!valid?.sections.nodeServices || valid.invalid.has('nodeServices')) return e;
+  const config = valid.sections as UyuniConfig;
+  const extra = planProblems(config, plansOfSections(valid) ?? ['node-services']).filter((p) => !e.problems.includes(p));
+  return extra.length > 0 ? new ConfigError(e.file, [...e.problems, ...extra]) : e;
 }
 
 /**
@@ -96,7 +108,12 @@ export function withPublishLock<T>(outdir: string, shown: string, fn: () => T, w
  */
 export function synthesizePlans(settings: UyuniSettings, outdir: string): string[] {
   const dir = path.resolve(outdir);
-  const config = checkConfig(structuredClone(settings), 'synthesizePlans settings');
+  let config: UyuniConfig;
+  try {
+    config = checkConfig(structuredClone(settings), 'synthesizePlans settings');
+  } catch (e) {
+    throw e instanceof ConfigError ? withPlanProblems(e) : e;
+  }
   return withPublishLock(dir, dir, () => {
     recover(dir);
     return writePlans(config, 'synthesizePlans settings', dir);

@@ -98,7 +98,8 @@ describe('configuration', () => {
   });
 
   it('refuses an override of a volume that does not exist', () => {
-    expect(withChanges({ volumes: { overrides: { 'var-pgsql2': { size: '1Gi' } } } })[0]).toMatch(/^volumes.overrides.var-pgsql2: no such claim \(known: var-cobbler, /);
+    expect(withChanges({ volumes: { overrides: { 'var-pgsql2': { size: '1Gi' } } } })[0]).toMatch(/^volumes.overrides.var-pgsql2: no such claim; did you mean var-pgsql\? \(known: var-cobbler, /);
+    expect(withChanges({ volumes: { overrides: { 'scratch': { size: '1Gi' } } } })[0]).toMatch(/^volumes.overrides.scratch: no such claim \(known: var-cobbler, /);
   });
 
   it('refuses a timezone that is not a tz name and a country code that is not two letters', () => {
@@ -119,15 +120,46 @@ describe('configuration', () => {
     // A bad size and an unknown claim of the same map: both.
     expect(withChanges({ volumes: { overrides: { 'var-pgsql18': { size: '50 GB' }, 'var-pgsql2': { size: '1Gi' } } } })).toEqual([
       'volumes.overrides.var-pgsql18.size: must be a Kubernetes quantity such as 10Gi, 300Mi or 1Ti',
-      expect.stringMatching(/^volumes\.overrides\.var-pgsql2: no such claim \(known: var-cobbler, /),
+      expect.stringMatching(/^volumes\.overrides\.var-pgsql2: no such claim; did you mean var-pgsql\? \(known: var-cobbler, /),
     ]);
     // A section the schema refuses hides no rule of other sections.
     const salt = { type: 'LoadBalancer' };
     expect(withChanges({ timezone: 3, services: { salt }, ingress: { type: 'none', className: 'nginx' }, server: { mirror: { claimName: 'm', hostPath: '/srv/m' } } })).toEqual([
-      'timezone: must be a string', 'ingress.className: there is no Ingress with ingress.type none', 'server.mirror: set exactly one of claimName and hostPath']);
+      'timezone: must be a string: YAML reads 3 as a number; quote it: timezone: "3"', 'ingress.className: there is no Ingress with ingress.type none', 'server.mirror: set exactly one of claimName and hostPath']);
     // A rule across sections runs only when all of them are valid: a wrong type in one is not judged further.
     expect(withChanges({ hubApi: { replicas: 'two' }, services: { salt, 'hub-api': { type: 'LoadBalancer' } }, ingress: { className: 'x', type: 'none' } })).toEqual([
       'hubApi.replicas: must be a number', 'ingress.className: there is no Ingress with ingress.type none']);
+  });
+
+  it('suggests the key meant for an unknown one, at any depth, by edit distance and case', () => {
+    expect(problems('fdqn: uyuni.example.com\n')).toEqual(['fqdn: is required', 'fdqn: unknown setting; did you mean fqdn?']);
+    expect(withChanges({ volumes: { storageclass: 'fast' } })).toEqual(['volumes.storageclass: unknown setting; did you mean volumes.storageClass?']);
+    expect(withChanges({ services: { web: { tpye: 'NodePort' } } })).toEqual(['services.web.tpye: unknown setting; did you mean services.web.type?']);
+    expect(withChanges({ nodeServices: { pods: [{ name: 'p', nodeName: 'n', containers: [{ name: 'c', image: 'i:1', comand: [] }] }] } })).toEqual([
+      'nodeServices.pods[0].containers[0].comand: unknown setting; did you mean nodeServices.pods[0].containers[0].command?']);
+    expect(withChanges({ images: { pullpolicy: 'Always' } })).toEqual(['images.pullpolicy: unknown setting; did you mean images.pullPolicy?']);
+    // Nothing close: no guess.
+    expect(withChanges({ images: { colour: 'blue' } })).toEqual(['images.colour: unknown setting']);
+  });
+
+  it('suggests the value meant for an unknown one of a fixed list, and the Service meant', () => {
+    expect(withChanges({ tls: { mode: 'Generated' } })).toEqual(['tls.mode: must be one of "generated", "third-party", "migrated"; did you mean "generated"?']);
+    expect(withChanges({ plans: ['instal'] })).toEqual([expect.stringMatching(/^plans\[0\]: must be one of "install", .*; did you mean "install"\?$/)]);
+    expect(withChanges({ services: { wbe: { type: 'LoadBalancer' } } })).toEqual([expect.stringMatching(/^services\.wbe: no such Service; did you mean web\? \(known: /)]);
+  });
+
+  it('says to quote a tag YAML reads as a number, showing it as written', () => {
+    expect(problems('fqdn: uyuni.example.com\nimages:\n  tag: 2026.10\n')).toEqual([
+      'images.tag: must be a string: YAML reads 2026.10 as the number 2026.1; quote it: tag: "2026.10"']);
+    expect(problems('fqdn: uyuni.example.com\nimages:\n  tag: 2026.08\n')).toEqual([
+      'images.tag: must be a string: YAML reads 2026.08 as a number; quote it: tag: "2026.08"']);
+    expect(problems('fqdn: uyuni.example.com\nimages:\n  components:\n    server: {tag: 5.1}\n')).toEqual([
+      'images.components.server.tag: must be a string: YAML reads 5.1 as a number; quote it: tag: "5.1"']);
+    expect(problems('fqdn: uyuni.example.com\nproxy:\n  fqdn: p.example.com\n  dnsConfig:\n    searches: [a, 0x10]\n')).toEqual([
+      'proxy.dnsConfig.searches[1]: must be a string: YAML reads 0x10 as the number 16; quote it: - "0x10"']);
+    expect(problems('fqdn: uyuni.example.com\ntimezone: true\n')).toEqual(['timezone: must be a string: YAML reads true as a boolean; quote it: timezone: "true"']);
+    // A value that is no scalar gets no hint.
+    expect(problems('fqdn: uyuni.example.com\nimages:\n  tag: [a]\n')).toEqual(['images.tag: must be a string']);
   });
 
   it('refuses YAML that does not parse, or is not a mapping, or repeats a key', () => {

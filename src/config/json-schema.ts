@@ -17,7 +17,7 @@ type AnyStruct = Struct<unknown, unknown>;
 export const CONFIG_SCHEMA_FILE = 'uyuni.schema.json';
 
 /** A record's or list's item struct: superstruct keeps it only in `entries`. */
-function itemOf(s: AnyStruct, sample: unknown): AnyStruct {
+export function itemOf(s: AnyStruct, sample: unknown): AnyStruct {
   const entries = [...s.entries(sample, { branch: [], path: [] } as never)];
   return entries[entries.length - 1][2] as AnyStruct;
 }
@@ -56,6 +56,27 @@ export function toJsonSchema(s: AnyStruct): JsonSchema {
       // a leaf: src/config/schema.ts `leaf` keeps its JSON Schema as the struct's schema
       return s.schema && typeof s.schema === 'object' ? { ...(s.schema as JsonSchema) } : {};
   }
+}
+
+/**
+ * The struct of the value at `path` below `root` (object keys, record values, list items), or
+ * undefined where the schema has nothing there (an unknown key, below a leaf).
+ */
+export function structAt(root: AnyStruct, path: ReadonlyArray<PropertyKey>): AnyStruct | undefined {
+  let s: AnyStruct | undefined = root;
+  for (const key of path) {
+    if (!s) return undefined;
+    if (s.type === 'object' || s.type === 'type') s = ((s.schema ?? {}) as Record<string, AnyStruct>)[String(key)];
+    else if (s.type === 'record') s = itemOf(s, { k: undefined });
+    else if (s.type === 'array') s = s.schema as AnyStruct;
+    else return undefined;
+  }
+  return s;
+}
+
+/** The keys a mapping struct knows (none for a record or a leaf). */
+export function knownKeys(s: AnyStruct | undefined): string[] {
+  return s && (s.type === 'object' || s.type === 'type') ? Object.keys((s.schema ?? {}) as object) : [];
 }
 
 /** The whole document for `configSchema`. */

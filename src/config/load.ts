@@ -3,8 +3,11 @@ import * as path from 'path';
 import { Failure, validate } from 'superstruct';
 import { PROXY_SERVICES, SERVER_SERVICE_NAMES, serverServices, ServiceSpec } from '../model/ports';
 import { KNOWN_VOLUMES } from '../model/volumes';
-import { configSchema, ExposureConfig, PlanName, REMOVED_SETTINGS, UyuniConfig } from './schema';
+import { configSchema, ExposureConfig, PlanName, REMOVED_SETTINGS, STRING_EXPECTED, UyuniConfig } from './schema';
 import { portFeatures } from './features';
+import { knownKeys, structAt } from './json-schema';
+import { ConfigSource, fieldName, Layer, mergeLayers, parseKeyPath, setLayers, SetSyntaxError } from './layers';
+import { didYouMean } from './suggest';
 
 /**
  * cdk8s bundles its own copy of yaml 2.x to write the manifests; reading the configuration with
@@ -22,16 +25,44 @@ function yamlLib(): typeof import('yaml') {
 /** The default configuration file, at the project root. */
 export const DEFAULT_CONFIG_FILE = 'uyuni.yaml';
 
-/** Bad user input. Every message names the file and the field. Synth exits 2 on it. */
+/**
+ * Bad user input. Every message names the file (the layers: `base.yaml + prod.yaml + --set`) and
+ * the field. Synth exits 2 on it. `sections`: the top-level sections that passed the schema, for
+ * the checks that only the plans can make (src/synth.ts), so that those are listed in the same round.
+ */
 export class ConfigError extends Error {
-  constructor(readonly file: string, readonly problems: readonly string[]) {
+  constructor(readonly file: string, readonly problems: readonly string[], readonly sections?: Readonly<ValidSections>) {
     super(`${file}: invalid configuration\n${problems.map((p) => `  - ${p}`).join('\n')}`);
   }
 }
 
-/** The configuration file to read: `$UYUNI_CONFIG`, else uyuni.yaml in `cwd`. */
+/** The sections of a refused configuration that passed the schema, and the names of those that did not. */
+export interface ValidSections {
+  readonly sections: Partial<UyuniConfig>;
+  readonly invalid: ReadonlySet<string>;
+}
+
+/**
+ * The configuration files to read: `$UYUNI_CONFIG` (several separated by ":", as KUBECONFIG;
+ * later files win), else uyuni.yaml in `cwd`.
+ */
+export function configPaths(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): string[] {
+  const given = (env.UYUNI_CONFIG ?? '').split(path.delimiter).filter((f) => f !== '');
+  return (given.length > 0 ? given : [DEFAULT_CONFIG_FILE]).map((f) => path.resolve(cwd, f));
+}
+
+/** The first configuration file (see configPaths). */
 export function configPath(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): string {
-  return path.resolve(cwd, env.UYUNI_CONFIG || DEFAULT_CONFIG_FILE);
+  return configPaths(env, cwd)[0];
+}
+
+/**
+ * The layers the environment gives the cdk8s app, which gets no arguments: `$UYUNI_CONFIG`'s
+ * files, then `$UYUNI_SET`'s assignments (`images.tag="2026.10",namespace=uyuni-test`).
+ */
+export function configSources(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): ConfigSource[] {
+  const files: ConfigSource[] = configPaths(env, cwd).map((file) => ({ file }));
+  return env.UYUNI_SET ? [...files, { set: env.UYUNI_SET, via: 'UYUNI_SET' }] : files;
 }
 
 /**
@@ -44,7 +75,51 @@ export const LIMITS = { bytes: 1024 * 1024, depth: 64, aliases: 64 } as const;
 const MIB = `${LIMITS.bytes} bytes (1 MiB)`;
 
 export function loadConfigFile(file: string): UyuniConfig {
-  return parseConfig(readBounded(file), file);
+  return loadConfig([{ file }]);
+}
+
+/** How messages name a set of layers: `base.yaml + prod.yaml + --set`. */
+export function sourcesLabel(sources: readonly ConfigSource[]): string {
+  const names: string[] = [];
+  for (const s of sources) {
+    const name = 'file' in s ? s.file : (s.via ?? '--set');
+    if (!names.includes(name) || 'file' in s) names.push(name);
+  }
+  return names.join(' + ');
+}
+
+/**
+ * Reads, merges (src/config/layers.ts: later wins, mappings merge, lists are replaced) and
+ * validates the layers of a configuration; throws ConfigError listing every problem of every
+ * layer, each naming the layer its value came from when there are several.
+ */
+export function loadConfig(sources: readonly ConfigSource[]): UyuniConfig {
+  const label = sourcesLabel(sources);
+  const several = sources.length > 1;
+  const Y = yamlLib();
+  const layers: Layer[] = [];
+  const problems: string[] = [];
+  for (const source of sources) {
+    if ('file' in source) {
+      try {
+        layers.push(fileLayer(Y, readBounded(source.file), source.file));
+      } catch (e) {
+        if (!(e instanceof ConfigError)) throw e;
+        problems.push(...(several ? e.problems.map((p) => `${source.file}: ${p}`) : e.problems));
+      }
+    } else {
+      try {
+        layers.push(...setLayers((text) => setValue(Y, text), source));
+      } catch (e) {
+        if (!(e instanceof SetSyntaxError)) throw e;
+        problems.push(e.message);
+      }
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(label, problems);
+  const merged = mergeLayers(layers);
+  if (merged.problems.length > 0) throw new ConfigError(label, merged.problems);
+  return checkRaw(merged.value, label, { originOf: merged.originOf, several });
 }
 
 /** A regular file of at most LIMITS.bytes, read without ever holding more than one byte over that. */
@@ -159,8 +234,24 @@ function watchAliases(Y: Yaml, doc: YamlDocument, at: (offset: number) => string
 
 /** Parses and validates configuration text; throws ConfigError listing every problem found. */
 export function parseConfig(text: string, file = DEFAULT_CONFIG_FILE): UyuniConfig {
+  const layer = fileLayer(yamlLib(), text, file);
+  return checkRaw(layer.value!, file, { originOf: () => layer, several: false });
+}
+
+/**
+ * A `--set` value as YAML reads it, when it is one flow value (a scalar, `[a, b]`, `{k: v}`); other text
+ * (`a: b`, several lines) is the string as written. Empty is the empty string; `null` is null.
+ */
+function setValue(Y: Yaml, text: string): unknown {
+  if (text === '') return '';
+  const doc = Y.parseDocument(text, { uniqueKeys: true });
+  if (doc.errors.length > 0 || !(Y.isScalar(doc.contents) || ((Y.isMap(doc.contents) || Y.isSeq(doc.contents)) && doc.contents.flow))) return text;
+  return doc.toJS({ maxAliasCount: 0 });
+}
+
+/** One file's settings as a layer; throws ConfigError listing its YAML problems. */
+function fileLayer(Y: Yaml, text: string, file: string): Layer {
   if (Buffer.byteLength(text) > LIMITS.bytes) throw new ConfigError(file, [`is more than ${MIB}: a configuration may have at most that`]);
-  const Y = yamlLib();
   const { doc, problems, at } = parseYaml(Y, text);
   if (problems.length > 0 || !doc) throw new ConfigError(file, problems);
   const aliases = watchAliases(Y, doc, at);
@@ -171,7 +262,42 @@ export function parseConfig(text: string, file = DEFAULT_CONFIG_FILE): UyuniConf
   } catch (e) {
     throw new ConfigError(file, [aliases.blame() ?? `not valid YAML: ${(e as Error).message}`]);
   }
-  return checkConfig(raw, file);
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    throw new ConfigError(file, ['the document must be a mapping of settings (see docs/configuration.md)']);
+  }
+  const node = (p: ReadonlyArray<string | number>) => {
+    try {
+      return doc.getIn(p, true) as import('yaml').Node | undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  /** The key node of the last step of `p`, for an unknown key (its value may be empty). */
+  const keyNode = (p: ReadonlyArray<string | number>) => {
+    const parent = p.length > 1 ? node(p.slice(0, -1)) : doc.contents;
+    if (!Y.isMap(parent)) return undefined;
+    return parent.items.find((pair) => (Y.isScalar(pair.key) ? pair.key.value : pair.key) === p[p.length - 1])?.key as import('yaml').Node | undefined;
+  };
+  return {
+    label: file,
+    value: raw as Record<string, unknown>,
+    where: (p) => {
+      // a setting starts at its key (an item of a list at its value)
+      const n = keyNode(p) ?? node(p);
+      return n?.range ? at(n.range[0]) : undefined;
+    },
+    written: (p) => {
+      const n = node(p);
+      return Y.isScalar(n) && n.range && n.type === 'PLAIN' ? text.slice(n.range[0], n.range[1]) : undefined;
+    },
+    quoted: (p, t) => `${typeof p[p.length - 1] === 'number' ? '-' : `${String(p[p.length - 1])}:`} "${t}"`,
+  };
+}
+
+/** Where each value came from: the layer, and whether to say so (only when there are several). */
+interface Provenance {
+  originOf(path: ReadonlyArray<string | number>): Layer | undefined;
+  readonly several: boolean;
 }
 
 /**
@@ -182,23 +308,27 @@ export function checkConfig(raw: unknown, file: string): UyuniConfig {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     throw new ConfigError(file, ['the document must be a mapping of settings (see docs/configuration.md)']);
   }
+  return checkRaw(raw as Record<string, unknown>, file, { originOf: () => undefined, several: false });
+}
+
+function checkRaw(raw: Record<string, unknown>, file: string, from: Provenance): UyuniConfig {
   const [error, config] = validate(raw, configSchema, { coerce: true });
   if (!error) {
     const problems = crossChecks(config);
-    if (problems.length > 0) throw new ConfigError(file, problems);
+    if (problems.length > 0) throw new ConfigError(file, problems.map((p) => locate(p, from)), { sections: config, invalid: new Set() });
     return config;
   }
   // All in one round: the rules whose sections are valid run too, on those sections.
-  const schemaProblems = [...new Set(error.failures().map(describeFailure))];
-  const { sections, invalid } = validSections(raw as Record<string, unknown>);
-  throw new ConfigError(file, [...schemaProblems, ...crossChecks(sections as UyuniConfig, invalid)]);
+  const schemaProblems = [...new Set(error.failures().map((f) => describeFailure(f, from)))];
+  const valid = validSections(raw);
+  throw new ConfigError(file, [...schemaProblems, ...crossChecks(valid.sections as UyuniConfig, valid.invalid).map((p) => locate(p, from))], valid);
 }
 
 /**
  * Each top-level section of `raw` checked on its own (defaults filled in): those that pass, and
  * the names of those that do not, so that a problem in one section hides no problem of another.
  */
-function validSections(raw: Record<string, unknown>): { sections: Partial<UyuniConfig>; invalid: ReadonlySet<string> } {
+function validSections(raw: Record<string, unknown>): ValidSections {
   const sections: Record<string, unknown> = {};
   const invalid = new Set<string>();
   for (const [key, struct] of Object.entries(configSchema.schema)) {
@@ -209,19 +339,71 @@ function validSections(raw: Record<string, unknown>): { sections: Partial<UyuniC
   return { sections: sections as Partial<UyuniConfig>, invalid };
 }
 
-function fieldName(p: ReadonlyArray<PropertyKey>): string {
-  return p.map((k, i) => (typeof k === 'number' ? `[${k}]` : `${i > 0 ? '.' : ''}${String(k)}`)).join('') || '(top level)';
+type Path = ReadonlyArray<string | number>;
+
+/** ` (prod.yaml, line 3, column 8)`, ` (--set images.tag=2026.10)`: when there are several layers. */
+function fromWhere(path: Path, from: Provenance): string {
+  if (!from.several) return '';
+  const layer = from.originOf(path);
+  if (!layer) return '';
+  const where = layer.where(path);
+  return ` (${layer.label}${where ? `, ${where}` : ''})`;
+}
+
+/**
+ * A cross check's problem with the layer of its field (`services.cobbler.nodePorts.cobbler: …`,
+ * `migration, upgrade: …`), when there are several layers.
+ */
+function locate(problem: string, from: Provenance): string {
+  if (!from.several) return problem;
+  const fields = problem.slice(0, Math.max(0, problem.indexOf(': '))).split(', ');
+  const shown = new Set<string>();
+  for (const field of fields) {
+    try {
+      const here = fromWhere(parseKeyPath(field), from);
+      if (here) shown.add(here.slice(2, -1));
+    } catch {
+      // not a field path: nothing to add
+    }
+  }
+  return shown.size > 0 ? `${problem} (${[...shown].join('; ')})` : problem;
+}
+
+/** The user wrote a number or a boolean where a string belongs: YAML read it so. How to quote it. */
+function quoteHint(failure: Failure, from: Provenance): string {
+  const v = failure.value as unknown;
+  if (typeof v !== 'number' && typeof v !== 'boolean') return '';
+  const path = failure.path as Path;
+  const layer = from.originOf(path);
+  const written = layer?.written(path) ?? String(v);
+  const kind = typeof v === 'number' ? 'number' : 'boolean';
+  const read = written === String(v) ? `a ${kind}` : `the ${kind} ${String(v)}`;
+  const quoted = layer ? layer.quoted(path, written) : `"${written}"`;
+  return `: YAML reads ${written} as ${read}; quote it: ${quoted}`;
+}
+
+/** `did you mean volumes.storageClass?` for an unknown key (or a record key the schema refused). */
+function keySuggestion(path: Path): string {
+  const key = path[path.length - 1];
+  if (typeof key !== 'string') return '';
+  const parent = path.slice(0, -1);
+  const suggestion = didYouMean(key, knownKeys(structAt(configSchema as never, parent)));
+  if (!suggestion) return '';
+  return `; ${suggestion.replace(/^did you mean (.*)\?$/, (_m, k: string) => `did you mean ${fieldName([...parent, k])}?`)}`;
 }
 
 /** Our own checks carry their messages (src/config/schema.ts); superstruct's structural ones get ours here. */
-function describeFailure(failure: Failure): string {
-  const field = fieldName(failure.path);
-  if (failure.type === 'never') return `${field}: ${REMOVED_SETTINGS[field] ?? 'unknown setting'}`;
-  if (failure.refinement) return `${field}: ${failure.message}`;
-  if (failure.value === undefined) return `${field}: is required`;
-  if (failure.type === 'object' || failure.type === 'record') return `${field}: must be a mapping of settings`;
-  if (failure.type === 'array') return `${field}: must be a list`;
-  return `${field}: ${failure.message}`;
+function describeFailure(failure: Failure, from: Provenance): string {
+  const path = failure.path as Path;
+  const field = fieldName(path);
+  const at = fromWhere(path, from);
+  if (failure.type === 'never') return `${field}: ${REMOVED_SETTINGS[field] ?? `unknown setting${keySuggestion(path)}`}${at}`;
+  if (failure.refinement) return `${field}: ${failure.message}${at}`;
+  if (failure.value === undefined) return `${field}: is required${at}`;
+  if (failure.type === 'object' || failure.type === 'record') return `${field}: must be a mapping of settings${at}`;
+  if (failure.type === 'array') return `${field}: must be a list${at}`;
+  if (failure.message === STRING_EXPECTED) return `${field}: ${failure.message}${quoteHint(failure, from)}${at}`;
+  return `${field}: ${failure.message}${at}`;
 }
 
 /** The plans that write the server's objects into `namespace`. */
@@ -233,6 +415,16 @@ export function plansOf(config: UyuniConfig): PlanName[] {
   const server: PlanName[] = config.migration ? ['migrate', 'migrate-prepare'] : config.upgrade ? ['upgrade'] : ['install'];
   return [...server, ...(config.proxy ? ['proxy' as const] : []), ...(config.nodeServices ? ['node-services' as const] : []),
     ...(config.backup ? ['backup' as const, 'restore' as const] : [])];
+}
+
+const suggestService = (name: string, names: readonly string[]) => {
+  const hint = didYouMean(name, names);
+  return hint ? `; ${hint}` : '';
+};
+
+/** The plans a refused configuration asks for, when every section that says which passed the schema. */
+export function plansOfSections(v: ValidSections): PlanName[] | undefined {
+  return PLAN_SECTIONS.some((s) => v.invalid.has(s)) ? undefined : plansOf(v.sections as UyuniConfig);
 }
 
 /** Exposure only of Services that exist, node ports only for their ports and NodePort type, no clashes. */
@@ -247,7 +439,7 @@ function checkExposure(
     if (!svc) {
       problems.push(allNames.includes(name)
         ? `${field}: Service ${name} is not part of this configuration (it depends on tftp, debugJava, monitoring or hubApi)`
-        : `${field}: no such Service (known: ${[...allNames].sort().join(', ')})`);
+        : `${field}: no such Service${suggestService(name, allNames)} (known: ${[...allNames].sort().join(', ')})`);
       continue;
     }
     if (svc.fixed) {

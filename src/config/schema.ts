@@ -6,6 +6,7 @@ import type { ObjectSchema } from 'superstruct/dist/utils';
 import { PG_MAJOR } from '../model/db';
 import { KNOWN_VOLUMES } from '../model/volumes';
 import { DEFAULT_AGENT_EXECUTABLE, DEFAULT_PACKAGE_DIR } from '../systemd/defaults';
+import { didYouMean } from './suggest';
 
 /**
  * The configuration schema: the single description of `uyuni.yaml`. Types, defaults and allowed
@@ -29,6 +30,8 @@ export function isFqdn(value: string): boolean {
 }
 
 const REQUIRED = 'is required';
+/** The message of a string setting given something else (src/config/load.ts adds how to quote it). */
+export const STRING_EXPECTED = 'must be a string';
 
 /**
  * A leaf value: superstruct's `define`, with the leaf's JSON Schema as its `schema` (unused by
@@ -52,7 +55,7 @@ const isString = (v: unknown): v is string => typeof v === 'string';
 const isNumber = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 const isBoolean = (v: unknown): v is boolean => typeof v === 'boolean';
 
-const text = (check?: (v: string) => true | string, json: JsonSchema = { type: 'string' }) => typed('string', isString, 'must be a string', check, json);
+const text = (check?: (v: string) => true | string, json: JsonSchema = { type: 'string' }) => typed('string', isString, STRING_EXPECTED, check, json);
 const matching = (re: RegExp, message: string) => text((v) => re.test(v) || message, { type: 'string', pattern: re.source });
 const integer = (min: number, max: number, message = `must be a whole number from ${min} to ${max}`) =>
   typed('integer', isNumber, 'must be a number', (v) => (Number.isInteger(v) && v >= min && v <= max) || message, { type: 'integer', minimum: min, maximum: max });
@@ -61,7 +64,12 @@ const boolean = () => typed('boolean', isBoolean, 'must be a boolean');
 /** One of fixed strings; the message lists them. */
 function oneOf<const T extends readonly string[]>(values: T): Struct<T[number], JsonSchema> {
   const message = `must be one of ${values.map((v) => JSON.stringify(v)).join(', ')}`;
-  return leaf<T[number]>('enum', { enum: [...values] }, (v) => (v === undefined ? REQUIRED : (values as readonly unknown[]).includes(v) || message));
+  return leaf<T[number]>('enum', { enum: [...values] }, (v) => {
+    if (v === undefined) return REQUIRED;
+    if ((values as readonly unknown[]).includes(v)) return true;
+    const hint = typeof v === 'string' ? didYouMean(v, values, true) : undefined;
+    return hint ? `${message}; ${hint}` : message;
+  });
 }
 
 /** A section: a mapping with known keys only; defaulted sections get a fresh object each time. */
@@ -171,7 +179,11 @@ const volumeSettings = section({
 
 /** A claim of the claim table (src/model/volumes.ts), checked as a key beside its settings' values. */
 const CLAIMS = KNOWN_VOLUMES.map((v) => v.name);
-const claimName = text((v) => CLAIMS.includes(v) || `no such claim (known: ${CLAIMS.join(', ')})`);
+const claimName = text((v) => {
+  if (CLAIMS.includes(v)) return true;
+  const hint = didYouMean(v, CLAIMS);
+  return `no such claim${hint ? `; ${hint}` : ''} (known: ${CLAIMS.join(', ')})`;
+});
 
 const volumes = section({
   /** The storage class of every claim without its own; "-" means "". @default the cluster's default class */
