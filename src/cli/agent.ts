@@ -224,7 +224,14 @@ async function run(flags: RunFlags): Promise<void> {
 const STATE_DIR_HELP = 'the agent\'s records of the unit files it wrote (default: /var/lib/uyuni-cdk-agent, or $XDG_STATE_HOME/uyuni-cdk-agent with --session)';
 
 export function register(program: Command): void {
-  const agent = program.command('agent').description('The node agent: systemd units for pods on systemd-backed nodes');
+  const agent = program.command('agent').description('The node agent: systemd units for pods on systemd-backed nodes')
+    .addHelpText('after', `
+On a node, dist/agent/uyuni-cdk-agent.service runs \`uyuni-cdk agent run --node <node>\`; cleanup
+alone is \`uyuni-cdk agent cleanup --node <node> --dry-run\` (what it would remove, and why), then
+without --dry-run. Both need the system's systemd (--session: the user's). docs/agent.md.
+
+Examples:
+  uyuni-cdk agent render -f dist/node-services/0000-pods.k8s.yaml --out units   # the units of the plan\'s pods`);
   const common = (cmd: Command): Command => cmd
     .option('--session', 'use the user manager (systemd --user on the session bus) instead of the system manager')
     .option('--package-dir <dir>', 'root of the packages a relative command[0] resolves under', DEFAULT_PACKAGE_DIR)

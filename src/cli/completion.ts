@@ -57,7 +57,7 @@ export function register(program: Command): void {
     .addHelpText('after', `
 Examples:
   source <(uyuni-cdk completion bash)                   # in ~/.bashrc
-  uyuni-cdk completion zsh > "\${fpath[1]}/_uyuni-cdk"
+  mkdir -p ~/.zfunc && uyuni-cdk completion zsh > ~/.zfunc/_uyuni-cdk   # with fpath+=(~/.zfunc) in ~/.zshrc
   uyuni-cdk completion fish > ~/.config/fish/completions/uyuni-cdk.fish`)
     .action((shell: string) => {
       if (!Object.hasOwn(SCRIPTS, shell)) {

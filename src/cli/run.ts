@@ -43,11 +43,12 @@ Logs: <run dir>/<step>/<pod>.<container>.log, events: <run dir>/events.jsonl.
 ${SAFETY_HELP}
 ${EXIT_CODES_HELP}
 
+A plan saved by \`uyuni-cdk plan --out FILE\` runs as \`uyuni-cdk run FILE\` (see plan --help).
+
 Examples:
   uyuni-cdk run dist/install
-  uyuni-cdk run dist/upgrade --yes                  # CI: the scale-downs are approved
-  uyuni-cdk plan dist/upgrade --out up.plan && uyuni-cdk run up.plan   # exactly what was reviewed
   uyuni-cdk run dist/install --kubeconfig ~/.kube/uyuni --context prod --output json
-  uyuni-cdk run dist/migrate --rerun import-secrets          # repeat one finished data step (asks first)`)
+  uyuni-cdk run dist/upgrade --yes                  # CI: the scale-downs are approved
+  uyuni-cdk run dist/upgrade --rerun db-finalize --yes   # repeat one finished data step`)
     .action((planDir: string, opts: RunCommandOptions) => exitWith(loadRuntime().then((m) => m.runCommand(planDir, opts, runIo))));
 }

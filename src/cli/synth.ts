@@ -10,18 +10,21 @@ interface SynthFlags { config?: string; output?: string }
 
 export function register(program: Command): void {
   program.command('synth')
-    .description('Synthesize the plans of a configuration into a directory, one subdirectory per plan (what `npx cdk8s synth` does in the repository)')
+    .description('Synthesize the plans of a configuration into a directory, one subdirectory per plan (the cdk8s app\'s synth, without the cdk8s CLI)')
     .option('-c, --config <file>', 'the configuration (default: $UYUNI_CONFIG, else uyuni.yaml)')
     .option('-o, --output <dir>', 'the output directory; plans of other configurations in it are kept (default: $UYUNI_DIST, else dist)')
     .addHelpText('after', `
 The plans are written into a staging directory beside the output and swapped in once all are
 complete: a bad configuration (exit 2, every problem named) or a crash leaves the output as it was.
 
+Only the plans this configuration writes are replaced in the output directory; other files and
+the plans of other configurations stay (unlike the cdk8s CLI's -o, which empties its directory).
+
 Exit codes: 0 written, 1 synth failed, 2 bad configuration.
 
 Examples:
   uyuni-cdk synth                                  # uyuni.yaml → dist/<plan>/
-  uyuni-cdk synth -c examples/proxy.yaml -o /tmp/out`)
+  uyuni-cdk synth -c migration.yaml -o migration-dist   # another configuration, its own directory`)
     .action((flags: SynthFlags) => {
       // Loaded here: `uyuni-cdk --help` and the cluster verbs never load the synth side.
       const { configPath } = require('../config/load') as typeof import('../config/load');
