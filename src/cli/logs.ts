@@ -21,7 +21,7 @@ export function register(program: Command): void {
     .option('--tail <lines>', 'only the last lines of each container', positiveNumber))
     .addHelpText('after', `
 Each line is prefixed [pod/container], as kubectl logs --prefix. A finished step whose pods
-are gone (a Job TTL, kubectl delete) is read from the newest run directory that saved it.
+are gone (a Job TTL, kubectl delete) is read from the newest run attempt (of any series) that saved it.
 
 Exit codes:
   ${EXIT.ok}  shown (with -f: every followed container ended, or Ctrl-C)
