@@ -241,7 +241,12 @@ Examples:
   common(agent.command('render')
     .description('write the unit file(s) of a pod (one per container, init containers as oneshot units)')
     .requiredOption('-f, --file <pod>', 'the pod manifest (YAML or JSON; several documents or a List are fine)')
-    .requiredOption('--out <dir>', 'directory the unit files are written into'))
+    .requiredOption('--out <dir>', 'directory the unit files are written into')
+    .addHelpText('after', `
+Every unit file is checked before the first is written: a refusal (a symbolic link or a hard-linked
+file at a unit's name, two pods mapping to one unit) leaves the directory as it was.
+
+Exit codes: ${EXIT.ok} written (their paths on stdout), ${EXIT.badInput} a bad pod file, a pod that cannot run as a unit, or a refused target.`))
     .action((flags: RenderFlags) => render(flags));
 
   common(agent.command('cleanup')
@@ -252,7 +257,10 @@ Examples:
     .option('--state-dir <dir>', STATE_DIR_HELP)
     .option('--api-timeout <seconds>', 'limit for each page of the pod list', positiveNumber, DEFAULT_API_TIMEOUT_SECONDS)
     .option('--job-timeout <seconds>', 'limit for each stop job', positiveNumber, DEFAULT_JOB_TIMEOUT_SECONDS)
-    .option('--concurrency <n>', 'D-Bus calls in flight at the same time', (v: string) => Math.floor(positiveNumber(v)), DEFAULT_CONCURRENCY))
+    .option('--concurrency <n>', 'D-Bus calls in flight at the same time', (v: string) => Math.floor(positiveNumber(v)), DEFAULT_CONCURRENCY)
+    .addHelpText('after', `
+Exit codes: ${EXIT.ok} done (or, with --dry-run, decided), ${EXIT.stepFailed} some unit could not be removed cleanly (logged),
+${EXIT.badInput} bad option, ${EXIT.unreachable} the pods could not be listed completely or the bus could not be used (nothing touched).`))
     .action((flags: CleanupFlags) => cleanup(flags));
 
   common(agent.command('run')

@@ -55,6 +55,8 @@ export function register(program: Command): void {
     .argument('<shell>', `the shell: ${Object.keys(SCRIPTS).join(', ')}`)
     .description('Print the shell completion script (verbs, flags and their values, plan directories, step names)')
     .addHelpText('after', `
+Exit codes: ${EXIT.ok} printed, ${EXIT.badInput} no script for that shell.
+
 Examples:
   source <(uyuni-cdk completion bash)                   # in ~/.bashrc
   mkdir -p ~/.zfunc && uyuni-cdk completion zsh > ~/.zfunc/_uyuni-cdk   # with fpath+=(~/.zfunc) in ~/.zshrc

@@ -188,7 +188,16 @@ function staleLock(sim: Simulator, runId: string): void {
 const INSTALL: readonly Step[] = [
   { line: 'uyuni-cdk plan dist/install', code: EXIT.ok, check: (r) => expect(r.out).toMatch(/^Plan: \d+ to create/m) },
   { line: 'uyuni-cdk plan dist/install --detailed-exitcode   # CI drift check: 0 none, 2 changes, 1 an error', code: EXIT.planChanges },
-  { line: 'uyuni-cdk run dist/install', code: EXIT.ok },
+  {
+    line: 'uyuni-cdk run dist/install',
+    code: EXIT.ok,
+    check: (r, w, sim) => {
+      expect(r.out).toContain('run install-');
+      expect(sim!.get('apps/v1', 'Deployment', 'uyuni', 'uyuni')?.status?.readyReplicas).toBe(1);
+      // its logs and events: the first attempt of a new run series in the user's state directory
+      expect(fs.readdirSync(path.join(w.home, '.local', 'state', 'uyuni-cdk', 'uyuni', 'install'))).toHaveLength(1);
+    },
+  },
   {
     line: 'uyuni-cdk run dist/install --kubeconfig ~/.kube/uyuni --context prod --output json',
     code: EXIT.ok,
