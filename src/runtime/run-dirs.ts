@@ -106,8 +106,11 @@ export function attemptStatus(attemptDir: string): string | undefined {
   }
 }
 
-/** A series is open until an attempt of it finished the plan. */
-export const seriesOpen = (s: Series) => s.attempts.length === 0 || attemptStatus(s.attempts[s.attempts.length - 1]) !== 'done';
+/**
+ * A series is open until an attempt of it finished the plan: any attempt, not only the newest (a
+ * run refused by the lock while another ran has a newer directory than the run that finished).
+ */
+export const seriesOpen = (s: Series) => !s.attempts.some((a) => attemptStatus(a) === 'done');
 
 /**
  * The directory of a new attempt, made: in the newest series when that one is open (this run

@@ -43,6 +43,16 @@ describe('run series', () => {
     expect([attemptStatus(a.dir), attemptStatus(b.dir), attemptStatus(c.dir), attemptStatus(d.dir), attemptStatus(e.dir)]).toEqual(['failed', 'interrupted', undefined, 'done', undefined]);
   });
 
+  it('a series is finished by its finishing attempt, also when a later one was refused meanwhile (the lock)', () => {
+    const root = runs();
+    const running = openAttempt(root, 'migrate-20261201T100000Z', plan);
+    const refused = openAttempt(root, 'migrate-20261201T100500Z', plan);
+    end(refused.dir, 'failed');
+    end(running.dir, 'done');
+    expect(refused.series).toBe(running.series);
+    expect(openAttempt(root, 'migrate-20261201T120000Z', plan).series).toBe(path.join(root, 'migrate-20261201T120000Z'));
+  });
+
   it('two runs in the same second get two directories', () => {
     const root = runs();
     const a = openAttempt(root, 'migrate-20261201T100000Z', plan);
