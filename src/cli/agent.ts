@@ -224,7 +224,14 @@ async function run(flags: RunFlags): Promise<void> {
 const STATE_DIR_HELP = 'the agent\'s records of the unit files it wrote (default: /var/lib/uyuni-cdk-agent, or $XDG_STATE_HOME/uyuni-cdk-agent with --session)';
 
 export function register(program: Command): void {
-  const agent = program.command('agent').description('The node agent: systemd units for pods on systemd-backed nodes');
+  const agent = program.command('agent').description('The node agent: systemd units for pods on systemd-backed nodes')
+    .addHelpText('after', `
+On a node, dist/agent/uyuni-cdk-agent.service runs \`uyuni-cdk agent run --node <node>\`; cleanup
+alone is \`uyuni-cdk agent cleanup --node <node> --dry-run\` (what it would remove, and why), then
+without --dry-run. Both need the system's systemd (--session: the user's). docs/agent.md.
+
+Examples:
+  uyuni-cdk agent render -f dist/node-services/0000-pods.k8s.yaml --out units   # the units of the plan\'s pods`);
   const common = (cmd: Command): Command => cmd
     .option('--session', 'use the user manager (systemd --user on the session bus) instead of the system manager')
     .option('--package-dir <dir>', 'root of the packages a relative command[0] resolves under', DEFAULT_PACKAGE_DIR)
@@ -234,7 +241,12 @@ export function register(program: Command): void {
   common(agent.command('render')
     .description('write the unit file(s) of a pod (one per container, init containers as oneshot units)')
     .requiredOption('-f, --file <pod>', 'the pod manifest (YAML or JSON; several documents or a List are fine)')
-    .requiredOption('--out <dir>', 'directory the unit files are written into'))
+    .requiredOption('--out <dir>', 'directory the unit files are written into')
+    .addHelpText('after', `
+Every unit file is checked before the first is written: a refusal (a symbolic link or a hard-linked
+file at a unit's name, two pods mapping to one unit) leaves the directory as it was.
+
+Exit codes: ${EXIT.ok} written (their paths on stdout), ${EXIT.badInput} a bad pod file, a pod that cannot run as a unit, or a refused target.`))
     .action((flags: RenderFlags) => render(flags));
 
   common(agent.command('cleanup')
@@ -245,7 +257,10 @@ export function register(program: Command): void {
     .option('--state-dir <dir>', STATE_DIR_HELP)
     .option('--api-timeout <seconds>', 'limit for each page of the pod list', positiveNumber, DEFAULT_API_TIMEOUT_SECONDS)
     .option('--job-timeout <seconds>', 'limit for each stop job', positiveNumber, DEFAULT_JOB_TIMEOUT_SECONDS)
-    .option('--concurrency <n>', 'D-Bus calls in flight at the same time', (v: string) => Math.floor(positiveNumber(v)), DEFAULT_CONCURRENCY))
+    .option('--concurrency <n>', 'D-Bus calls in flight at the same time', (v: string) => Math.floor(positiveNumber(v)), DEFAULT_CONCURRENCY)
+    .addHelpText('after', `
+Exit codes: ${EXIT.ok} done (or, with --dry-run, decided), ${EXIT.stepFailed} some unit could not be removed cleanly (logged),
+${EXIT.badInput} bad option, ${EXIT.unreachable} the pods could not be listed completely or the bus could not be used (nothing touched).`))
     .action((flags: CleanupFlags) => cleanup(flags));
 
   common(agent.command('run')

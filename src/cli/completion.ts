@@ -55,9 +55,11 @@ export function register(program: Command): void {
     .argument('<shell>', `the shell: ${Object.keys(SCRIPTS).join(', ')}`)
     .description('Print the shell completion script (verbs, flags and their values, plan directories, step names)')
     .addHelpText('after', `
+Exit codes: ${EXIT.ok} printed, ${EXIT.badInput} no script for that shell.
+
 Examples:
   source <(uyuni-cdk completion bash)                   # in ~/.bashrc
-  uyuni-cdk completion zsh > "\${fpath[1]}/_uyuni-cdk"
+  mkdir -p ~/.zfunc && uyuni-cdk completion zsh > ~/.zfunc/_uyuni-cdk   # with fpath+=(~/.zfunc) in ~/.zshrc
   uyuni-cdk completion fish > ~/.config/fish/completions/uyuni-cdk.fish`)
     .action((shell: string) => {
       if (!Object.hasOwn(SCRIPTS, shell)) {

@@ -1,7 +1,13 @@
 import type { Command } from 'commander';
 import { EXIT } from '../plan/exit-codes';
 import type { DestroyCommandOptions, Io } from '../runtime/commands';
-import { addClusterOptions, EXIT_CODES_HELP, exitWith, loadRuntime, processIo } from './options';
+import { addClusterOptions, exitWith, INPUT_AND_CLUSTER, loadRuntime, processIo } from './options';
+
+const DESTROY_EXIT_CODES_HELP = `
+Exit codes:
+  ${EXIT.ok}  listed (without --yes) or deleted
+  ${EXIT.stepFailed}  the namespace is locked by another run or destroy (named), or a delete failed
+${INPUT_AND_CLUSTER}`;
 import { duration, LOCK_TIMEOUT_HELP } from './unlock';
 
 /** Ctrl-C: the namespace's lock is released before the process ends. */
@@ -16,14 +22,15 @@ export function register(program: Command): void {
     .description('Delete everything carrying the plan\'s labels, last step first; a dry run unless --yes; the data (PVCs, the credentials and CA that open them, the namespace holding them) only with --purge-volumes')
     .option('--yes', 'really delete (without it: list what would be deleted)')
     .option('--purge-volumes', 'also delete PersistentVolumeClaims (the data!), the credential and CA Secrets that open them, the run records, and their namespace')
-    .option('--lock-timeout <duration>', LOCK_TIMEOUT_HELP, duration))
+    .option('--lock-timeout <duration>', LOCK_TIMEOUT_HELP, duration),
+  'text (a line per object: deleted, would be deleted, kept and why) or json (one JSON document: the plan, its namespace, dryRun and each object)')
     .addHelpText('after', `
 Kept without --purge-volumes: the claims, the credential Secrets the plan names, the CA Secret,
 the records of finished runs (uyuni-cdk-history), and the namespace holding them.
 Never deleted: objects without the plan's labels; a namespace the plan did not create (adopted
 with run --adopt); a namespace holding objects of others (they are listed).
 --yes takes the namespace's lock (Lease uyuni-cdk-lock), as run does.
-${EXIT_CODES_HELP}
+${DESTROY_EXIT_CODES_HELP}
 
 Examples:
   uyuni-cdk destroy dist/install                 # dry run: lists, deletes nothing

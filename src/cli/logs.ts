@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { EXIT } from '../plan/exit-codes';
 import type { Io, LogsCommandOptions } from '../runtime/commands';
-import { addClusterOptions, exitWith, loadRuntime, positiveNumber, processIo } from './options';
+import { addConnectionOptions, exitWith, loadRuntime, positiveNumber, processIo } from './options';
 
 /** Ctrl-C while following: the streams stop; the pods keep running. */
 const logsIo: Io = {
@@ -13,7 +13,7 @@ const logsIo: Io = {
 };
 
 export function register(program: Command): void {
-  addClusterOptions(program.command('logs')
+  addConnectionOptions(program.command('logs')
     .argument('<planDir>', 'a synthesized plan directory, e.g. dist/install')
     .argument('[step]', 'the step whose pods to show (its Jobs\' and Deployments\'); default: the plan\'s running services (every Deployment)')
     .description('Print the logs of a step\'s pods, or of the server\'s own pods; from the run directories when a finished step\'s pods are gone')
@@ -21,13 +21,16 @@ export function register(program: Command): void {
     .option('--tail <lines>', 'only the last lines of each container', positiveNumber))
     .addHelpText('after', `
 Each line is prefixed [pod/container], as kubectl logs --prefix. A finished step whose pods
-are gone (a Job TTL, kubectl delete) is read from the newest run directory that saved it.
+are gone (a Job TTL, kubectl delete) is read from the newest run attempt (of any series) that saved it.
 
-Exit codes: 0 shown, 2 bad input (no such step, nothing to show), 3 the cluster is unreachable.
+Exit codes:
+  ${EXIT.ok}  shown (with -f: every followed container ended, or Ctrl-C)
+  ${EXIT.badInput}  bad input: no such step, nothing to show (no pod and no saved log), arguments
+  ${EXIT.unreachable}  the cluster is unreachable
 
 Examples:
-  uyuni-cdk logs dist/install server -f       # the server's first start, as it sets itself up
-  uyuni-cdk logs dist/migrate data-sync --tail 50
-  uyuni-cdk logs dist/install                  # every running service of the plan`)
+  uyuni-cdk logs dist/install server -f         # the server's first start, as it sets itself up
+  uyuni-cdk logs dist/install database --tail 50
+  uyuni-cdk logs dist/install                   # every running service of the plan`)
     .action((planDir: string, step: string | undefined, opts: LogsCommandOptions) => exitWith(loadRuntime().then((m) => m.logsCommand(planDir, step, opts, logsIo))));
 }

@@ -10,14 +10,17 @@ export function addConnectionOptions(cmd: Command): Command {
     .option('-n, --namespace <ns>', "use this namespace instead of the plan's");
 }
 
-/** Options every cluster verb takes: the connection and the output format. */
-export function addClusterOptions(cmd: Command): Command {
+/** `run`'s output formats; plan, status and destroy name their own (one document, not events). */
+export const RUN_OUTPUT_HELP = 'text (a live line per step on a terminal, plain lines otherwise) or json (one event per line, as events.jsonl)';
+
+/** Options every cluster verb takes: the connection and the output format (what `-o` prints: the verb's own words). */
+export function addClusterOptions(cmd: Command, outputHelp = RUN_OUTPUT_HELP): Command {
   return addConnectionOptions(cmd)
-    .addOption(new Option('-o, --output <format>', 'text (a live line per step on a terminal, plain lines otherwise) or json (one event per line)').choices(['text', 'json']).default('text'));
+    .addOption(new Option('-o, --output <format>', outputHelp).choices(['text', 'json']).default('text'));
 }
 
 /** Bad input and an unreachable cluster: the same for every cluster verb. */
-const INPUT_AND_CLUSTER = `  ${EXIT.badInput}  bad input: plan, kubeconfig, credentials the cluster refuses, a user it forbids, arguments
+export const INPUT_AND_CLUSTER = `  ${EXIT.badInput}  bad input: plan, kubeconfig, credentials the cluster refuses, a user it forbids, arguments
   ${EXIT.unreachable}  the cluster is unreachable before any step: connection refused, DNS, TLS, no answer, an API server failing
 Errors are one line saying what to check; --debug also prints where they happened.`;
 
@@ -25,7 +28,8 @@ export const EXIT_CODES_HELP = `
 Exit codes:
   ${EXIT.ok}  done
   ${EXIT.stepFailed}  a step failed or was refused (gate, requirement, changed Job, timeout)
-${INPUT_AND_CLUSTER}`;
+${INPUT_AND_CLUSTER}
+  ${EXIT.interrupted}  interrupted (Ctrl-C): the same command resumes`;
 
 /** `status` tells a finished plan from one still to do, for scripts (`until uyuni-cdk status ...; do sleep 60; done`). */
 export const STATUS_EXIT_CODES_HELP = `

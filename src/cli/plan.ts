@@ -1,7 +1,17 @@
 import { Command, Option } from 'commander';
 import { EXIT } from '../plan/exit-codes';
 import type { PlanCommandOptions } from '../runtime/commands';
-import { addClusterOptions, addIdentityOptions, collectList, EXIT_CODES_HELP, exitWith, loadRuntime, processIo } from './options';
+import { addClusterOptions, addIdentityOptions, collectList, exitWith, INPUT_AND_CLUSTER, loadRuntime, processIo } from './options';
+
+/** What `plan` exits with: it shows a run that would stop, it does not stop (Terraform's plan). */
+const PLAN_EXIT_CODES_HELP = `
+Exit codes:
+  ${EXIT.ok}  shown, also when run would stop or refuse (the plan says where and why)
+  ${EXIT.stepFailed}  an unexpected error
+${INPUT_AND_CLUSTER}
+With --detailed-exitcode (as Terraform's): ${EXIT.ok} no changes, ${EXIT.planChanges} changes, ${EXIT.stepFailed} any error, including a run
+that would stop (a refused Job, a missing requirement or kind, a gate that would refuse) and a
+mistyped option: ${EXIT.planChanges} means changes only.`;
 
 export function register(program: Command): void {
   addIdentityOptions(addClusterOptions(program.command('plan')
@@ -13,7 +23,8 @@ export function register(program: Command): void {
     .option('--out <file>', 'also save this plan to FILE: `uyuni-cdk run FILE` applies exactly it (as Terraform\'s -out), refusing if the cluster or the plan directory changed since')
     .option('--adopt', 'predict `run --adopt`: objects of other owners are listed as adopted, not refused')
     .option('--detailed-exitcode', `exit ${EXIT.ok} without changes, ${EXIT.planChanges} with changes, ${EXIT.stepFailed} on any error (for CI drift checks, as Terraform's)`)
-    .addOption(new Option('--exit-code', 'the same as --detailed-exitcode').hideHelp())), 'plan')
+    .addOption(new Option('--exit-code', 'the same as --detailed-exitcode').hideHelp()),
+  'text (as shown below) or json (one JSON document: each step with its objects and actions, prune, takeovers, lost credentials)'), 'plan')
     .addHelpText('after', `
 An update shows the unified YAML diff between the object in the cluster and a server-side apply
 dry run (status, managedFields, resourceVersion, uid, generation, timestamps and the run label
@@ -23,15 +34,13 @@ a one-shot data step with its flow's record, and what run would refuse before an
 finished flow's data step, a change of the server's recorded identity). The last line counts
 as Terraform does (credentials to generate are creates, actions updates/deletes/stops):
   Plan: 1 to create, 2 to update, 2 to delete, 2 to stop, 40 unchanged.
-${EXIT_CODES_HELP}
-With --detailed-exitcode: ${EXIT.ok} no changes, ${EXIT.planChanges} changes, ${EXIT.stepFailed} any error, including a run that would stop
-(a refused Job, a missing requirement or kind, a gate that would refuse).
+${PLAN_EXIT_CODES_HELP}
 
 Examples:
   uyuni-cdk plan dist/install
+  uyuni-cdk plan dist/install --detailed-exitcode   # CI drift check: 0 none, 2 changes, 1 an error
   uyuni-cdk plan dist/upgrade --output json
-  uyuni-cdk plan dist/install --detailed-exitcode >/dev/null; echo $?   # 2: the cluster drifted
-  uyuni-cdk plan dist/upgrade --out upgrade.plan && uyuni-cdk run upgrade.plan`)
+  uyuni-cdk plan dist/upgrade --out upgrade.plan && uyuni-cdk run upgrade.plan   # exactly what was reviewed`)
     .action((planDir: string, opts: PlanCommandOptions & { exitCode?: boolean }) => {
       const o = { ...opts, detailedExitcode: Boolean(opts.detailedExitcode || opts.exitCode) };
       return exitWith(loadRuntime().then((m) => m.planCommand(planDir, o, processIo)));

@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
 import { EXIT } from '../plan/exit-codes';
 import { RUN_DEFAULTS, RUNS_DIR_HELP } from '../plan/run-defaults';
 import type { Io, RunCommandOptions } from '../runtime/commands';
@@ -6,6 +6,13 @@ import {
   addClusterOptions, addIdentityOptions, collectList, EXIT_CODES_HELP, exitWith, loadRuntime, positiveNumber, processIo, SAFETY_HELP,
 } from './options';
 import { duration, LOCK_TIMEOUT_HELP } from './unlock';
+
+/** `--keep-runs N`: a whole number of run series, at least 1 (the current one is always kept). */
+function keepRuns(value: string): number {
+  const n = positiveNumber(value);
+  if (!Number.isInteger(n)) throw new InvalidArgumentError('must be a whole number of run series, 1 or more');
+  return n;
+}
 
 /** Ctrl-C: nothing to undo (each step is idempotent or resumable); say how to continue. */
 const runIo: Io = {
@@ -23,7 +30,8 @@ export function register(program: Command): void {
     .argument('<planDir>', 'a synthesized plan directory, e.g. dist/install, or a plan saved by `uyuni-cdk plan --out FILE` (applied exactly, without a question)')
     .description('Apply a plan\'s steps in order with server-side apply, wait for each (Jobs, rollouts, certificates, volumes), stream Job logs, resume where a previous run stopped')
     .option('--rerun <step>', 're-create this step\'s Jobs (delete with propagationPolicy Background, then apply); repeatable or comma-separated', collectList)
-    .option('--run-dir <dir>', `where logs and events.jsonl go (default: ${RUNS_DIR_HELP})`)
+    .option('--run-dir <dir>', `where this run's logs and events.jsonl go (default: ${RUNS_DIR_HELP})`)
+    .option('--keep-runs <n>', 'after the run, keep only the newest N run series of this plan and namespace in the default run directory (never the current one)', keepRuns, RUN_DEFAULTS.keepRuns)
     .option('--timeout <seconds>', 'overall deadline (default: the plan\'s deadlineSeconds)', positiveNumber)
     .option('--stuck-grace <seconds>', 'fail a step when a Job pod stays in ImagePullBackOff, ErrImagePull, CreateContainerConfigError or Unschedulable this long', positiveNumber, RUN_DEFAULTS.stuckGraceSeconds)
     .option('--progress-interval <seconds>', 'without a terminal: print what a step waits for at least this often', positiveNumber, RUN_DEFAULTS.progressIntervalSeconds)
@@ -39,15 +47,18 @@ attached to; a failed one stops the run with its logs; a changed one is refused 
 Prune: after the last step, objects this plan applied before and no longer has (the members of
 its ApplySet, applyset.kubernetes.io/part-of) are deleted; claims only with --purge-volumes,
 credentials and step Jobs never. \`uyuni-cdk plan\` lists them first.
-Logs: <run dir>/<step>/<pod>.<container>.log, events: <run dir>/events.jsonl.
+Run directories: one per run series, one per attempt inside: the runs that resume a stopped run
+(the same command again) are attempts of its series, which ends with the run that finishes the
+plan. Logs: <attempt>/<step>/<pod>.<container>.log, events: <attempt>/events.jsonl.
 ${SAFETY_HELP}
 ${EXIT_CODES_HELP}
 
+A plan saved by \`uyuni-cdk plan --out FILE\` runs as \`uyuni-cdk run FILE\` (see plan --help).
+
 Examples:
   uyuni-cdk run dist/install
-  uyuni-cdk run dist/upgrade --yes                  # CI: the scale-downs are approved
-  uyuni-cdk plan dist/upgrade --out up.plan && uyuni-cdk run up.plan   # exactly what was reviewed
   uyuni-cdk run dist/install --kubeconfig ~/.kube/uyuni --context prod --output json
-  uyuni-cdk run dist/migrate --rerun import-secrets          # repeat one finished data step (asks first)`)
+  uyuni-cdk run dist/upgrade --yes                  # CI: the scale-downs are approved
+  uyuni-cdk run dist/upgrade --rerun db-finalize --yes   # repeat one finished data step`)
     .action((planDir: string, opts: RunCommandOptions) => exitWith(loadRuntime().then((m) => m.runCommand(planDir, opts, runIo))));
 }

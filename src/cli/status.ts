@@ -5,11 +5,17 @@ import { addClusterOptions, STATUS_EXIT_CODES_HELP, exitWith, loadRuntime, proce
 export function register(program: Command): void {
   addClusterOptions(program.command('status')
     .argument('<planDir>', 'a synthesized plan directory, e.g. dist/install')
-    .description('Show each step\'s state read from the cluster: done, not-applied, partly-applied, waiting, running, failed, changed'))
-    .addHelpText('after', `${STATUS_EXIT_CODES_HELP}
+    .description('Show each step\'s state read from the cluster: done, not-applied, partly-applied, waiting, running, failed, changed'),
+  'text (a line per step) or json (one JSON document: the plan, its namespace and each step with its state)')
+    .addHelpText('after', `
+It reads only; it takes no lock and may run beside a run (watch a long migration from a second
+terminal). A step is done when its objects are there, what it waits for holds (rollouts, bound
+claims, certificates) and its Jobs are Complete; changed: a Job was made from another spec.
+${STATUS_EXIT_CODES_HELP}
 
 Examples:
   uyuni-cdk status dist/install
-  uyuni-cdk status dist/install --namespace uyuni-test --output json`)
+  while uyuni-cdk status dist/install >/dev/null; [ $? = 4 ]; do sleep 60; done   # wait while not finished
+  uyuni-cdk status dist/install --namespace uyuni-test --output json   # exit 4: nothing there yet`)
     .action((planDir: string, opts: CommonOptions) => exitWith(loadRuntime().then((m) => m.statusCommand(planDir, opts, processIo))));
 }

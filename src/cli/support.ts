@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { EXIT } from '../plan/exit-codes';
 import type { SupportCommandOptions } from '../runtime/commands';
 import { addConnectionOptions, exitWith, loadRuntime, processIo } from './options';
 
@@ -20,10 +21,13 @@ of every Secret value of the namespace and of your kubeconfig credentials. The s
 archive is as supportconfig writes it: review it before you share it, or use --no-exec.
 What could not be read (RBAC, a missing CRD) is listed in notes.txt; the rest is collected.
 
-Exit codes: 0 written, 2 bad input, 3 the cluster is unreachable.
+Exit codes:
+  ${EXIT.ok}  written (what could not be read is listed in notes.txt)
+  ${EXIT.badInput}  bad input: plan directory, kubeconfig, arguments
+  ${EXIT.unreachable}  the cluster is unreachable
 
 Examples:
-  uyuni-cdk support dist/install
+  uyuni-cdk support dist/install                # ./uyuni-support-install-<time>.tar.gz
   uyuni-cdk support dist/migrate -o migration-failure.tar.gz --no-exec`)
     .action((planDir: string, flags: SupportFlags) => exitWith(loadRuntime().then((m) => m.supportCommand(planDir, { ...flags, file: flags.output, output: undefined }, processIo))));
 }

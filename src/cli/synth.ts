@@ -13,7 +13,7 @@ const collect = (value: string, previous: string[] = []) => [...previous, value]
 
 export function register(program: Command): void {
   program.command('synth')
-    .description('Synthesize the plans of a configuration into a directory, one subdirectory per plan (what `npx cdk8s synth` does in the repository)')
+    .description('Synthesize the plans of a configuration into a directory, one subdirectory per plan (the cdk8s app\'s synth, without the cdk8s CLI)')
     .option('-c, --config <file>', 'a configuration file; give it several times to layer files, later ones winning (default: $UYUNI_CONFIG, else uyuni.yaml)', collect)
     .option('--set <key.path=value>', 'override one setting after the files, the value read as YAML (repeatable; commas separate several, as helm\'s --set; default: $UYUNI_SET)', collect)
     .option('-o, --output <dir>', 'the output directory; plans of other configurations in it are kept (default: $UYUNI_DIST, else dist)')
@@ -28,12 +28,15 @@ a file ("did you mean").
 The plans are written into a staging directory beside the output and swapped in once all are
 complete: a bad configuration (exit 2, every problem named) or a crash leaves the output as it was.
 
+Only the plans this configuration writes are replaced in the output directory; other files and
+the plans of other configurations stay (unlike the cdk8s CLI's -o, which empties its directory).
+
 Exit codes: 0 written, 1 synth failed, 2 bad configuration.
 
 Examples:
   uyuni-cdk synth                                  # uyuni.yaml → dist/<plan>/
-  uyuni-cdk synth -c examples/proxy.yaml -o /tmp/out
-  uyuni-cdk synth -c uyuni.yaml -c examples/proxy.yaml --set 'images.tag="2026.10"' -o /tmp/out`)
+  uyuni-cdk synth -c migration.yaml -o migration-dist   # another configuration, its own directory
+  uyuni-cdk synth -c uyuni.yaml -c migration.yaml --set 'images.tag="2026.10"' -o layered   # layers, later wins`)
     .action((flags: SynthFlags) => {
       // Loaded here: `uyuni-cdk --help` and the cluster verbs never load the synth side.
       const { configPaths } = require('../config/load') as typeof import('../config/load');

@@ -33,7 +33,7 @@ Exit codes:
   ${EXIT.badInput}  not locked, locked by another run id (named), or bad arguments
   ${EXIT.unreachable}  the cluster is unreachable
 
-Example:
-  uyuni-cdk unlock -n uyuni install-20261201T101500Z`)
+Examples:
+  uyuni-cdk unlock -n uyuni install-20261201T101500Z   # the run id a refused run named`)
     .action((runId: string, opts: UnlockCommandOptions) => exitWith(loadRuntime().then((m) => m.unlockCommand(runId, opts, processIo))));
 }

@@ -87,6 +87,8 @@ async function guarded(io: Io, fn: () => Promise<number>): Promise<number> {
 export interface RunCommandOptions extends CommonOptions {
   readonly rerun?: readonly string[];
   readonly runDir?: string;
+  /** `--keep-runs N`: run series kept after the run. @default RUN_DEFAULTS.keepRuns */
+  readonly keepRuns?: number;
   /** Seconds. */
   readonly timeout?: number;
   /** Seconds. @default RUN_DEFAULTS.stuckGraceSeconds */
@@ -139,6 +141,7 @@ export function runCommand(planDir: string, o: RunCommandOptions, io: Io): Promi
       cluster,
       reporter,
       runDir: o.runDir,
+      keepRuns: o.keepRuns,
       rerun: o.rerun,
       timeoutSeconds: o.timeout,
       namespace: o.namespace,

@@ -13,6 +13,7 @@ import { BadInput } from './errors';
 import { jobPodQuery } from './jobs';
 import { safeComponent } from './logs';
 import type { Manifest } from './manifests';
+import { attemptsNewestFirst } from './run-dirs';
 import { selectorString, startedContainers } from './readiness';
 import type { WatchHandle } from './watch';
 
@@ -67,24 +68,17 @@ export async function logSources(cluster: Cluster, plan: Plan, objectsOf: (step:
   return { namespace: plan.namespace, sources };
 }
 
-/** The saved logs of a step in the newest run directory that has any: `{ runDir, files }`. */
+/** The saved logs of a step in the newest attempt (of any run series: src/runtime/run-dirs.ts) that has any: `{ runDir, files }`. */
 export function savedLogs(plan: Plan, step: string, runsDir = defaultRunsDir(plan.namespace, plan.name)): { runDir: string; files: string[] } | undefined {
-  let runs: string[];
-  try {
-    runs = fs.readdirSync(runsDir);
-  } catch {
-    return undefined;
-  }
-  // run ids are `<plan>-<UTC timestamp>`: newest last when sorted
-  for (const run of runs.sort().reverse()) {
-    const dir = path.join(runsDir, run, safeComponent(step));
+  for (const attempt of attemptsNewestFirst(runsDir)) {
+    const dir = path.join(attempt, safeComponent(step));
     let files: string[];
     try {
       files = fs.readdirSync(dir).filter((f) => f.endsWith('.log')).sort();
     } catch {
       continue;
     }
-    if (files.length) return { runDir: path.join(runsDir, run), files: files.map((f) => path.join(dir, f)) };
+    if (files.length) return { runDir: attempt, files: files.map((f) => path.join(dir, f)) };
   }
   return undefined;
 }

@@ -29,14 +29,17 @@ import type { Reporter } from './progress';
 import type { RunLock } from './lock';
 import type { Foreign } from './ownership';
 import { adopt, guardRun, SafeguardOptions } from './safeguards';
+import { openAttempt, pruneSeries } from './run-dirs';
 import { RunContext, runStep } from './steps';
 
 export interface RunOptions extends IdentityFlags, ApprovalOptions, SafeguardOptions {
   readonly planDir: string;
   readonly cluster: Cluster;
   readonly reporter: Reporter;
-  /** @default `<defaultRunsDir(namespace, plan)>/<run id>` (src/plan/run-defaults.ts) */
+  /** This attempt's directory, as given (no series, no retention). @default `<defaultRunsDir(namespace, plan)>/<series>/<run id>` (src/runtime/run-dirs.ts) */
   readonly runDir?: string;
+  /** The run series kept in the default runs directory after the run. @default RUN_DEFAULTS.keepRuns */
+  readonly keepRuns?: number;
   /** How the user reached the cluster: what the next command after a failure repeats. @default none given */
   readonly connection?: Connection;
   /** Called with what ended a failed run, after its run-done event (the CLI shows its stack with --debug). */
@@ -90,8 +93,11 @@ async function decideBeforeWriting(o: RunOptions, plan: RunContext['plan'], obje
   return decided;
 }
 
+/** The default runs directory and the series this attempt is in (none with `--run-dir`): retention after the run. */
+interface RunDirs { runs?: string; series?: string }
+
 /** Everything before the first step: the plan read and checked, the cluster reached, the run directory made. */
-async function startRun(o: RunOptions, started: number): Promise<Started> {
+async function startRun(o: RunOptions, started: number, dirs: RunDirs): Promise<Started> {
   const { dir, plan, objectsOf } = openPlanDir(o.planDir, o.namespace);
   if (o.saved && planDigest(dir, plan) !== o.saved.digest) {
     throw new BadInput(`${dir} changed since the plan was saved (${o.saved.savedAt}): nothing was done; make and review a new plan (uyuni-cdk plan --out)`);
@@ -106,8 +112,14 @@ async function startRun(o: RunOptions, started: number): Promise<Started> {
     throw new BadInput(`the saved plan was made against ${o.saved.server}, not ${o.cluster.server}: nothing was done`);
   }
   const runId = `${plan.name}-${timestamp()}`;
-  const runDir = o.runDir ?? path.join(defaultRunsDir(plan.namespace, plan.name), runId);
-  fs.mkdirSync(runDir, { recursive: true });
+  let runDir = o.runDir;
+  if (runDir) fs.mkdirSync(runDir, { recursive: true });
+  else {
+    dirs.runs = defaultRunsDir(plan.namespace, plan.name);
+    const attempt = openAttempt(dirs.runs, runId, plan);
+    dirs.series = attempt.series;
+    runDir = attempt.dir;
+  }
   o.reporter.recordTo(path.join(runDir, 'events.jsonl'));
   o.reporter.emit({ type: 'run-start', plan: plan.name, runId, runDir, steps: plan.steps.length, server: o.cluster.server });
   // the lock (deferred past the namespace step of a first install), what is refused outright
@@ -178,8 +190,9 @@ export async function runPlan(o: RunOptions): Promise<number> {
   let runDone = false;
   let begun: RunContext | undefined;
   let lock: RunLock | undefined;
+  const dirs: RunDirs = {};
   try {
-    const { run, objectsOf, approvedPrunes, lock: l } = await startRun(o, started);
+    const { run, objectsOf, approvedPrunes, lock: l } = await startRun(o, started, dirs);
     begun = run;
     lock = l;
     const steps = run.plan.steps;
@@ -204,5 +217,15 @@ export async function runPlan(o: RunOptions): Promise<number> {
   } finally {
     await lock?.release();
     r.close();
+    if (dirs.runs && dirs.series) pruneRuns(dirs.runs, o.keepRuns ?? RUN_DEFAULTS.keepRuns, dirs.series);
+  }
+}
+
+/** Retention is housekeeping: a directory that cannot be removed is left for the next run. */
+function pruneRuns(runs: string, keep: number, current: string): void {
+  try {
+    pruneSeries(runs, keep, current);
+  } catch {
+    // left for the next run
   }
 }

@@ -26,6 +26,7 @@ import { safeComponent } from './logs';
 import { Manifest, selectorString as recordSelector } from './manifests';
 import { podsOfWorkloads, workloadsOf } from './pod-logs';
 import { selectorString } from './readiness';
+import { describeRuns } from './run-dirs';
 
 export interface SupportOptions {
   /** Run the server's supportconfig through exec. */
@@ -235,6 +236,8 @@ function collectRuns(runsDir: string, out: Staging): number {
     }
   };
   walk(runsDir, 'runs');
+  // what each series and attempt is, and how it ended (src/runtime/run-dirs.ts)
+  if (copied) out.text('runs/index.txt', describeRuns(runsDir));
   return copied;
 }
 

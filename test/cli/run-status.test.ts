@@ -122,16 +122,67 @@ describe('-o json and events.jsonl: one stream', () => {
 });
 
 describe('the default run directory', () => {
-  it('is $XDG_STATE_HOME/uyuni-cdk/<namespace>/<plan>/<run id>/, outside the working directory and the plan', async () => {
+  it('is $XDG_STATE_HOME/uyuni-cdk/<namespace>/<plan>/<series>/<run id>/, outside the working directory and the plan', async () => {
     sim = await startSimulator();
     const state = tmpDir('uyuni-state-');
     const dir = writePlan(steps());
     const r = await spawnCli(['run', dir, '--kubeconfig', sim.kubeconfigPath, '-n', 'other-ns', '-o', 'json'], { XDG_STATE_HOME: state }).done;
     expect(r.code).toBe(EXIT.ok);
     const start = JSON.parse(r.out.split('\n')[0]);
-    expect(start.runDir).toBe(path.join(state, 'uyuni-cdk', 'other-ns', 'install', start.runId));
+    // a first run starts its series, named after it
+    expect(start.runDir).toBe(path.join(state, 'uyuni-cdk', 'other-ns', 'install', start.runId, start.runId));
     expect(fs.existsSync(path.join(start.runDir, 'events.jsonl'))).toBe(true);
     expect(fs.readdirSync(dir).some((f) => f.startsWith('runs'))).toBe(false);
+  });
+
+  it('holds one directory per run series: the resumes of a stopped run are its attempts, the run after the finished one a new series', async () => {
+    sim = await startSimulator({ jobs: { setup: { outcome: 'fail', exitCode: 3, logs: ['ERROR: first attempt'] } } });
+    const state = tmpDir('uyuni-state-');
+    const dir = writePlan(steps());
+    const run = async (...args: string[]) => {
+      const r = await spawnCli(['run', dir, '--kubeconfig', sim!.kubeconfigPath, '-o', 'json', ...args], { XDG_STATE_HOME: state }).done;
+      return { code: r.code, runDir: JSON.parse(r.out.split('\n')[0]).runDir as string };
+    };
+    const runs = path.join(state, 'uyuni-cdk', NS, 'install');
+    const failed = await run();
+    expect(failed.code).toBe(EXIT.stepFailed);
+    sim.setJob('setup', { outcome: 'succeed', logs: ['second attempt'] });
+    const resumed = await run('--rerun', 'setup');
+    expect(resumed.code).toBe(EXIT.ok);
+    const again = await run();
+    expect(again.code).toBe(EXIT.ok);
+    // the failed run and its resume: one series; the re-run of the finished plan: the next
+    expect(path.dirname(resumed.runDir)).toBe(path.dirname(failed.runDir));
+    expect(path.dirname(again.runDir)).not.toBe(path.dirname(failed.runDir));
+    expect(fs.readdirSync(runs).sort()).toEqual([path.basename(path.dirname(failed.runDir)), path.basename(path.dirname(again.runDir))].sort());
+    expect(fs.readdirSync(path.dirname(failed.runDir)).filter((f) => f !== 'series.json')).toHaveLength(2);
+    // `logs` of a step whose pods are gone: the newest attempt that saved them, in any series
+    for (const p of sim.list('v1', 'Pod', NS)) await fetch(`${sim.url}/api/v1/namespaces/${NS}/pods/${p.metadata.name}?gracePeriodSeconds=0`, { method: 'DELETE' });
+    const logs = await spawnCli(['logs', dir, 'setup', '--kubeconfig', sim.kubeconfigPath], { XDG_STATE_HOME: state }).done;
+    expect(logs.code).toBe(EXIT.ok);
+    expect(logs.out).toContain('second attempt');
+    expect(logs.out).not.toContain('first attempt');
+    expect(logs.err).toContain(resumed.runDir);
+  });
+
+  it('keeps the newest --keep-runs series after a run, never the current one (default 20)', async () => {
+    sim = await startSimulator();
+    const state = tmpDir('uyuni-state-');
+    const dir = writePlan(steps());
+    const runs = path.join(state, 'uyuni-cdk', NS, 'install');
+    const series: string[] = [];
+    for (const keep of ['20', '20', '20', '2']) {
+      const r = await spawnCli(['run', dir, '--kubeconfig', sim.kubeconfigPath, '-o', 'json', '--keep-runs', keep], { XDG_STATE_HOME: state }).done;
+      expect(r.code).toBe(EXIT.ok);
+      series.push(path.basename(path.dirname(JSON.parse(r.out.split('\n')[0]).runDir)));
+      // run ids are to the second: each finished run its own series
+      await new Promise((res) => setTimeout(res, 1100));
+    }
+    expect(new Set(series).size).toBe(4);
+    expect(fs.readdirSync(runs).sort()).toEqual(series.slice(2));
+    const bad = spawnSync(process.execPath, [BIN, 'run', dir, '--keep-runs', '1.5'], { encoding: 'utf8' });
+    expect(bad.status).toBe(EXIT.badInput);
+    expect(bad.stderr).toContain("option '--keep-runs <n>' argument '1.5' is invalid. must be a whole number of run series, 1 or more");
   });
 
   it('falls back to ~/.local/state, also for a relative $XDG_STATE_HOME (the XDG spec ignores those); --run-dir wins', () => {

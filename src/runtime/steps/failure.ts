@@ -1,7 +1,8 @@
 /**
  * The failure report of a step: for each terminated or stuck container of its pods, the exit
  * code, reason and last log lines, from the live stream, the cluster, or (when the pods are
- * gone) the logs an earlier run saved beside this one (`<runs>/<run>/<step>/<pod>.<container>.log`).
+ * gone) the logs an earlier attempt saved (`<runs>/<series>/<attempt>/<step>/<pod>.<container>.log`,
+ * src/runtime/run-dirs.ts).
  */
 import * as fs from 'fs';
 import * as path from 'path';
@@ -10,21 +11,15 @@ import type { Cluster } from '../client';
 import type { StepLogs } from '../logs';
 import type { FailedContainer } from '../progress';
 import { terminations } from '../readiness';
+import { earlierAttempts } from '../run-dirs';
 
 const TAIL = 20;
 
 /** A log's lines, without the empty one after its last newline. */
 const logLines = (text: string) => text.split('\n').filter((l, i, a) => l !== '' || i < a.length - 1);
 
-/** The other run directories beside this one, newest first. */
-function earlierRuns(runDir: string): string[] {
-  const runs = path.dirname(runDir);
-  try {
-    return fs.readdirSync(runs).map((d) => path.join(runs, d)).filter((d) => d !== runDir).sort().reverse();
-  } catch {
-    return [];
-  }
-}
+/** The other attempts of this plan's runs (every series), newest first. */
+const earlierRuns = earlierAttempts;
 
 function savedTail(runDir: string, step: string, pod: string, container: string): string[] {
   for (const d of earlierRuns(runDir)) {

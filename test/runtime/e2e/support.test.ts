@@ -6,6 +6,7 @@
 import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
+import { attemptsNewestFirst } from '../../../src/runtime/run-dirs';
 import { startSimulator, Simulator } from '../../sim';
 import { supportCommand } from '../../../src/runtime/commands';
 import { EXIT } from '../../../src/plan/exit-codes';
@@ -66,11 +67,14 @@ describe('uyuni-cdk support', () => {
     const b64 = (s: string) => Buffer.from(s).toString('base64');
     sim.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
     sim.put({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db-credentials', namespace: NS }, data: { username: b64('spacewalk'), password: b64(SECRETS[0]) } });
-    expect((await cli('run', dir, { kubeconfig, runDir: path.join(process.env.XDG_STATE_HOME, 'uyuni-cdk', NS, 'migrate', 'migrate-20261201T000000Z') })).code).toBe(0);
+    // the default run directory: <runs>/<series>/<attempt>/ (src/runtime/run-dirs.ts)
+    expect((await cli('run', dir, { kubeconfig, runDir: undefined })).code).toBe(0);
+    const [attempt] = attemptsNewestFirst(path.join(process.env.XDG_STATE_HOME, 'uyuni-cdk', NS, 'migrate'));
+    const runPath = `${path.basename(path.dirname(attempt))}/${path.basename(attempt)}`;
     // another Secret of the namespace (not the plan's), an Event naming a secret
     sim.put({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'admin-credentials', namespace: NS, labels: { 'app.kubernetes.io/part-of': 'uyuni' } }, stringData: { password: SECRETS[1] } });
     sim.put({ apiVersion: 'v1', kind: 'Event', metadata: { name: 'e1', namespace: NS }, involvedObject: { kind: 'Pod', name: 'x', namespace: NS }, reason: 'Leaked', message: `bad: ${SECRETS[1]}`, type: 'Warning', lastTimestamp: '2026-12-01T00:00:00Z' });
-    fs.writeFileSync(path.join(process.env.XDG_STATE_HOME, 'uyuni-cdk', NS, 'migrate', 'migrate-20261201T000000Z', 'note.txt'), `token ${SECRETS[2]}\n`);
+    fs.writeFileSync(path.join(attempt, 'note.txt'), `token ${SECRETS[2]}\n`);
     await until('the server pod runs', () => sim.list('v1', 'Pod', NS).some((p) => p.metadata.name.startsWith('uyuni-') && p.status?.phase === 'Running'));
 
     const file = path.join(tmpDir(), 'bundle.tar.gz');
@@ -85,8 +89,9 @@ describe('uyuni-cdk support', () => {
     expect(names).toEqual(expect.arrayContaining(['plan/uyuni.plan', 'events.yaml', 'events.txt', 'cluster/version.txt', 'cluster/nodes.yaml', 'notes.txt', 'server/supportconfig.txz', 'server/supportconfig.log']));
     expect(names.some((n) => /^objects\/Deployment\.apps_v1\.yaml$/.test(n))).toBe(true);
     expect(names.filter((n) => /^pods\/db-migrate-\w+\/(describe\.txt|main\.log)$/.test(n))).toHaveLength(2);
-    expect(names.some((n) => /^runs\/migrate-20261201T000000Z\/migrate\/db-migrate-\w+\.main\.log$/.test(n))).toBe(true);
-    expect(names.some((n) => n.startsWith('runs/') && n.endsWith('events.jsonl'))).toBe(true);
+    expect(names.some((n) => n.startsWith(`runs/${runPath}/migrate/db-migrate-`) && n.endsWith('.main.log'))).toBe(true);
+    expect(names).toContain(`runs/${runPath}/events.jsonl`);
+    expect(files['runs/index.txt'].toString('utf8')).toBe(`${path.dirname(runPath)}: 1 attempt, finished\n  ${path.basename(runPath)}: done\n`);
     expect(files['server/supportconfig.txz'].equals(ARCHIVE)).toBe(true);
     expect(sim.execs.map((e) => [e.pod.startsWith('uyuni-'), e.container])).toEqual([[true, 'main']]);
     const all = names.filter((n) => n !== 'server/supportconfig.txz').map((n) => files[n].toString('utf8')).join('\n');
