@@ -5,6 +5,7 @@
  * Secret values never reach this module: events carry names and keys only.
  */
 import * as fs from 'fs';
+import type { PlanNotes } from '../plan/types';
 import type { DestructiveChange } from './destructive';
 import type { PodProgress } from './readiness';
 
@@ -68,6 +69,8 @@ export type RunEvent =
     /** The run timed out while the server was still starting (its startup probe): nothing to fix, `next` waits on. */
     stillStarting?: boolean;
   }
+  /** After a successful run of a plan with notes (install, migrate): its notes, and the command that prints the admin password. */
+  | { type: 'notes'; notes: PlanNotes; adminPasswordCommand?: string }
   /** Once a step, when a pod it waits on is in its startup probe: which, and the command that follows its logs. */
   | { type: 'starting'; step: string; pods: string[]; logs: string };
 
@@ -144,6 +147,21 @@ function startingText(p: WaitingPod, room: number): string {
 /** The first blockers and how many more: a step waiting on 27 volumes stays one line. */
 function brief(blockers: string[]): string {
   return blockers.length <= 3 ? blockers.join('; ') : `${blockers.slice(0, 3).join('; ')} (+${blockers.length - 3} more)`;
+}
+
+/** The plan's notes as a block: the URL, the admin's login, DNS, the ports that must reach the server. */
+function notesText(ev: Extract<RunEvent, { type: 'notes' }>): string {
+  const n = ev.notes;
+  const out = ['notes:', `  web UI: ${n.url}`];
+  if (n.admin) {
+    out.push(`  administrator: user and password in Secret ${n.admin.secret} (keys ${n.admin.usernameKey}, ${n.admin.passwordKey}); the password:`);
+    if (ev.adminPasswordCommand) out.push(`    ${ev.adminPasswordCommand}`);
+  } else if (n.adminFrom) out.push(`  administrator: the users and passwords of ${n.adminFrom}, migrated with its data`);
+  for (const d of n.dns) out.push(`  DNS: ${d.name} → ${d.pointTo}`);
+  out.push('  ports that must reach it (clients, proxies):');
+  const w = Math.max(...n.ports.map((p) => `${p.port}/${p.protocol}`.length));
+  for (const p of n.ports) out.push(`    ${`${p.port}/${p.protocol}`.padEnd(w)}  ${p.what}: ${p.via}`);
+  return out.join('\n');
 }
 
 export type Approval = 'yes' | 'answered yes' | 'saved plan' | 'refused' | 'declined';
@@ -291,6 +309,7 @@ export class Reporter {
       case 'log': return `  ${ev.step}/${ev.pod}${ev.container ? `/${ev.container}` : ''} | ${ev.line}`;
       case 'copy-progress': return `  ${ev.step}: ${copyText(ev)}`;
       case 'starting': return `  ${ev.pods.join(', ')} ${ev.pods.length === 1 ? 'is' : 'are'} starting (startup probe; a first start sets the server up, which can take hours)\n  logs: ${ev.logs}`;
+      case 'notes': return notesText(ev);
       case 'facts': return `  facts: ${Object.entries(ev.facts).map(([k, v]) => `${k}=${v}`).join(' ')}`;
       case 'step-done': this.stopLive(); return `${n(ev)} ${ev.step}: done in ${secs(ev.elapsedSeconds)}`;
       case 'step-failed': {

@@ -30,6 +30,7 @@ import type { RunLock } from './lock';
 import type { Foreign } from './ownership';
 import { adopt, guardRun, SafeguardOptions } from './safeguards';
 import { RunContext, runStep } from './steps';
+import { notesEvent } from './steps/finish';
 
 export interface RunOptions extends IdentityFlags, ApprovalOptions, SafeguardOptions {
   readonly planDir: string;
@@ -189,6 +190,8 @@ export async function runPlan(o: RunOptions): Promise<number> {
     }
     await pruneSet(run, objectsOf, o, approvedPrunes);
     await recordHistory(run, run.plan, objectsOf);
+    const notes = notesEvent(run);
+    if (notes) r.emit(notes);
     r.emit({ type: 'run-done', status: 'done', exitCode: EXIT.ok, elapsedSeconds: elapsedSeconds() });
     runDone = true;
     return EXIT.ok;
