@@ -73,4 +73,15 @@ describe('the data sync\'s progress, on the simulator', () => {
     ]);
     expect(r.out).not.toMatch(/@file|package-\d+\.rpm/);
   });
+
+  it('a failed copy\'s report: its last messages, no file and no progress line', async () => {
+    const failing = [...LOGS.slice(0, 25), 'rsync: [receiver] write failed on "/mnt/var/spacewalk/packages/9": No space left on device (28)',
+      'uyuni-data-sync: rsync failed (status 11)'];
+    sim = await startSimulator({ jobs: { 'uyuni-data-sync': { outcome: 'fail', exitCode: 1, durationMs: 1000, logs: failing } } });
+    const r = await cli('run', syncPlan(), { kubeconfig: sim.kubeconfigPath });
+    expect(r.code).toBe(1);
+    const last = r.out.slice(r.out.indexOf('last '));
+    expect(last).toMatch(/^last 3 lines:\n {4}uyuni-data-sync: copying \/var\/spacewalk .*\n {4}rsync: \[receiver\] write failed .*\n {4}uyuni-data-sync: rsync failed \(status 11\)\n/);
+    expect(r.out).not.toMatch(/@file|@progress|package-\d+\.rpm/);
+  });
 });
