@@ -305,7 +305,8 @@ export class StepWaiter {
   private evaluate(): void {
     if (!this.finish) return;
     const tick: Tick = { t: this.now(), blockers: [], progress: [] };
-    if (this.watchError) return this.end({ ok: false, reason: this.watchError.message });
+    // Past the deadline the watches are cut too: the timeout is the reason then, with what still blocks.
+    if (this.watchError && tick.t < this.o.deadline) return this.end({ ok: false, reason: this.watchError.message });
     const [goneAt, last] = [...this.gone][0] ?? [];
     if (last && goneAt !== undefined) {
       const w = this.o.waits[goneAt];
