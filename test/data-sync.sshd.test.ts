@@ -13,6 +13,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { readScript } from '../src/constructs/script-job';
+import { FILE_MARK, parseProgress, PROGRESS_MARK } from '../src/runtime/logs';
 import { LEGACY_DB_VOLUME, SERVER_VOLUMES } from '../src/model/volumes';
 import {
   IMAGE_TREE, jobSshDir, OLD_SECRETS, oldServer, SourceHost, sourceHost, Sshd, startSshd, writeTree,
@@ -26,7 +27,7 @@ interface Run { status: number | null; stdout: string; stderr: string }
 const modeOf = (p: string) => fs.statSync(p).mode & 0o7777;
 const read = (p: string) => fs.readFileSync(p, 'utf8');
 
-/** The itemized transfers (rsync -i: `>f…` lines) printed after a "copying <path>" line, up to the next message. */
+/** The itemized transfers (rsync -i: `@file >f…` lines) printed after a "copying <path>" line, up to the next message. */
 function transfers(stdout: string, section?: string): string[] {
   const out: string[] = [];
   let inSection = section === undefined;
@@ -35,7 +36,7 @@ function transfers(stdout: string, section?: string): string[] {
       if (section !== undefined) inSection = line.startsWith(`uyuni-data-sync: copying ${section} (`);
       continue;
     }
-    if (inSection && line.startsWith('>f')) out.push(line.replace(/^\S+ /, ''));
+    if (inSection && line.startsWith('@file >f')) out.push(line.replace(/^@file \S+ /, ''));
   }
   return out;
 }
@@ -160,6 +161,27 @@ describe('data-sync.sh against a real sshd on 127.0.0.1 (a fake old server): pre
       expect(final.status).toBe(0);
       expect(final.stdout).toContain('uyuni-data-sync: done');
       expect(`${pre.stdout}${final.stdout}`).not.toMatch(/cannot delete|error/i);
+    });
+
+    it('prints messages, each file rsync sent as an @file line and each claim\'s progress as @progress lines the runtime reads', () => {
+      for (const r of [pre, final]) {
+        const other = r.stdout.split('\n').filter((l) => l !== '' && !/^uyuni-data-(pre)?sync: /.test(l) && !l.startsWith(FILE_MARK) && !l.startsWith(PROGRESS_MARK));
+        // the facts file is printed as it is written (key=value)
+        expect(other.filter((l) => !/^[a-z_]+=/.test(l))).toEqual([]);
+      }
+      const lines = final.stdout.split('\n');
+      const copied = lines.map((l) => /^uyuni-data-sync: copying (\/\S+) \(/.exec(l)?.[1]).filter((p): p is string => p !== undefined);
+      expect(copied.length).toBeGreaterThan(10);
+      const done = lines.map((l) => parseProgress(l)).filter((p) => p?.done);
+      // one last line per claim copied, numbered among the Job's claims
+      expect(done.filter((p) => p!.claim).map((p) => [p!.claim, p!.path])).toEqual(copied.map((p) => [`${VOLUME_PATHS.map((v) => v.replace(/\/$/, '')).indexOf(p) + 1}/${VOLUME_PATHS.length}`, p]));
+      const spacewalk = done.find((p) => p!.path === '/var/spacewalk')!;
+      expect(spacewalk.percent).toBe(100);
+      expect(spacewalk.bytes).toBeGreaterThan(0);
+      expect(spacewalk.rate).toMatch(/^[\d.]+[kMGT]?B\/s$/);
+      // the distributions and the directories copied apart report under their own path
+      expect(done.filter((p) => !p!.claim).map((p) => p!.path)).toEqual(expect.arrayContaining(['/srv/www/distributions/1-centos7', '/etc/rhn/krb5.conf.d', `${mig}/anchors`]));
+      expect(lines.filter((l) => l.startsWith(PROGRESS_MARK)).every((l) => parseProgress(l))).toBe(true);
     });
 
     it('stops spacewalk-service, exports the distributions, stops postgresql, all before the first rsync', () => {

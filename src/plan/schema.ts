@@ -101,4 +101,11 @@ export const planSchema = type({
   steps: refine(array(step), 'non-empty', (v) => v.length > 0 || 'must be a non-empty list'),
   flow: optional(type({ kind: oneOf(['migration', 'upgrade'] as const), source: optional(text) })),
   identity: optional(type({ fqdn: text, product: text, imageGeneration: text, tlsMode: text })),
+  notes: optional(type({
+    url: text,
+    admin: optional(type({ secret: text, usernameKey: text, passwordKey: text })),
+    adminFrom: optional(text),
+    dns: array(type({ name: text, pointTo: text })),
+    ports: array(type({ port: positive, protocol: oneOf(['TCP', 'UDP'] as const), what: text, via: text })),
+  })),
 });

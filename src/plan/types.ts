@@ -211,6 +211,23 @@ export interface ServerIdentity {
   readonly tlsMode: string;
 }
 
+/**
+ * What the admin needs once a plan's server is up (as Helm's NOTES.txt), shown by the runtime at
+ * the end of a successful run: derived from the configuration by synth, never by the runtime.
+ */
+export interface PlanNotes {
+  /** The web UI: `https://<fqdn>/`. */
+  readonly url: string;
+  /** The first administrator's login (a new server's): the Secret and its keys. */
+  readonly admin?: { readonly secret: string; readonly usernameKey: string; readonly passwordKey: string };
+  /** A migrated server keeps the users of the server it came from: which. */
+  readonly adminFrom?: string;
+  /** Which DNS name to point where. */
+  readonly dns: ReadonlyArray<{ readonly name: string; readonly pointTo: string }>;
+  /** The ports clients and proxies must reach, and where they arrive. */
+  readonly ports: ReadonlyArray<{ readonly port: number; readonly protocol: 'TCP' | 'UDP'; readonly what: string; readonly via: string }>;
+}
+
 export interface Plan {
   readonly formatVersion: typeof PLAN_FORMAT_VERSION;
   /** install | migrate | upgrade | proxy | node-services */
@@ -229,4 +246,6 @@ export interface Plan {
   readonly flow?: PlanFlow;
   /** The server this plan makes (install, migrate, upgrade). @default none (a proxy, the node services) */
   readonly identity?: ServerIdentity;
+  /** Shown after a successful run (install, migrate). @default none */
+  readonly notes?: PlanNotes;
 }

@@ -15,11 +15,12 @@ import { CREDENTIALS, credentialRequirement, sccCredentials, userCredentialRequi
 import { commonLabels } from '../model/labels';
 import { containerPorts } from '../model/ports';
 import { INSTALL_VOLUMES, VolumeSpec } from '../model/volumes';
-import type { Action, PlanFlow, ServerIdentity } from '../plan/types';
+import type { Action, PlanFlow, PlanNotes, ServerIdentity } from '../plan/types';
 import { PlanApp } from './plan-app';
 import {
   adminEmail, claimOf, imageOf, serverPodProps, serverServicesOf,
 } from './server-props';
+import { serverNotes } from './notes';
 
 /**
  * The step builders of the server, shared by the install, migrate and upgrade plans: each flow
@@ -34,8 +35,11 @@ export function serverIdentity(config: UyuniConfig): ServerIdentity {
   return { fqdn: config.fqdn, product: tagged ? image.slice(0, at) : image, imageGeneration: tagged ? image.slice(at + 1) : 'latest', tlsMode: config.tls.mode };
 }
 
-/** `makes`: the plan brings up the server (its identity is recorded), and finishes this flow. */
-export function serverPlan(config: UyuniConfig, name: string, description: string, makes?: { flow?: PlanFlow }): PlanApp {
+/**
+ * `makes`: the plan brings up the server (its identity is recorded), finishes this flow, and
+ * ends with these notes (src/plans/notes.ts).
+ */
+export function serverPlan(config: UyuniConfig, name: string, description: string, makes?: { flow?: PlanFlow; notes?: PlanNotes }): PlanApp {
   return new PlanApp({
     name,
     description,
@@ -43,7 +47,7 @@ export function serverPlan(config: UyuniConfig, name: string, description: strin
     partOf: 'uyuni',
     defaultStepTimeoutSeconds: config.timeouts.defaultStepSeconds,
     deadlineSeconds: config.timeouts.deadlineSeconds,
-    ...(makes ? { identity: serverIdentity(config), ...(makes.flow ? { flow: makes.flow } : {}) } : {}),
+    ...(makes ? { identity: serverIdentity(config), ...(makes.flow ? { flow: makes.flow } : {}), ...(makes.notes ? { notes: makes.notes } : {}) } : {}),
   });
 }
 
@@ -190,7 +194,7 @@ export function addDeploySteps(plan: PlanApp, config: UyuniConfig): void {
 
 /** The install plan: a new, empty server, set up by its own first start. */
 export function installPlan(config: UyuniConfig): PlanApp {
-  const plan = serverPlan(config, 'install', `Install Uyuni ${config.fqdn} into namespace ${config.namespace}`, {});
+  const plan = serverPlan(config, 'install', `Install Uyuni ${config.fqdn} into namespace ${config.namespace}`, { notes: serverNotes(config) });
   addNamespaceStep(plan, config);
   addVolumesStep(plan, config);
   addDeploySteps(plan, config);

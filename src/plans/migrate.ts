@@ -17,6 +17,7 @@ import {
   addDatabaseStep, addIngressStep, addNamespaceStep, addServerStep, addServicesStep, addTlsStep, addVolumesStep, serverPlan,
 } from './install';
 import type { PlanApp } from './plan-app';
+import { serverNotes } from './notes';
 import { imageOf } from './server-props';
 
 /** The user-provided ssh material of the migration: referenced by name, never synthesized. */
@@ -294,7 +295,7 @@ export function migratePlan(config: UyuniConfig): PlanApp {
   if (!m) throw new Error('the migrate plan needs a migration section');
   const plan = serverPlan(config, 'migrate',
     `Migrate Uyuni from ${m.source.fqdn} to ${config.fqdn} in namespace ${config.namespace} (PostgreSQL ${m.postgresql.from} → ${m.postgresql.to})`,
-    { flow: { kind: 'migration', source: m.source.fqdn } });
+    { flow: { kind: 'migration', source: m.source.fqdn }, notes: serverNotes(config, { migratedFrom: m.source.fqdn }) });
   addNamespaceStep(plan, config);
   addVolumesStep(plan, config, MIGRATE_VOLUMES);
   addDataSyncStep(plan, config, m);

@@ -4,7 +4,7 @@ import { ApiObject, App, Chart, YamlOutputType } from 'cdk8s';
 import { Construct } from 'constructs';
 import type { PartOf } from '../model/labels';
 import {
-  Action, ANNOTATIONS, Flow, Gate, LABELS, MANAGED_BY, ObjectRef, Plan, PLAN_FORMAT_VERSION, PlanFlow, Requirement, ServerIdentity, Step, StepFileSummary, Wait,
+  Action, ANNOTATIONS, Flow, Gate, LABELS, MANAGED_BY, ObjectRef, Plan, PLAN_FORMAT_VERSION, PlanFlow, PlanNotes, Requirement, ServerIdentity, Step, StepFileSummary, Wait,
 } from '../plan/types';
 import { hashSpec, hashText } from '../plan/spec-hash';
 import { PLAN_INDEX } from '../plan/reader';
@@ -44,6 +44,8 @@ export interface PlanAppProps {
   readonly flow?: PlanFlow;
   /** The server the plan makes, recorded by the runtime and checked by the next run. @default none */
   readonly identity?: ServerIdentity;
+  /** Shown by the runtime after a successful run (src/plans/notes.ts). @default none */
+  readonly notes?: PlanNotes;
 }
 
 /** One step: a chart (its manifest file) plus what the runtime needs to know about it. */
@@ -189,6 +191,7 @@ export class PlanApp {
       steps,
       ...(this.props.flow ? { flow: this.props.flow } : {}),
       ...(this.props.identity ? { identity: this.props.identity } : {}),
+      ...(this.props.notes ? { notes: this.props.notes } : {}),
     };
     fs.writeFileSync(path.join(outdir, PLAN_INDEX), `${JSON.stringify(plan, null, 2)}\n`);
     fs.writeFileSync(path.join(outdir, KUSTOMIZATION), kustomization(plan));

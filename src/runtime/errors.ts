@@ -25,7 +25,8 @@ export { ApiError };
 
 /** A step failed, was refused (gate, requirement, changed Job) or timed out: exit 1. */
 export class StepFailed extends RuntimeError {
-  constructor(readonly step: string, message: string) {
+  /** `stillStarting`: the step timed out while the server was still in its startup probe (not broken: the same command waits on). */
+  constructor(readonly step: string, message: string, readonly stillStarting = false) {
     super(message, EXIT.stepFailed);
   }
 }

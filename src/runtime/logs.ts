@@ -1,13 +1,16 @@
 /**
  * Step Job logs: every container of every pod streamed live (prefixed by step and pod) and saved
  * to `<runDir>/<step>/<pod>.<container>.log`; the last lines are kept for the failure report.
+ * Two kinds of lines a Job prints are not log lines (src/scripts/data-sync.sh prints both):
+ * `@file …` (a file a copy sent: hundreds of thousands on a real server) goes to the saved log
+ * only, `@progress key=value…` (a copy's overall progress) becomes a `copy-progress` event.
  */
 import * as fs from 'fs';
 import * as path from 'path';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Cluster } from './client';
 import { ApiError } from './errors';
-import type { Reporter } from './progress';
+import type { CopyProgress, Reporter } from './progress';
 import { startedContainers } from './readiness';
 import type { WatchHandle } from './watch';
 
@@ -28,6 +31,29 @@ interface Stream {
   where?: { namespace: string; pod: string; container: string };
   ended: Promise<void>;
   markEnded: () => void;
+}
+
+/** A line for the saved log only. */
+export const FILE_MARK = '@file ';
+/** A copy's progress: `@progress claim=3/16 bytes=1234 percent=45 rate=1.2MB/s eta=0:01:23 path=/var/spacewalk` (done=1 at its end). */
+export const PROGRESS_MARK = '@progress ';
+
+/** A `@progress` line's fields (undefined: not one, or without bytes, percent, rate and path). */
+export function parseProgress(line: string): CopyProgress | undefined {
+  if (!line.startsWith(PROGRESS_MARK)) return undefined;
+  const rest = line.slice(PROGRESS_MARK.length);
+  // path= comes last: a path keeps whatever it holds
+  const at = rest.search(/(^| )path=/);
+  if (at < 0) return undefined;
+  const fields = new Map(rest.slice(0, at).split(' ').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+  const path = rest.slice(at).replace(/^ ?path=/, '');
+  const bytes = Number(fields.get('bytes'));
+  const percent = Number(fields.get('percent'));
+  const rate = fields.get('rate');
+  if (!path || !Number.isFinite(bytes) || !Number.isFinite(percent) || !rate || !fields.has('bytes') || !fields.has('percent')) return undefined;
+  const claim = fields.get('claim');
+  const eta = fields.get('eta');
+  return { ...(claim ? { claim } : {}), path, bytes, percent, rate, ...(eta ? { eta } : {}), done: fields.get('done') === '1' };
 }
 
 function newStream(): Stream {
@@ -85,6 +111,14 @@ export class StepLogs {
   private follow(s: Stream, where: NonNullable<Stream['where']>, tailLines?: number): void {
     const { namespace, pod, container } = where;
     const emitLine = (line: string) => {
+      if (line.startsWith(FILE_MARK)) return;
+      if (line.startsWith(PROGRESS_MARK)) {
+        const p = parseProgress(line);
+        if (p) {
+          this.reporter.emit({ type: 'copy-progress', step: this.step, pod, ...p });
+          return;
+        }
+      }
       s.lines.push(line);
       if (s.lines.length > TAIL) s.lines.shift();
       this.reporter.emit({ type: 'log', step: this.step, pod, container, line });

@@ -12,8 +12,17 @@ export interface Connection {
 }
 
 /** A word as a POSIX shell reads it back: quoted only when it has to be. */
-function shellWord(w: string): string {
+export function shellWord(w: string): string {
   return /^[A-Za-z0-9_@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`;
+}
+
+/** The command that follows a step's pods' logs (`uyuni-cdk logs <plan dir> <step> -f`), reaching the cluster as the run did. */
+export function followLogsCommand(planDir: string, plan: Plan, connection: Connection, step: string): string {
+  const words = ['uyuni-cdk', 'logs', planDir, step, '-f'];
+  if (plan.namespace) words.push('-n', plan.namespace);
+  if (connection.kubeconfig) words.push('--kubeconfig', connection.kubeconfig);
+  if (connection.context) words.push('--context', connection.context);
+  return words.map(shellWord).join(' ');
 }
 
 export function nextCommand(planDir: string, plan: Plan, connection: Connection, failedStep?: string): string {

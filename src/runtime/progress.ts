@@ -5,6 +5,7 @@
  * Secret values never reach this module: events carry names and keys only.
  */
 import * as fs from 'fs';
+import type { PlanNotes } from '../plan/types';
 import type { DestructiveChange } from './destructive';
 import type { PodProgress } from './readiness';
 
@@ -14,6 +15,31 @@ export type OutputMode = 'tty' | 'plain' | 'json';
 export interface WaitingPod extends PodProgress {
   /** The waited-on object it belongs to: `Deployment/uyuni (uyuni)`. */
   readonly owner: string;
+}
+
+/**
+ * A copy's overall progress as a step's Job prints it (`@progress …` lines, src/runtime/logs.ts;
+ * data-sync.sh: rsync's --info=progress2 per claim).
+ */
+export interface CopyProgress {
+  /** `3/16`: the third of the Job's 16 claims. */
+  readonly claim?: string;
+  /** What is copied: the claim's mount path, a distribution's place. */
+  readonly path: string;
+  readonly bytes: number;
+  readonly percent: number;
+  /** As the copy reports it: `12.34MB/s`. */
+  readonly rate: string;
+  /** Time left, `h:mm:ss`, while a file is on its way. */
+  readonly eta?: string;
+  /** The copy of this path is over. */
+  readonly done: boolean;
+}
+
+/** Running, every container running, one still in its startup probe: a server setting itself up. */
+export function inStartupProbe(p: WaitingPod): boolean {
+  const main = p.containers.filter((c) => !c.init);
+  return p.phase === 'Running' && main.every((c) => c.state === 'running') && main.some((c) => c.startupProbe && !c.started);
 }
 
 export type RunEvent =
@@ -30,6 +56,7 @@ export type RunEvent =
   | { type: 'apply'; step: string; object: string; result: string }
   | { type: 'waiting'; step: string; index: number; total: number; elapsedSeconds: number; blockers: string[]; pods?: WaitingPod[] }
   | { type: 'log'; step: string; pod: string; container: string; line: string }
+  | ({ type: 'copy-progress'; step: string; pod: string } & CopyProgress)
   | { type: 'facts'; step: string; facts: Record<string, string> }
   | { type: 'step-done'; step: string; index: number; total: number; elapsedSeconds: number }
   | { type: 'step-failed'; step: string; index: number; total: number; elapsedSeconds: number; reason: string; pods: FailedContainer[] }
@@ -39,7 +66,13 @@ export type RunEvent =
     runDir?: string;
     /** A failed step: the command that continues the run (`--rerun <step>` when it has Jobs). */
     next?: string;
-  };
+    /** The run timed out while the server was still starting (its startup probe): nothing to fix, `next` waits on. */
+    stillStarting?: boolean;
+  }
+  /** After a successful run of a plan with notes (install, migrate): its notes, and the command that prints the admin password. */
+  | { type: 'notes'; notes: PlanNotes; adminPasswordCommand?: string }
+  /** Once a step, when a pod it waits on is in its startup probe: which, and the command that follows its logs. */
+  | { type: 'starting'; step: string; pods: string[]; logs: string };
 
 export interface FailedContainer {
   pod: string;
@@ -82,9 +115,53 @@ function fit(head: string, body: string, width: number): string {
   return `${head}${body.slice(0, front)}…${body.slice(body.length - (room - front - 1))}`;
 }
 
+/** 1.2 GiB: binary units, as a claim's size is given. */
+export function size(bytes: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+  let v = bytes;
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return u === 0 ? `${bytes} B` : `${v.toFixed(1)} ${units[u]}`;
+}
+
+/** `claim 3/16 /var/spacewalk: 1.2 GiB (45%), 12.34MB/s, 0:01:23 left` */
+export function copyText(p: CopyProgress): string {
+  const what = p.claim ? `claim ${p.claim} ${p.path}` : p.path;
+  const end = p.done ? 'done' : p.eta ? `${p.eta} left` : undefined;
+  return `${what}: ${size(p.bytes)} (${p.percent}%), ${p.rate}${end ? `, ${end}` : ''}`;
+}
+
+/**
+ * A pod in its startup probe in the room there is: the pod's name goes first, then the
+ * namespace; `starting (startup probe)` stays.
+ */
+function startingText(p: WaitingPod, room: number): string {
+  const owner = p.owner.replace(/ \(.*\)$/, '');
+  const texts = [`${p.owner} starting (startup probe), pod ${p.pod}`, `${p.owner} starting (startup probe)`, `${owner} starting (startup probe)`, 'starting (startup probe)'];
+  return (texts.find((t) => t.length <= room) ?? texts[texts.length - 1]).slice(0, Math.max(room, 0));
+}
+
 /** The first blockers and how many more: a step waiting on 27 volumes stays one line. */
 function brief(blockers: string[]): string {
   return blockers.length <= 3 ? blockers.join('; ') : `${blockers.slice(0, 3).join('; ')} (+${blockers.length - 3} more)`;
+}
+
+/** The plan's notes as a block: the URL, the admin's login, DNS, the ports that must reach the server. */
+function notesText(ev: Extract<RunEvent, { type: 'notes' }>): string {
+  const n = ev.notes;
+  const out = ['notes:', `  web UI: ${n.url}`];
+  if (n.admin) {
+    out.push(`  administrator: user and password in Secret ${n.admin.secret} (keys ${n.admin.usernameKey}, ${n.admin.passwordKey}); the password:`);
+    if (ev.adminPasswordCommand) out.push(`    ${ev.adminPasswordCommand}`);
+  } else if (n.adminFrom) out.push(`  administrator: the users and passwords of ${n.adminFrom}, migrated with its data`);
+  for (const d of n.dns) out.push(`  DNS: ${d.name} → ${d.pointTo}`);
+  out.push('  ports that must reach it (clients, proxies):');
+  const w = Math.max(...n.ports.map((p) => `${p.port}/${p.protocol}`.length));
+  for (const p of n.ports) out.push(`    ${`${p.port}/${p.protocol}`.padEnd(w)}  ${p.what}: ${p.via}`);
+  return out.join('\n');
 }
 
 export type Approval = 'yes' | 'answered yes' | 'saved plan' | 'refused' | 'declined';
@@ -114,7 +191,9 @@ export class Reporter {
   /** What the last recorded waiting event said (step, blockers, pods). */
   private lastRecorded = '';
   private liveTimer?: NodeJS.Timeout;
-  private liveState?: { prefix: string; startedAt: number; blockers: string[] };
+  private liveState?: { prefix: string; startedAt: number; blockers: string[]; copy?: string; starting?: WaitingPod };
+  /** When a copy's progress was last recorded and printed (the start of the step's first). */
+  private lastCopy = { step: '', at: 0 };
 
   constructor(opts: ReporterOptions) {
     this.mode = opts.mode;
@@ -141,6 +220,10 @@ export class Reporter {
     const line = JSON.stringify(stamped) + '\n';
     if (ev.type === 'waiting') {
       this.emitWaiting(ev, line);
+      return;
+    }
+    if (ev.type === 'copy-progress') {
+      this.emitCopy(ev, line);
       return;
     }
     if (this.file !== undefined) fs.writeSync(this.file, line);
@@ -174,6 +257,29 @@ export class Reporter {
   }
 
   /**
+   * A copy reports every few seconds for hours (and a Job may copy dozens of claims): recorded
+   * and printed as a plain line once an interval and when a claim's copy is over; the TTY's live
+   * line shows every report, in place of what the step waits for.
+   */
+  private emitCopy(ev: Extract<RunEvent, { type: 'copy-progress' }>, line: string): void {
+    const t = this.now();
+    if (ev.step !== this.lastCopy.step) this.lastCopy = { step: ev.step, at: t };
+    if (this.mode === 'tty' && this.liveState) {
+      this.liveState.copy = ev.done ? undefined : copyText(ev);
+      this.redraw();
+    }
+    if (!ev.done && t - this.lastCopy.at < this.intervalMs) return;
+    this.lastCopy.at = t;
+    if (this.file !== undefined) fs.writeSync(this.file, line);
+    if (this.mode === 'json') this.write(line);
+    else if (this.mode === 'plain' || ev.done) {
+      this.clearLive();
+      this.write(this.render(ev) + '\n');
+      this.drawLive();
+    }
+  }
+
+  /**
    * Waiting events are printed once a step has waited an interval, then every interval: quick
    * steps print none, slow ones name their blocker regularly. The TTY line shows every change.
    */
@@ -201,6 +307,9 @@ export class Reporter {
       case 'apply': return `  ${ev.object}: ${ev.result}`;
       case 'waiting': return `${n(ev)} ${ev.step}: waiting ${secs(ev.elapsedSeconds)} for ${brief(ev.blockers)}`;
       case 'log': return `  ${ev.step}/${ev.pod}${ev.container ? `/${ev.container}` : ''} | ${ev.line}`;
+      case 'copy-progress': return `  ${ev.step}: ${copyText(ev)}`;
+      case 'starting': return `  ${ev.pods.join(', ')} ${ev.pods.length === 1 ? 'is' : 'are'} starting (startup probe; a first start sets the server up, which can take hours)\n  logs: ${ev.logs}`;
+      case 'notes': return notesText(ev);
       case 'facts': return `  facts: ${Object.entries(ev.facts).map(([k, v]) => `${k}=${v}`).join(' ')}`;
       case 'step-done': this.stopLive(); return `${n(ev)} ${ev.step}: done in ${secs(ev.elapsedSeconds)}`;
       case 'step-failed': {
@@ -219,7 +328,7 @@ export class Reporter {
         if (ev.status === 'done') return `done in ${secs(ev.elapsedSeconds)}`;
         const out = [`run failed (exit ${ev.exitCode}) after ${secs(ev.elapsedSeconds)}${ev.message ? `: ${ev.message}` : ''}`];
         if (ev.runDir) out.push(`  logs and events: ${ev.runDir}`);
-        if (ev.next) out.push(`  next: fix the cause, then ${ev.next}`);
+        if (ev.next) out.push(ev.stillStarting ? `  next: nothing to fix; the same command waits on: ${ev.next}` : `  next: fix the cause, then ${ev.next}`);
         return out.join('\n');
       }
     }
@@ -236,6 +345,9 @@ export class Reporter {
   private setLive(ev: Extract<RunEvent, { type: 'waiting' }>): void {
     if (!this.liveState) return;
     this.liveState.blockers = ev.blockers;
+    // A server in its first start: what it is doing, not a blocker cut to fit.
+    const starting = (ev.pods ?? []).find(inStartupProbe);
+    this.liveState.starting = starting;
     this.redraw();
   }
 
@@ -253,7 +365,10 @@ export class Reporter {
     if (this.mode !== 'tty' || !this.liveState) return;
     const s = this.liveState;
     const cols = process.stdout.columns || 120;
-    this.live = fit(`${s.prefix} ${secs((this.now() - s.startedAt) / 1000)} waiting for `, brief(s.blockers), cols - 1);
+    const head = `${s.prefix} ${secs((this.now() - s.startedAt) / 1000)} `;
+    this.live = s.copy ? fit(head, s.copy, cols - 1)
+      : s.starting ? head + startingText(s.starting, cols - 1 - head.length)
+        : fit(`${head}waiting for `, brief(s.blockers), cols - 1);
     this.write(this.live);
   }
 

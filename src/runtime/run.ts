@@ -31,6 +31,7 @@ import type { Foreign } from './ownership';
 import { adopt, guardRun, SafeguardOptions } from './safeguards';
 import { openAttempt, pruneSeries } from './run-dirs';
 import { RunContext, runStep } from './steps';
+import { notesEvent } from './steps/finish';
 
 export interface RunOptions extends IdentityFlags, ApprovalOptions, SafeguardOptions {
   readonly planDir: string;
@@ -131,7 +132,7 @@ async function startRun(o: RunOptions, started: number, dirs: RunDirs): Promise<
     const parentKinds = (await readParent(o.cluster, set)).kinds;
     const decided = await decideBeforeWriting(o, plan, objects, toAdopt);
     const run: RunContext = {
-      cluster: o.cluster, reporter: o.reporter, plan, runId, runDir,
+      cluster: o.cluster, reporter: o.reporter, plan, runId, runDir, planDir: o.planDir, connection: o.connection ?? {},
       deadline: started + (o.timeoutSeconds ?? plan.deadlineSeconds) * 1000,
       facts: {},
       finished: await finishedJobUids(o.cluster, plan.namespace),
@@ -202,6 +203,8 @@ export async function runPlan(o: RunOptions): Promise<number> {
     }
     await pruneSet(run, objectsOf, o, approvedPrunes);
     await recordHistory(run, run.plan, objectsOf);
+    const notes = notesEvent(run);
+    if (notes) r.emit(notes);
     r.emit({ type: 'run-done', status: 'done', exitCode: EXIT.ok, elapsedSeconds: elapsedSeconds() });
     runDone = true;
     return EXIT.ok;
@@ -210,7 +213,7 @@ export async function runPlan(o: RunOptions): Promise<number> {
     const message = e instanceof Error ? e.message : String(e);
     // said on the first failure already: where the logs are, and how to go on
     const next = code === EXIT.stepFailed && begun ? nextCommand(o.planDir, begun.plan, o.connection ?? {}, e instanceof StepFailed ? e.step : undefined) : undefined;
-    const after = begun ? { runDir: begun.runDir, ...(next ? { next } : {}) } : {};
+    const after = begun ? { runDir: begun.runDir, ...(next ? { next } : {}), ...(e instanceof StepFailed && e.stillStarting ? { stillStarting: true } : {}) } : {};
     if (!runDone) r.emit({ type: 'run-done', status: 'failed', exitCode: code, elapsedSeconds: elapsedSeconds(), message, ...after });
     o.onFailure?.(e);
     return code;

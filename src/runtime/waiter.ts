@@ -10,7 +10,7 @@ import { Cluster, refString } from './client';
 import { isPodOfJob, jobPodQuery } from './jobs';
 import type { StepLogs } from './logs';
 import { isObject } from './manifests';
-import type { WaitingPod } from './progress';
+import { inStartupProbe, WaitingPod } from './progress';
 import {
   blockerKind, describePod, podBlocker, podProgress, podReady, podSummary, rolloutPods, selectorString, storageClassOf, stuckTooLong, Verdict, verdictFor, waiting,
 } from './readiness';
@@ -24,7 +24,10 @@ export interface WaitOutcome {
   readonly failedJobs?: string[];
   /** On failure: other pods to report (a rollout's). */
   readonly failedPods?: V1Pod[];
+  /** Timed out: the pods still in their startup probe then (coming up, not failing). */
+  readonly starting?: WaitingPod[];
 }
+
 
 export interface WaiterOptions {
   readonly cluster: Cluster;
@@ -302,7 +305,8 @@ export class StepWaiter {
   private evaluate(): void {
     if (!this.finish) return;
     const tick: Tick = { t: this.now(), blockers: [], progress: [] };
-    if (this.watchError) return this.end({ ok: false, reason: this.watchError.message });
+    // Past the deadline the watches are cut too: the timeout is the reason then, with what still blocks.
+    if (this.watchError && tick.t < this.o.deadline) return this.end({ ok: false, reason: this.watchError.message });
     const [goneAt, last] = [...this.gone][0] ?? [];
     if (last && goneAt !== undefined) {
       const w = this.o.waits[goneAt];
@@ -320,7 +324,10 @@ export class StepWaiter {
       if (c.verdict.state === 'waiting') tick.blockers.push(`${refString(w.object)} ${w.for}: ${c.verdict.reason}${c.extra}`);
     }
     if (tick.blockers.length === 0) return this.end({ ok: true });
-    if (tick.t >= this.o.deadline) return this.end({ ok: false, reason: `${this.o.deadlineReason}, still waiting for: ${tick.blockers.join('; ')}` });
+    if (tick.t >= this.o.deadline) {
+      const starting = tick.progress.filter(inStartupProbe);
+      return this.end({ ok: false, reason: `${this.o.deadlineReason}, still waiting for: ${tick.blockers.join('; ')}`, ...(starting.length ? { starting } : {}) });
+    }
     this.o.onProgress(tick.blockers, tick.progress);
   }
 

@@ -19,7 +19,8 @@
 #   ANCHORS_DIR (optional: where the ca-certs claim is mounted; the custom CA certificates are
 #   put there too, where the new server's update-ca-certificates finds them), PG_OWNER (<uid>:<gid>
 #   the copied PostgreSQL data is given to: the postgres of the server-postgresql and
-#   server-database-migration images, default 999:999).
+#   server-database-migration images, default 999:999), PROGRESS_SECONDS (how often rsync's
+#   overall progress is printed while a copy runs, default 2).
 set -eu
 : "${SOURCE_FQDN:?}" "${SOURCE_USER:?}" "${SOURCE_PORT:?}" "${VOLUME_PATHS:?}"
 : "${TARGET_ROOT:?}" "${OLD_PG_VERSION:?}" "${NEW_PG_VERSION:?}" "${MIGRATION_DIR:?}"
@@ -27,7 +28,9 @@ prepare=${PREPARE:-false}
 pg_owner=${PG_OWNER:-999:999}
 ssh_dir=${SSH_DIR:-/root/.ssh}
 image_root=${IMAGE_ROOT:-}
+progress_seconds=${PROGRESS_SECONDS:-2}
 job=uyuni-data-sync
+claim=
 
 fail() {
   echo "$job: $*" >&2
@@ -50,6 +53,7 @@ case $SOURCE_FQDN in '' | -* | *[!A-Za-z0-9.-]*) fail "SOURCE_FQDN is not a host
 case $SOURCE_USER in '' | -* | *[!a-z0-9_.-]*) fail "SOURCE_USER is not a user name" ;; esac
 case $SOURCE_PORT in '' | *[!0-9]*) fail "SOURCE_PORT is not a port number" ;; esac
 case $OLD_PG_VERSION$NEW_PG_VERSION in '' | *[!0-9]*) fail "the PostgreSQL versions must be numbers" ;; esac
+case $progress_seconds in '' | *[!0-9]*) fail "PROGRESS_SECONDS must be a number of seconds, not '$progress_seconds'" ;; esac
 case $ssh_dir in '' | *[!A-Za-z0-9._/-]*) fail "SSH_DIR is not a plain directory path" ;; esac
 case $pg_owner in '' | *[!0-9:]* | :* | *: | *:*:*) fail "PG_OWNER must be <uid>:<gid>, not '$pg_owner'" ;; *:*) ;; *) fail "PG_OWNER must be <uid>:<gid>, not '$pg_owner'" ;; esac
 
@@ -79,16 +83,63 @@ remote() {
   $SSH -n -l "$SOURCE_USER" -- "$SOURCE_FQDN" "$(quote "$@")"
 }
 
-# pull <rsync arguments>: rsync from the source through sudo, every change itemized. A file that
-# vanished while it was read (status 24: a log rotated on a running server) is only a warning.
+# pull <what> <rsync arguments>: rsync from the source through sudo, every change itemized. A
+# file that vanished while it was read (status 24: a log rotated on a running server) is only a
+# warning. rsync's output goes through progress(): each itemized file becomes an "@file " line
+# (the runtime keeps those in the step's log file only), rsync's overall progress
+# (--info=progress2) an "@progress " line at most every PROGRESS_SECONDS and at the end:
+#   @progress claim=3/16 bytes=1234567 percent=45 rate=12.34MB/s eta=0:01:23 path=/var/spacewalk
+# (claim=N/M while a claim of VOLUME_PATHS is copied, from $claim; eta while a file is on its
+# way; done=1 last, with percent=100: rsync's own last figure ends below 100 on a delta run).
 pull() {
-  status=0
-  rsync -avz --itemize-changes -e "$SSH" --rsync-path='sudo rsync' "$@" </dev/null || status=$?
+  pull_what=$1
+  shift
+  {
+    status=0
+    rsync -avz --itemize-changes --info=progress2 --outbuf=N -e "$SSH" --rsync-path='sudo rsync' "$@" </dev/null || status=$?
+    echo "$status" >"$work/rsync-status"
+  } | progress "$pull_what"
+  status=$(cat "$work/rsync-status")
   case $status in
     0) ;;
     24) warn "some files vanished on $SOURCE_FQDN while they were copied" ;;
     *) fail "rsync failed (status $status)" ;;
   esac
+}
+# progress <what>: rsync's stdout (records ended by CR or LF; unbuffered, --outbuf=N) as @file
+# and @progress lines. gawk where there is one: it takes each record as it arrives (mawk fills
+# its buffer first, so its progress lines come late). srand() returns the previous seed: called
+# twice, the time of day in seconds (POSIX awk).
+awk=$(command -v gawk || echo awk)
+progress() {
+  # shellcheck disable=SC2016 # awk's fields, not the shell's
+  LC_ALL=C "$awk" -v what="$1" -v claim="$claim" -v every="$progress_seconds" '
+    function now() { srand(); return srand() }
+    function report(done) {
+      if (bytes == "") return
+      printf "@progress %sbytes=%s percent=%s rate=%s%s%s path=%s\n", claim != "" ? "claim=" claim " " : "", \
+        bytes, done ? 100 : percent, rate, (eta != "" && !done) ? " eta=" eta : "", done ? " done=1" : "", what
+      fflush()
+      last = now()
+    }
+    BEGIN { RS = "\r"; last = 0 }
+    {
+      n = split($0, lines, "\n")
+      for (i = 1; i <= n; i++) {
+        line = lines[i]
+        if (line ~ /^ *[0-9][0-9,]* +[0-9]+% +[^ ]+\/s +[0-9]+:[0-9][0-9]:[0-9][0-9]/) {
+          split(line, f, " ")
+          bytes = f[1]; gsub(/,/, "", bytes); percent = f[2]; sub(/%/, "", percent); rate = f[3]
+          # The time is the rest while a file is on its way, the elapsed time once it is done (xfr#).
+          eta = line ~ /xfr#/ ? "" : f[4]
+          if (now() - last >= every) report(0)
+        } else if (line != "") {
+          print "@file " line
+          fflush()
+        }
+      }
+    }
+    END { report(1) }'
 }
 from() {
   printf '%s@%s:%s' "$SOURCE_USER" "$SOURCE_FQDN" "$1"
@@ -251,8 +302,12 @@ empty() {
 }
 
 copied=
+# shellcheck disable=SC2086 # split on purpose: the number of claims
+claims=$(set -- $VOLUME_PATHS && echo $#)
+claim_index=0
 for path in $VOLUME_PATHS; do
   path=${path%/}
+  claim_index=$((claim_index + 1))
   target=$TARGET_ROOT$path
   mkdir -p "$target"
   if [ "$path" != /var/lib/pgsql ] && [ -d "$image_root$path" ] && empty "$target"; then
@@ -280,7 +335,9 @@ for path in $VOLUME_PATHS; do
   say "copying $path (excluding: $listed+ $packaged package-owned files)"
   # These held symlinks in the cloud images: their targets are copied.
   case $path in /var/cache | /var/spacewalk | /var/lib/pgsql) links=-L ;; *) links=-l ;; esac
-  pull --delete "$links" --filter="merge $work/rules" "$(from "$path/")" "$target/"
+  claim=$claim_index/$claims
+  pull "$path" --delete "$links" --filter="merge $work/rules" "$(from "$path/")" "$target/"
+  claim=
   copied="$copied $path"
   if [ "$path" = /var/lib/pgsql ]; then
     synced_pg=$(cat "$target/data/PG_VERSION")
@@ -310,7 +367,7 @@ if on_claim "$dist_root"; then
   while IFS=' ' read -r target base; do
     say "copying distribution $target from $base"
     mkdir -p "$TARGET_ROOT$dist_root/$target"
-    pull --delete "$(from "$base/")" "$TARGET_ROOT$dist_root/$target/"
+    pull "$dist_root/$target" --delete "$(from "$base/")" "$TARGET_ROOT$dist_root/$target/"
     if [ -d "$cobbler_distros" ]; then
       pattern=$(printf '%s\n' "$base/" | sed 's/[][\\.*^$|]/\\&/g')
       grep -rlF -e "$base/" "$cobbler_distros" | while IFS= read -r record; do
@@ -332,7 +389,7 @@ copy_dir() {
   elif remote sudo test -d "$1"; then
     say "copying $1 to $2"
     mkdir -p "$TARGET_ROOT$2"
-    pull --delete "$(from "$1/")" "$TARGET_ROOT$2/"
+    pull "$2" --delete "$(from "$1/")" "$TARGET_ROOT$2/"
   fi
 }
 on_claim /var/lib/cobbler/snippets || warn "/var/lib/cobbler is on no claim: the cobbler snippets are not copied"
@@ -344,7 +401,7 @@ say "migrating the monitoring configuration"
 while IFS=' ' read -r file dir; do
   if on_claim "$dir" && remote sudo test -f "$file"; then
     mkdir -p "$TARGET_ROOT$dir"
-    pull "$(from "$file")" "$TARGET_ROOT$dir/"
+    pull "$dir" "$(from "$file")" "$TARGET_ROOT$dir/"
   fi
 done <<'EOF'
 /usr/lib/systemd/system/tomcat.service.d/jmx.conf /etc/sysconfig/tomcat/systemd
@@ -371,7 +428,7 @@ rm -rf "$anchors"
 mkdir -p "$anchors"
 for dir in /usr/share/pki/trust/anchors /etc/pki/trust/anchors; do
   if remote sudo test -d "$dir"; then
-    pull -L --no-owner --no-group --exclude='/LOCAL-RHN-ORG-TRUSTED-SSL-CERT*' --exclude=/DB-RHN-ORG-TRUSTED-SSL-CERT \
+    pull "$anchors" -L --no-owner --no-group --exclude='/LOCAL-RHN-ORG-TRUSTED-SSL-CERT*' --exclude=/DB-RHN-ORG-TRUSTED-SSL-CERT \
       --exclude=/salt-api.crt --exclude='/peripheral_*' --exclude='/hub_*' --exclude='*/' "$(from "$dir/")" "$anchors/"
   fi
 done

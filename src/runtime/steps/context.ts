@@ -11,6 +11,7 @@ import type { Facts } from '../facts';
 import { jobsOf } from '../jobs';
 import type { StepLogs } from '../logs';
 import type { Manifest } from '../manifests';
+import type { Connection } from '../next-command';
 import type { FailedContainer, Reporter, RunEvent } from '../progress';
 import type { Records } from '../record';
 import { failureReport } from './failure';
@@ -22,6 +23,9 @@ export interface RunContext {
   readonly plan: Plan;
   readonly runId: string;
   readonly runDir: string;
+  /** The plan directory as the user gave it, and how they reached the cluster: what hints repeat. */
+  readonly planDir: string;
+  readonly connection: Connection;
   /** Absolute time (ms) of the run's deadline. */
   readonly deadline: number;
   /** Facts gathered so far; steps with `factsFrom` add theirs. */

@@ -8,15 +8,16 @@ import * as fs from 'fs';
 import * as path from 'path';
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import type { Cluster } from '../client';
-import type { StepLogs } from '../logs';
+import { FILE_MARK, PROGRESS_MARK, StepLogs } from '../logs';
 import type { FailedContainer } from '../progress';
 import { terminations } from '../readiness';
 import { earlierAttempts } from '../run-dirs';
 
 const TAIL = 20;
 
-/** A log's lines, without the empty one after its last newline. */
-const logLines = (text: string) => text.split('\n').filter((l, i, a) => l !== '' || i < a.length - 1);
+/** A log's lines, without the empty one after its last newline, nor a copy's file list and progress (src/runtime/logs.ts). */
+const logLines = (text: string) => text.split('\n')
+  .filter((l, i, a) => (l !== '' || i < a.length - 1) && !l.startsWith(FILE_MARK) && !l.startsWith(PROGRESS_MARK));
 
 /** The other attempts of this plan's runs (every series), newest first. */
 const earlierRuns = earlierAttempts;

@@ -6,7 +6,9 @@ import * as path from 'path';
 import type { V1Job } from '@kubernetes/client-node';
 import { readFacts } from '../facts';
 import { podsOfJob } from '../jobs';
-import type { StepRun } from './context';
+import { shellWord } from '../next-command';
+import type { RunEvent } from '../progress';
+import type { RunContext, StepRun } from './context';
 import type { Waited } from './wait';
 
 /**
@@ -39,4 +41,19 @@ export async function finishStage(s: StepRun, waited: Waited): Promise<void> {
   await lastLogs(s, waited);
   if (s.step.factsFrom) await gatherFacts(s, await s.cluster.get<V1Job>(s.step.factsFrom));
   s.emit({ type: 'step-done', ...s.tag, elapsedSeconds: s.elapsed() });
+}
+
+/**
+ * The end of a successful run: the plan's notes (synthesized, src/plans/notes.ts), with the
+ * command that prints the admin password from its Secret, reaching the cluster as the run did.
+ */
+export function notesEvent(run: RunContext): Extract<RunEvent, { type: 'notes' }> | undefined {
+  const notes = run.plan.notes;
+  if (!notes) return undefined;
+  const { kubeconfig, context } = run.connection;
+  const kubectl = ['kubectl', ...(kubeconfig ? ['--kubeconfig', kubeconfig] : []), ...(context ? ['--context', context] : []), '-n', run.plan.namespace];
+  const adminPasswordCommand = notes.admin
+    ? `${[...kubectl, 'get', 'secret', notes.admin.secret, '-o', `jsonpath={.data.${notes.admin.passwordKey}}`].map(shellWord).join(' ')} | base64 -d; echo`
+    : undefined;
+  return { type: 'notes', notes, ...(adminPasswordCommand ? { adminPasswordCommand } : {}) };
 }

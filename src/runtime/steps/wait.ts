@@ -4,8 +4,11 @@
  * logs still have and fails the step with the pods concerned.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
+import { StepFailed } from '../errors';
 import { StepLogs } from '../logs';
 import { refOf } from '../manifests';
+import { followLogsCommand } from '../next-command';
+import { inStartupProbe, WaitingPod } from '../progress';
 import { StepWaiter } from '../waiter';
 import type { StepRun } from './context';
 
@@ -14,8 +17,26 @@ export interface Waited {
   readonly logs: StepLogs;
 }
 
+/** `pod uyuni-7d9f8-x2k4p of Deployment/uyuni (uyuni)` */
+const podOf = (p: WaitingPod) => `pod ${p.pod} of ${p.owner}`;
+
+/**
+ * The first time a pod the step waits on is in its startup probe (a server's first start, hours
+ * of setup that print nothing here): which, and the command that follows its logs. Once a step.
+ */
+function startingHint(s: StepRun): (pods: readonly WaitingPod[]) => void {
+  let said = false;
+  return (pods) => {
+    const starting = pods.filter(inStartupProbe);
+    if (said || starting.length === 0) return;
+    said = true;
+    s.emit({ type: 'starting', step: s.step.name, pods: starting.map(podOf), logs: followLogsCommand(s.c.planDir, s.c.plan, s.c.connection, s.step.name) });
+  };
+}
+
 function waiterFor(s: StepRun, logs: StepLogs, applied: readonly KubernetesObject[]): StepWaiter {
   const step = s.step;
+  const hint = startingHint(s);
   const deadline = s.c.deadline;
   return new StepWaiter({
     cluster: s.cluster,
@@ -25,7 +46,10 @@ function waiterFor(s: StepRun, logs: StepLogs, applied: readonly KubernetesObjec
     deadline: Math.min(s.stepDeadline, deadline),
     deadlineReason: s.stepDeadline <= deadline ? `timed out after ${step.timeoutSeconds}s (the step's timeout)` : 'the run\'s overall deadline passed',
     stuckGraceMs: s.c.stuckGraceSeconds * 1000,
-    onProgress: (b, pods) => s.emit({ type: 'waiting', ...s.tag, elapsedSeconds: s.elapsed(), blockers: b, ...(pods.length ? { pods } : {}) }),
+    onProgress: (b, pods) => {
+      s.emit({ type: 'waiting', ...s.tag, elapsedSeconds: s.elapsed(), blockers: b, ...(pods.length ? { pods } : {}) });
+      hint(pods);
+    },
     initial: applied,
   });
 }
@@ -35,6 +59,10 @@ export async function waitStage(s: StepRun, applied: readonly KubernetesObject[]
   const logs = new StepLogs(s.cluster, s.c.runDir, s.step.name, s.c.reporter);
   const waiter = waiterFor(s, logs, applied);
   const outcome = await waiter.run();
+  if (!outcome.ok && outcome.starting?.length) {
+    logs.stop();
+    stillStarting(s, outcome.reason!, outcome.starting);
+  }
   if (!outcome.ok) {
     // A failed container's stream ends by itself; a stuck or hanging one never does.
     await logs.drain(200);
@@ -43,4 +71,18 @@ export async function waitStage(s: StepRun, applied: readonly KubernetesObject[]
     await s.fail(outcome.reason!, pods, logs);
   }
   return { waiter, logs };
+}
+
+/**
+ * Out of time while the server is still in its startup probe: not a failure of the server. The
+ * report says so, what goes on in the cluster, and that the same command waits on (exit code 1
+ * all the same: the run did not finish).
+ */
+function stillStarting(s: StepRun, timedOut: string, pods: readonly WaitingPod[]): never {
+  const which = pods.map(podOf).join(', ');
+  const reason = `${timedOut.replace(/, still waiting for: .*$/s, '')} while the server is still starting: ${which} ${pods.length === 1 ? 'is' : 'are'} Running, `
+    + 'in the startup probe (a first start sets the server up, which can take hours). Nothing is broken: it goes on setting itself up in the cluster; '
+    + `follow it with ${followLogsCommand(s.c.planDir, s.c.plan, s.c.connection, s.step.name)}`;
+  s.emit({ type: 'step-failed', ...s.tag, elapsedSeconds: s.elapsed(), reason, pods: [] });
+  throw new StepFailed(s.step.name, `step ${s.step.name}: ${reason}`, true);
 }

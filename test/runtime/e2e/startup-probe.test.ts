@@ -87,6 +87,54 @@ describe('the server step waits through a long first start', () => {
     expect(progressing()?.reason).toBe('NewReplicaSetAvailable');
   });
 
+  it('names the command that follows the server\'s logs, once, as its first start begins', async () => {
+    await start({ clockSpeed: 2000, deployments: { uyuni: { startupMs: 'hold' } } });
+    const dir = installPlan();
+    const runDir = tmpDir();
+    const running = cli('run', dir, { kubeconfig: sim.kubeconfigPath, runDir, stuckGrace: 1, progressInterval: 1 });
+    await until('the pod shown Running, not started', () => events(runDir).some((e) => e.type === 'starting'));
+    await new Promise((r) => setTimeout(r, 1500));
+    sim.passStartupProbe('uyuni');
+    const r = await running;
+    expect(r.code).toBe(0);
+    const logs = `uyuni-cdk logs ${dir} server -f -n ${NS} --kubeconfig ${sim.kubeconfigPath}`;
+    expect(r.out).toMatch(new RegExp(`\\n  pod uyuni-\\w+-\\w+ of Deployment/uyuni \\(uyuni-test\\) is starting \\(startup probe; a first start sets the server up, which can take hours\\)\\n  logs: ${logs.replace(/[/.()]/g, '\\$&')}\\n`));
+    expect(r.out.split(logs).length - 1).toBe(1);
+    expect(events(runDir).filter((e) => e.type === 'starting')).toEqual([expect.objectContaining({ step: 'server', logs })]);
+  });
+
+  it('a timeout in the startup probe says the server is still starting, what goes on, nothing broken; the same command waits on', async () => {
+    await start({ clockSpeed: 2000, deployments: { uyuni: { startupMs: 'hold' } } });
+    const dir = installPlan();
+    const first = await cli('run', dir, { kubeconfig: sim.kubeconfigPath, stuckGrace: 1, timeout: 2 });
+    expect(first.code).toBe(1);
+    expect(first.out).toMatch(/\[2\/2\] server: FAILED after [\d.]+s: the run's overall deadline passed while the server is still starting: pod uyuni-\w+-\w+ of Deployment\/uyuni \(uyuni-test\) is Running, in the startup probe \(a first start sets the server up, which can take hours\)\. Nothing is broken: it goes on setting itself up in the cluster; follow it with uyuni-cdk logs \S+ server -f/);
+    const next = `uyuni-cdk run ${dir} -n ${NS} --kubeconfig ${sim.kubeconfigPath}`;
+    expect(first.err).toContain(`  next: nothing to fix; the same command waits on: ${next}\n`);
+    expect(first.err).not.toContain('fix the cause');
+    // it did go on: the same pod, not restarted, still starting
+    const pods = sim.list('v1', 'Pod', NS).filter((p: any) => p.metadata.labels?.app === 'uyuni');
+    expect(pods.map((p: any) => [p.status.phase, p.status.containerStatuses[0].started, p.status.containerStatuses[0].restartCount])).toEqual([['Running', false, 0]]);
+
+    // the same command waits on, and ends when the server is up
+    let finished = false;
+    const again = cli('run', dir, { kubeconfig: sim.kubeconfigPath, stuckGrace: 1 }).finally(() => { finished = true; });
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(finished).toBe(false);
+    sim.passStartupProbe('uyuni');
+    const r = await again;
+    expect(r.code).toBe(0);
+    expect(sim.list('v1', 'Pod', NS).filter((p: any) => p.metadata.labels?.app === 'uyuni').map((p: any) => p.metadata.name)).toEqual(pods.map((p: any) => p.metadata.name));
+  });
+
+  it('a timeout of a crash-looping server is a failure: fix the cause', async () => {
+    await start({ deployments: { uyuni: { outcome: 'crash-loop', exitCode: 1, runMs: 200 } } });
+    const r = await cli('run', installPlan(), { kubeconfig: sim.kubeconfigPath, stuckGrace: 600, timeout: 2 });
+    expect(r.code).toBe(1);
+    expect(r.out).not.toContain('still starting');
+    expect(r.err).toContain('next: fix the cause, then uyuni-cdk run');
+  });
+
   it('fails the step when the server container crash-loops, with the pod\'s reason, exit code and last lines', async () => {
     await start({ deployments: { uyuni: { outcome: 'crash-loop', exitCode: 1, logs: ['starting Uyuni setup', 'FATAL: could not connect to the database'] } } });
     const runDir = tmpDir();
