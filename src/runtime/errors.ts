@@ -25,7 +25,8 @@ export { ApiError };
 
 /** A step failed, was refused (gate, requirement, changed Job) or timed out: exit 1. */
 export class StepFailed extends RuntimeError {
-  constructor(readonly step: string, message: string) {
+  /** `rerun`: the steps the next command re-runs, when not the failed one (src/runtime/run.ts). */
+  constructor(readonly step: string, message: string, readonly rerun?: readonly string[]) {
     super(message, EXIT.stepFailed);
   }
 }

@@ -14,7 +14,7 @@ import { LABELS } from '../plan/types';
 import { applySetOf, readParent } from './applyset';
 import { Cluster, refString } from './client';
 import { ApiError, MissingKind, StepFailed } from './errors';
-import { Facts, readFacts } from './facts';
+import { Facts, factsOfStep } from './facts';
 import { fieldDiff } from './field-diff';
 import { evaluateGate } from './gates';
 import { finishedJobUids } from './history';
@@ -23,7 +23,7 @@ import { jobsOf } from './jobs';
 import { Manifest, refOf, sameRef, stampForApply } from './manifests';
 import { decideOneShot, finishedPlanRefusal, OneShotDecision } from './oneshot';
 import { pruneCandidates, PruneOptions } from './prune';
-import { caFingerprint, oneShotHash, readRecords, Records } from './record';
+import { caFingerprint, oneShotHash, readRecords, recordedJobFacts, Records } from './record';
 import { checkRequirement } from './secrets';
 import { jobPhase } from './readiness/batch_v1_job';
 import type { JobDecision } from './resume';
@@ -108,10 +108,11 @@ export interface PlanOptions extends PruneOptions, IdentityFlags {
 }
 
 /** A gate as `plan` shows it: decided now when the facts it needs are already in the cluster. */
-function gateLine(g: Gate, facts: Facts): { line: string; refuses?: string } {
+function gateLine(g: Gate, facts: Facts, lost: ReadonlyMap<string, string>, pending: ReadonlySet<string>): { line: string; refuses?: string } {
   const needs = g.type === 'present' ? [g.fact] : [g.left, g.right].flatMap((o) => ('fact' in o ? [o.fact] : []));
-  if (!needs.every((f) => f in facts)) return { line: `${g.message} (decided at run time from ${needs.join(', ')})` };
-  const r = evaluateGate(g, facts);
+  // A step that runs before it may still print what is missing; only when none does is a lost fact a refusal.
+  if (!needs.every((f) => f in facts) && (lost.size === 0 || pending.size > 0)) return { line: `${g.message} (decided at run time from ${needs.join(', ')})` };
+  const r = evaluateGate(g, facts, lost);
   return r.ok ? { line: `${g.message} (would pass: ${r.detail})` } : { line: `would REFUSE: ${r.detail}`, refuses: `gate refused: ${r.detail}` };
 }
 
@@ -166,6 +167,10 @@ async function plannedRequirement(cluster: Cluster, r: Requirement, generated: M
 interface Walk {
   readonly cluster: Cluster;
   readonly facts: Facts;
+  /** Steps that are skipped and whose facts are gone (pods and record): step → why. */
+  readonly lost: Map<string, string>;
+  /** Steps with facts that run (not skipped): their facts are printed at run time. */
+  readonly pending: Set<string>;
   readonly finished: ReadonlySet<string>;
   readonly rerun: readonly string[];
   readonly setId: string;
@@ -203,15 +208,25 @@ async function planStep(w: Walk, step: Step, objects: readonly Manifest[]): Prom
     stop(once.why);
   }
   const oneShotSkip = once.action === 'done' || once.action === 'refuse' ? once.why : undefined;
-  if (step.factsFrom) {
-    const job = await w.cluster.get<V1Job>(step.factsFrom).catch(() => undefined);
-    if (job && jobPhase(job) === 'complete') Object.assign(w.facts, await readFacts(w.cluster, job));
-    else if (once.action === 'done' && once.facts) Object.assign(w.facts, once.facts);
-  }
   const rerun = once.action === 'rerun' ? [...w.rerun, step.name] : w.rerun;
   const { decisions, skipped } = oneShotSkip
     ? { decisions: new Map<string, JobState>(), skipped: true }
     : await decideJobs({ cluster: w.cluster, step, jobs: jobsOf(objects), rerun, finished: w.finished });
+  if (step.factsFrom) {
+    // As `run`: its pods' facts, else the record's; lost only when the step would not print them again.
+    const job = await w.cluster.get<V1Job>(step.factsFrom).catch(() => undefined);
+    const complete = job && jobPhase(job) === 'complete' ? job : undefined;
+    if (complete || once.action === 'done') {
+      const flowRun = once.action === 'done' ? w.records.flows[step.oneShot!]?.steps[step.name]?.run ?? 'unknown' : 'unknown';
+      const found = await factsOfStep(w.cluster, step.name, step.factsFrom.name, complete, [
+        recordedJobFacts(w.records, step.factsFrom.name, complete?.metadata?.uid),
+        once.action === 'done' && once.facts ? { facts: once.facts, run: flowRun } : undefined,
+      ]);
+      if ('facts' in found) Object.assign(w.facts, found.facts);
+      else if (skipped) w.lost.set(step.name, found.lost);
+    }
+    if (!skipped) w.pending.add(step.name);
+  }
   const skipWhy = oneShotSkip ?? (skipped ? `its Job${decisions.size > 1 ? 's' : ''} ${[...decisions.keys()].join(', ')} already Complete with the same spec` : undefined);
   const planned: PlannedObject[] = [];
   for (const obj of objects) {
@@ -232,7 +247,7 @@ async function planStep(w: Walk, step: Step, objects: readonly Manifest[]): Prom
   if (refused) stop(`${refused.object}: ${refused.detail ?? refused.action}`);
   const gates: Array<{ line: string; refuses?: string }> = skipWhy
     ? step.gates.map((g) => ({ line: `${g.message} (not evaluated: the step is skipped)` }))
-    : step.gates.map((g) => gateLine(g, w.facts));
+    : step.gates.map((g) => gateLine(g, w.facts, w.lost, w.pending));
   for (const g of gates) if (g.refuses) stop(g.refuses);
   const requires: PlannedRequirement[] = [];
   for (const r of step.requires) {
@@ -298,7 +313,7 @@ export async function planSteps(cluster: Cluster, plan: Plan, objectsOf: (step: 
   ];
   const first = refusals[0];
   const w: Walk = {
-    cluster, facts: {}, finished: await finishedJobUids(cluster, plan.namespace), rerun, setId: set.id, generated: new Map(),
+    cluster, facts: {}, lost: new Map(), pending: new Set(), finished: await finishedJobUids(cluster, plan.namespace), rerun, setId: set.id, generated: new Map(),
     records, plan, diff: o.diff ?? true, applied: [], claimsWithData: [], refusals,
     ...(first ? { stopsAt: { step: '(run)', reason: first } } : parentRefused ? { stopsAt: { step: plan.steps[0]?.name ?? '(run)', reason: parentRefused } } : {}),
   };

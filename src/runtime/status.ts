@@ -9,8 +9,9 @@ import { sameSpecHash } from '../plan/spec-hash';
 import { ANNOTATIONS, ObjectRef, Plan, Step, Wait } from '../plan/types';
 import { Cluster, refString } from './client';
 import { ApiError, MissingKind } from './errors';
-import { Facts, readFacts } from './facts';
+import { Facts, factsOfStep } from './facts';
 import { isObject } from './manifests';
+import { readRecords, recordedJobFacts, Records } from './record';
 import type { StepView } from './plan-dir';
 import { describePod, podProgress, rolloutPods, selectorString, storageClassOf, Verdict, verdictFor } from './readiness';
 import { jobPhase } from './readiness/batch_v1_job';
@@ -127,9 +128,12 @@ async function judgeWaits(cluster: Cluster, step: Step, scan: Scan, classes: Cla
   }
 }
 
-async function stepFacts(cluster: Cluster, step: Step, present: readonly KubernetesObject[]): Promise<Facts | undefined> {
-  const factsJob = step.factsFrom && present.find((p) => p.kind === 'Job' && p.metadata?.name === step.factsFrom!.name);
-  return factsJob && jobPhase(factsJob as V1Job) === 'complete' ? readFacts(cluster, factsJob as V1Job) : undefined;
+/** A completed facts Job's facts: its pods', else (its pods gone) the record's (src/runtime/facts.ts). */
+async function stepFacts(cluster: Cluster, step: Step, present: readonly KubernetesObject[], records: Records): Promise<Facts | undefined> {
+  const factsJob = step.factsFrom && present.find((p) => p.kind === 'Job' && p.metadata?.name === step.factsFrom!.name) as V1Job | undefined;
+  if (!factsJob || jobPhase(factsJob) !== 'complete') return undefined;
+  const found = await factsOfStep(cluster, step.name, step.factsFrom!.name, factsJob, [recordedJobFacts(records, step.factsFrom!.name, factsJob.metadata?.uid)]);
+  return 'facts' in found ? found.facts : undefined;
 }
 
 /** Each step's state; `viewOf` gives a step's objects and Jobs' spec hashes (src/runtime/plan-dir.ts `openPlanView`). */
@@ -139,6 +143,7 @@ export async function stepStatuses(cluster: Cluster, plan: Plan, viewOf: (step: 
   // Every step's objects read at once (a LIST per kind, as kubectl get), judged step by step.
   const all = plan.steps.flatMap((step) => viewOf(step.name).objects);
   const read = await readObjects(cluster, all);
+  const records = plan.steps.some((x) => x.factsFrom) ? await readRecords(cluster, plan.namespace) : { flows: {} };
   let at = 0;
   for (const step of plan.steps) {
     const objs = viewOf(step.name).objects;
@@ -150,7 +155,7 @@ export async function stepStatuses(cluster: Cluster, plan: Plan, viewOf: (step: 
     }
     if (!scan.state && scan.present.length < objs.length) scan.state = 'partly-applied';
     if (!scan.state) await judgeWaits(cluster, step, scan, classes);
-    const facts = await stepFacts(cluster, step, scan.present);
+    const facts = await stepFacts(cluster, step, scan.present, records);
     const detail = scan.details.join('; ') || `${scan.present.length}/${objs.length} objects`;
     out.push({ name: step.name, state: scan.state ?? 'done', detail, ...(facts ? { facts } : {}) });
   }
