@@ -23,6 +23,7 @@ import { jobsOf } from './jobs';
 import { Manifest, refOf, sameRef, stampForApply } from './manifests';
 import { decideOneShot, finishedPlanRefusal, OneShotDecision } from './oneshot';
 import { pruneCandidates, PruneOptions } from './prune';
+import { namespaceTerminating } from './namespace-state';
 import { caFingerprint, oneShotHash, readRecords, recordedJobFacts, Records } from './record';
 import { checkRequirement } from './secrets';
 import { jobPhase } from './readiness/batch_v1_job';
@@ -307,8 +308,9 @@ export async function planSteps(cluster: Cluster, plan: Plan, objectsOf: (step: 
   const records = await readRecords(cluster, plan.namespace);
   const rerun = o.rerun ?? [];
   const identity = identityChanges(records.identity, plan, records.identity ? await caFingerprint(cluster, plan.namespace) : undefined, o);
+  const terminating = await namespaceTerminating(cluster, plan.namespace);
   const refusals = [
-    ...[finishedPlanRefusal(plan, records, rerun)].filter((x): x is string => x !== undefined),
+    ...[terminating, finishedPlanRefusal(plan, records, rerun)].filter((x): x is string => x !== undefined),
     ...identity.filter((c) => !c.allowed).map((c) => `${c.message}: refused (${c.flag} allows it)`),
   ];
   const first = refusals[0];

@@ -12,6 +12,7 @@ import { actionsStage } from './actions';
 import { applyStage } from './apply';
 import { StepContext, StepRun } from './context';
 import { finishStage } from './finish';
+import { refuseTerminatingNamespace } from './namespace';
 import { preflightStage } from './preflight';
 import { resumeStage } from './resume';
 import { findStepFacts, gatherFacts } from './step-facts';
@@ -59,6 +60,7 @@ export async function runStep(c: StepContext): Promise<void> {
     await gatherFacts(s, job && jobPhase(job) === 'complete' ? job : undefined, once.facts ? { facts: once.facts, run } : undefined);
     return;
   }
+  await refuseTerminatingNamespace(s);
   const { decisions, skipped } = await resumeStage(s);
   if (skipped) {
     await recordDone(s, hash);
