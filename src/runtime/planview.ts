@@ -23,6 +23,7 @@ import { jobsOf } from './jobs';
 import { Manifest, refOf, sameRef, stampForApply } from './manifests';
 import { decideOneShot, finishedPlanRefusal, OneShotDecision } from './oneshot';
 import { pruneCandidates, PruneOptions } from './prune';
+import { Limit, limiter, READ_CONCURRENCY } from '../kube/limit';
 import { namespaceTerminating } from './namespace-state';
 import { caFingerprint, oneShotHash, readRecords, recordedJobFacts, Records } from './record';
 import { checkRequirement } from './secrets';
@@ -172,6 +173,8 @@ interface Walk {
   readonly lost: Map<string, string>;
   /** Steps with facts that run (not skipped): their facts are printed at run time. */
   readonly pending: Set<string>;
+  /** Each object's read (and dry run), started up front with bounded concurrency (src/kube/limit.ts). */
+  readonly prefetched: ReadonlyMap<string, Promise<PlannedObject>>;
   readonly finished: ReadonlySet<string>;
   readonly rerun: readonly string[];
   readonly setId: string;
@@ -230,7 +233,7 @@ async function planStep(w: Walk, step: Step, objects: readonly Manifest[]): Prom
   }
   const skipWhy = oneShotSkip ?? (skipped ? `its Job${decisions.size > 1 ? 's' : ''} ${[...decisions.keys()].join(', ')} already Complete with the same spec` : undefined);
   const planned: PlannedObject[] = [];
-  for (const obj of objects) {
+  for (const [index, obj] of objects.entries()) {
     const state = obj.kind === 'Job' ? decisions.get(obj.metadata.name) : undefined;
     const d = state?.decision;
     if (d) {
@@ -238,7 +241,7 @@ async function planStep(w: Walk, step: Step, objects: readonly Manifest[]): Prom
       planned.push({ object: refString(refOf(obj)), action: jobAction(d), detail: 'why' in d ? d.why : undefined, ...(finishedJob ? { finishedJob } : {}) });
     }
     else if (skipWhy) planned.push({ object: refString(refOf(obj)), action: 'skip', detail: 'the step is skipped' });
-    else planned.push(await plannedObject(w.cluster, obj, w.setId, w.diff));
+    else planned.push(await (w.prefetched.get(prefetchKey(step.name, index)) ?? plannedObject(w.cluster, obj, w.setId, w.diff)));
   }
   for (const [i, o] of planned.entries()) {
     if (objects[i].kind === 'PersistentVolumeClaim' && !['create', 'skip', 'missing-kind'].includes(o.action)) w.claimsWithData.push(o.object);
@@ -294,34 +297,68 @@ function summarize(steps: readonly PlannedStep[], prune: readonly PlannedObject[
   };
 }
 
+const prefetchKey = (step: string, index: number) => `${step}\0${index}`;
+
+/**
+ * The reads of every object that `planStep` compares (a GET, and with `diff` a server-side apply
+ * dry run), started at once with at most READ_CONCURRENCY in flight: they depend on the cluster
+ * only, not on earlier steps. Not for a step its flow did already (skipped: never compared) nor
+ * for Jobs (the resume check decides them).
+ */
+function prefetch(
+  limit: Limit, cluster: Cluster, plan: Plan, objectsOf: (step: string) => Manifest[], records: Records, rerun: readonly string[], setId: string, diff: boolean,
+): Map<string, Promise<PlannedObject>> {
+  const out = new Map<string, Promise<PlannedObject>>();
+  for (const step of plan.steps) {
+    const objects = objectsOf(step.name);
+    const once = decideOneShot(step, oneShotHash(step, objects), plan, records, rerun);
+    if (once.action === 'done' || once.action === 'refuse') continue;
+    objects.forEach((obj, i) => {
+      if (obj.kind === 'Job') return;
+      const p = limit(() => plannedObject(cluster, obj, setId, diff));
+      // awaited by planStep; one it never reaches (it stopped earlier on an error) rejects unheard
+      p.catch(() => undefined);
+      out.set(prefetchKey(step.name, i), p);
+    });
+  }
+  return out;
+}
+
 export async function planSteps(cluster: Cluster, plan: Plan, objectsOf: (step: string) => Manifest[], o: PlanOptions = {}): Promise<PlanResult> {
   const set = applySetOf(plan);
-  let parentKinds: string[] = [];
-  let parentRefused: string | undefined;
-  try {
-    parentKinds = (await readParent(cluster, set)).kinds;
-  } catch (e) {
-    // Another tool's parent: `run` would refuse it before the first step. Anything else is an error of plan's own.
-    if (!(e instanceof StepFailed)) throw e;
-    parentRefused = e.message;
-  }
-  const records = await readRecords(cluster, plan.namespace);
+  // The reads that do not depend on each other, together (each is one or two requests).
+  const [parent, records, finished, terminating] = await Promise.all([
+    readParent(cluster, set).then((p) => ({ kinds: p.kinds, refused: undefined }), (e: unknown) => {
+      // Another tool's parent: `run` would refuse it before the first step. Anything else is an error of plan's own.
+      if (!(e instanceof StepFailed)) throw e;
+      return { kinds: [] as string[], refused: e.message };
+    }),
+    readRecords(cluster, plan.namespace),
+    finishedJobUids(cluster, plan.namespace),
+    namespaceTerminating(cluster, plan.namespace),
+  ]);
+  const parentKinds = parent.kinds;
+  const parentRefused = parent.refused;
   const rerun = o.rerun ?? [];
   const identity = identityChanges(records.identity, plan, records.identity ? await caFingerprint(cluster, plan.namespace) : undefined, o);
-  const terminating = await namespaceTerminating(cluster, plan.namespace);
   const refusals = [
     ...[terminating, finishedPlanRefusal(plan, records, rerun)].filter((x): x is string => x !== undefined),
     ...identity.filter((c) => !c.allowed).map((c) => `${c.message}: refused (${c.flag} allows it)`),
   ];
   const first = refusals[0];
+  // Every object's read and the pruning's lists start now; with the walk's own reads (one at a
+  // time: requirements, Jobs, actions) at most READ_CONCURRENCY in flight.
+  const limit = limiter(READ_CONCURRENCY - 1);
+  const pruning = parentRefused ? Promise.resolve([]) : limit(() => pruneCandidates(cluster, plan, objectsOf, set, parentKinds, o));
+  pruning.catch(() => undefined);
   const w: Walk = {
-    cluster, facts: {}, lost: new Map(), pending: new Set(), finished: await finishedJobUids(cluster, plan.namespace), rerun, setId: set.id, generated: new Map(),
+    cluster, facts: {}, lost: new Map(), pending: new Set(), prefetched: prefetch(limit, cluster, plan, objectsOf, records, rerun, set.id, o.diff ?? true), finished, rerun, setId: set.id, generated: new Map(),
     records, plan, diff: o.diff ?? true, applied: [], claimsWithData: [], refusals,
     ...(first ? { stopsAt: { step: '(run)', reason: first } } : parentRefused ? { stopsAt: { step: plan.steps[0]?.name ?? '(run)', reason: parentRefused } } : {}),
   };
   const steps: PlannedStep[] = [];
   for (const step of plan.steps) steps.push(await planStep(w, step, objectsOf(step.name)));
-  const prune = parentRefused ? [] : (await pruneCandidates(cluster, plan, objectsOf, set, parentKinds, o))
+  const prune = (await pruning)
     .map((i): PlannedObject => ({ object: i.object, action: i.action, detail: i.detail }));
   return { steps, prune, summary: summarize(steps, prune), ...(w.stopsAt ? { stopsAt: w.stopsAt } : {}), refusals, identity };
 }

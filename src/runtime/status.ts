@@ -1,5 +1,5 @@
 /**
- * `status`: each step's state read from the cluster (one GET per object, a step's together, its
+ * `status`: each step's state read from the cluster (a LIST per kind, at most 8 requests in flight, its
  * waits judged from those answers; no watches; a rollout that is not done also lists its
  * ReplicaSets and pods).
  */
@@ -10,6 +10,7 @@ import { ANNOTATIONS, ObjectRef, Plan, Step, Wait } from '../plan/types';
 import { Cluster, refString } from './client';
 import { ApiError, MissingKind } from './errors';
 import { Facts, factsOfStep } from './facts';
+import { limiter, READ_CONCURRENCY } from '../kube/limit';
 import { isObject } from './manifests';
 import { readRecords, recordedJobFacts, Records } from './record';
 import type { StepView } from './plan-dir';
@@ -59,13 +60,15 @@ async function readObjects(cluster: Cluster, objs: readonly ObjectRef[]): Promis
     groups.set(key, [...(groups.get(key) ?? []), i]);
   });
   const read: Array<KubernetesObject | undefined> = new Array(objs.length);
+  // together, at most READ_CONCURRENCY requests in flight
+  const limit = limiter(READ_CONCURRENCY);
   await Promise.all([...groups.values()].map(async (idx): Promise<unknown> => {
     const first = objs[idx[0]];
-    const byGet = () => Promise.all(idx.map(async (i) => { read[i] = await readObject(cluster, objs[i]); }));
+    const byGet = () => Promise.all(idx.map(async (i) => { read[i] = await limit(() => readObject(cluster, objs[i])); }));
     if (idx.length === 1) return byGet();
     let items: KubernetesObject[];
     try {
-      items = (await cluster.list({ apiVersion: first.apiVersion, kind: first.kind, namespace: first.namespace })).items;
+      items = (await limit(() => cluster.list({ apiVersion: first.apiVersion, kind: first.kind, namespace: first.namespace }))).items;
     } catch (e) {
       if (e instanceof MissingKind) return undefined;
       if (e instanceof ApiError && e.status === 403) return byGet();
