@@ -25,8 +25,12 @@ export { ApiError };
 
 /** A step failed, was refused (gate, requirement, changed Job) or timed out: exit 1. */
 export class StepFailed extends RuntimeError {
-  /** `stillStarting`: the step timed out while the server was still in its startup probe (not broken: the same command waits on). */
-  constructor(readonly step: string, message: string, readonly stillStarting = false) {
+  /**
+   * `stillStarting`: the step timed out while the server was still in its startup probe (not
+   * broken: the same command waits on). `rerun`: the steps the next command re-runs, when not the
+   * failed one (src/runtime/run.ts).
+   */
+  constructor(readonly step: string, message: string, readonly o: { readonly stillStarting?: boolean; readonly rerun?: readonly string[] } = {}) {
     super(message, EXIT.stepFailed);
   }
 }

@@ -10,6 +10,7 @@
  */
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { LABELS, MANAGED_BY, Plan } from '../plan/types';
+import { limiter, mapLimited } from '../kube/limit';
 import type { Cluster } from './client';
 
 export const HISTORY_CONFIGMAP = 'uyuni-cdk-history';
@@ -78,12 +79,13 @@ export async function writeHistory(cluster: Cluster, plan: Plan, runId: string, 
 /** Records a finished run of `plan`: the uids of its step Jobs as they are now. */
 export async function recordFinishedRun(cluster: Cluster, plan: Plan, runId: string): Promise<void> {
   const jobs: Record<string, string> = {};
-  for (const step of plan.steps) {
-    for (const o of step.objects.filter((x) => x.kind === 'Job')) {
-      const job = await cluster.get(o);
-      if (job?.metadata?.uid) jobs[o.name] = job.metadata.uid;
-    }
-  }
+  const refs = plan.steps.flatMap((step) => step.objects.filter((x) => x.kind === 'Job'));
+  // read together, at most READ_CONCURRENCY at once; recorded in the plan's order
+  const read = await mapLimited(refs, limiter(), (o) => cluster.get(o));
+  refs.forEach((o, i) => {
+    const uid = read[i]?.metadata?.uid;
+    if (uid) jobs[o.name] = uid;
+  });
   const entry: FinishedRun = { run: runId, finishedAt: new Date().toISOString(), jobs };
   await writeHistory(cluster, plan, runId, { [plan.name]: JSON.stringify(entry) });
 }

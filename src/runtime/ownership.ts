@@ -12,6 +12,7 @@
  */
 import { ApisApi, CoreV1Api, CustomObjectsApi, KubernetesObject, V1APIResourceList } from '@kubernetes/client-node';
 import { APPLYSET, BACKUP_PART_OF_SUFFIX, LABELS, MANAGED_BY, ObjectRef, Plan } from '../plan/types';
+import { limiter } from '../kube/limit';
 import { applySetOf, TOOLING_NAME } from './applyset';
 import { Cluster, FIELD_MANAGER, refString } from './client';
 import { ApiError, MissingKind } from './errors';
@@ -116,20 +117,19 @@ export async function foreignObjects(cluster: Cluster, plan: Plan, objectsOf: (s
   const key = (r: ObjectRef) => `${r.apiVersion}/${r.kind}/${r.namespace ?? ''}`;
   const count = new Map<string, number>();
   for (const r of refs) count.set(key(r), (count.get(key(r)) ?? 0) + 1);
-  const lists = new Map<string, Map<string, KubernetesObject> | undefined>();
+  const listed = (ref: ObjectRef) => Boolean(ref.namespace) && (count.get(key(ref)) ?? 0) > 1;
+  // One LIST per kind that has several, a GET for each other: read together, at most READ_CONCURRENCY at once.
+  const limit = limiter();
+  const lists = new Map<string, Promise<Map<string, KubernetesObject> | undefined>>();
+  for (const ref of refs.filter(listed)) if (!lists.has(key(ref))) lists.set(key(ref), limit(() => listByName(cluster, ref.apiVersion, ref.kind, ref.namespace!)));
+  const lives = await Promise.all(refs.map((ref) => (listed(ref) ? lists.get(key(ref))!.then((m) => m?.get(ref.name))
+    : limit(() => cluster.get(ref).catch((e: unknown) => {
+      if (!(e instanceof MissingKind)) throw e;
+      return undefined;
+    })))));
   const out: Foreign[] = [];
-  for (const ref of refs) {
-    let live: KubernetesObject | undefined;
-    if (ref.namespace && (count.get(key(ref)) ?? 0) > 1) {
-      if (!lists.has(key(ref))) lists.set(key(ref), await listByName(cluster, ref.apiVersion, ref.kind, ref.namespace));
-      live = lists.get(key(ref))?.get(ref.name);
-    } else {
-      try {
-        live = await cluster.get(ref);
-      } catch (e) {
-        if (!(e instanceof MissingKind)) throw e;
-      }
-    }
+  for (const [i, ref] of refs.entries()) {
+    const live = lives[i];
     if (!live) continue;
     const owner = ownerOf(live, plan);
     if (owner) out.push({ ref, object: refString(ref), ...owner, adoptable: true, ...(bareNamespace(live) ? { byDesign: true } : {}) });

@@ -14,7 +14,7 @@ import { LABELS } from '../plan/types';
 import { applySetOf, readParent } from './applyset';
 import { Cluster, refString } from './client';
 import { ApiError, MissingKind, StepFailed } from './errors';
-import { Facts, readFacts } from './facts';
+import { Facts, factsOfStep } from './facts';
 import { fieldDiff } from './field-diff';
 import { evaluateGate } from './gates';
 import { finishedJobUids } from './history';
@@ -23,7 +23,9 @@ import { jobsOf } from './jobs';
 import { Manifest, refOf, sameRef, stampForApply } from './manifests';
 import { decideOneShot, finishedPlanRefusal, OneShotDecision } from './oneshot';
 import { pruneCandidates, PruneOptions } from './prune';
-import { caFingerprint, oneShotHash, readRecords, Records } from './record';
+import { Limit, limiter, READ_CONCURRENCY } from '../kube/limit';
+import { namespaceTerminating } from './namespace-state';
+import { caFingerprint, oneShotHash, readRecords, recordedJobFacts, Records } from './record';
 import { checkRequirement } from './secrets';
 import { jobPhase } from './readiness/batch_v1_job';
 import type { JobDecision } from './resume';
@@ -108,10 +110,11 @@ export interface PlanOptions extends PruneOptions, IdentityFlags {
 }
 
 /** A gate as `plan` shows it: decided now when the facts it needs are already in the cluster. */
-function gateLine(g: Gate, facts: Facts): { line: string; refuses?: string } {
+function gateLine(g: Gate, facts: Facts, lost: ReadonlyMap<string, string>, pending: ReadonlySet<string>): { line: string; refuses?: string } {
   const needs = g.type === 'present' ? [g.fact] : [g.left, g.right].flatMap((o) => ('fact' in o ? [o.fact] : []));
-  if (!needs.every((f) => f in facts)) return { line: `${g.message} (decided at run time from ${needs.join(', ')})` };
-  const r = evaluateGate(g, facts);
+  // A step that runs before it may still print what is missing; only when none does is a lost fact a refusal.
+  if (!needs.every((f) => f in facts) && (lost.size === 0 || pending.size > 0)) return { line: `${g.message} (decided at run time from ${needs.join(', ')})` };
+  const r = evaluateGate(g, facts, lost);
   return r.ok ? { line: `${g.message} (would pass: ${r.detail})` } : { line: `would REFUSE: ${r.detail}`, refuses: `gate refused: ${r.detail}` };
 }
 
@@ -166,6 +169,12 @@ async function plannedRequirement(cluster: Cluster, r: Requirement, generated: M
 interface Walk {
   readonly cluster: Cluster;
   readonly facts: Facts;
+  /** Steps that are skipped and whose facts are gone (pods and record): step → why. */
+  readonly lost: Map<string, string>;
+  /** Steps with facts that run (not skipped): their facts are printed at run time. */
+  readonly pending: Set<string>;
+  /** Each object's read (and dry run), started up front with bounded concurrency (src/kube/limit.ts). */
+  readonly prefetched: ReadonlyMap<string, Promise<PlannedObject>>;
   readonly finished: ReadonlySet<string>;
   readonly rerun: readonly string[];
   readonly setId: string;
@@ -203,18 +212,28 @@ async function planStep(w: Walk, step: Step, objects: readonly Manifest[]): Prom
     stop(once.why);
   }
   const oneShotSkip = once.action === 'done' || once.action === 'refuse' ? once.why : undefined;
-  if (step.factsFrom) {
-    const job = await w.cluster.get<V1Job>(step.factsFrom).catch(() => undefined);
-    if (job && jobPhase(job) === 'complete') Object.assign(w.facts, await readFacts(w.cluster, job));
-    else if (once.action === 'done' && once.facts) Object.assign(w.facts, once.facts);
-  }
   const rerun = once.action === 'rerun' ? [...w.rerun, step.name] : w.rerun;
   const { decisions, skipped } = oneShotSkip
     ? { decisions: new Map<string, JobState>(), skipped: true }
     : await decideJobs({ cluster: w.cluster, step, jobs: jobsOf(objects), rerun, finished: w.finished });
+  if (step.factsFrom) {
+    // As `run`: its pods' facts, else the record's; lost only when the step would not print them again.
+    const job = await w.cluster.get<V1Job>(step.factsFrom).catch(() => undefined);
+    const complete = job && jobPhase(job) === 'complete' ? job : undefined;
+    if (complete || once.action === 'done') {
+      const flowRun = once.action === 'done' ? w.records.flows[step.oneShot!]?.steps[step.name]?.run ?? 'unknown' : 'unknown';
+      const found = await factsOfStep(w.cluster, step.name, step.factsFrom.name, complete, [
+        recordedJobFacts(w.records, step.factsFrom.name, complete?.metadata?.uid),
+        once.action === 'done' && once.facts ? { facts: once.facts, run: flowRun } : undefined,
+      ]);
+      if ('facts' in found) Object.assign(w.facts, found.facts);
+      else if (skipped) w.lost.set(step.name, found.lost);
+    }
+    if (!skipped) w.pending.add(step.name);
+  }
   const skipWhy = oneShotSkip ?? (skipped ? `its Job${decisions.size > 1 ? 's' : ''} ${[...decisions.keys()].join(', ')} already Complete with the same spec` : undefined);
   const planned: PlannedObject[] = [];
-  for (const obj of objects) {
+  for (const [index, obj] of objects.entries()) {
     const state = obj.kind === 'Job' ? decisions.get(obj.metadata.name) : undefined;
     const d = state?.decision;
     if (d) {
@@ -222,7 +241,7 @@ async function planStep(w: Walk, step: Step, objects: readonly Manifest[]): Prom
       planned.push({ object: refString(refOf(obj)), action: jobAction(d), detail: 'why' in d ? d.why : undefined, ...(finishedJob ? { finishedJob } : {}) });
     }
     else if (skipWhy) planned.push({ object: refString(refOf(obj)), action: 'skip', detail: 'the step is skipped' });
-    else planned.push(await plannedObject(w.cluster, obj, w.setId, w.diff));
+    else planned.push(await (w.prefetched.get(prefetchKey(step.name, index)) ?? plannedObject(w.cluster, obj, w.setId, w.diff)));
   }
   for (const [i, o] of planned.entries()) {
     if (objects[i].kind === 'PersistentVolumeClaim' && !['create', 'skip', 'missing-kind'].includes(o.action)) w.claimsWithData.push(o.object);
@@ -232,7 +251,7 @@ async function planStep(w: Walk, step: Step, objects: readonly Manifest[]): Prom
   if (refused) stop(`${refused.object}: ${refused.detail ?? refused.action}`);
   const gates: Array<{ line: string; refuses?: string }> = skipWhy
     ? step.gates.map((g) => ({ line: `${g.message} (not evaluated: the step is skipped)` }))
-    : step.gates.map((g) => gateLine(g, w.facts));
+    : step.gates.map((g) => gateLine(g, w.facts, w.lost, w.pending));
   for (const g of gates) if (g.refuses) stop(g.refuses);
   const requires: PlannedRequirement[] = [];
   for (const r of step.requires) {
@@ -278,33 +297,68 @@ function summarize(steps: readonly PlannedStep[], prune: readonly PlannedObject[
   };
 }
 
+const prefetchKey = (step: string, index: number) => `${step}\0${index}`;
+
+/**
+ * The reads of every object that `planStep` compares (a GET, and with `diff` a server-side apply
+ * dry run), started at once with at most READ_CONCURRENCY in flight: they depend on the cluster
+ * only, not on earlier steps. Not for a step its flow did already (skipped: never compared) nor
+ * for Jobs (the resume check decides them).
+ */
+function prefetch(
+  limit: Limit, cluster: Cluster, plan: Plan, objectsOf: (step: string) => Manifest[], records: Records, rerun: readonly string[], setId: string, diff: boolean,
+): Map<string, Promise<PlannedObject>> {
+  const out = new Map<string, Promise<PlannedObject>>();
+  for (const step of plan.steps) {
+    const objects = objectsOf(step.name);
+    const once = decideOneShot(step, oneShotHash(step, objects), plan, records, rerun);
+    if (once.action === 'done' || once.action === 'refuse') continue;
+    objects.forEach((obj, i) => {
+      if (obj.kind === 'Job') return;
+      const p = limit(() => plannedObject(cluster, obj, setId, diff));
+      // awaited by planStep; one it never reaches (it stopped earlier on an error) rejects unheard
+      p.catch(() => undefined);
+      out.set(prefetchKey(step.name, i), p);
+    });
+  }
+  return out;
+}
+
 export async function planSteps(cluster: Cluster, plan: Plan, objectsOf: (step: string) => Manifest[], o: PlanOptions = {}): Promise<PlanResult> {
   const set = applySetOf(plan);
-  let parentKinds: string[] = [];
-  let parentRefused: string | undefined;
-  try {
-    parentKinds = (await readParent(cluster, set)).kinds;
-  } catch (e) {
-    // Another tool's parent: `run` would refuse it before the first step. Anything else is an error of plan's own.
-    if (!(e instanceof StepFailed)) throw e;
-    parentRefused = e.message;
-  }
-  const records = await readRecords(cluster, plan.namespace);
+  // The reads that do not depend on each other, together (each is one or two requests).
+  const [parent, records, finished, terminating] = await Promise.all([
+    readParent(cluster, set).then((p) => ({ kinds: p.kinds, refused: undefined }), (e: unknown) => {
+      // Another tool's parent: `run` would refuse it before the first step. Anything else is an error of plan's own.
+      if (!(e instanceof StepFailed)) throw e;
+      return { kinds: [] as string[], refused: e.message };
+    }),
+    readRecords(cluster, plan.namespace),
+    finishedJobUids(cluster, plan.namespace),
+    namespaceTerminating(cluster, plan.namespace),
+  ]);
+  const parentKinds = parent.kinds;
+  const parentRefused = parent.refused;
   const rerun = o.rerun ?? [];
   const identity = identityChanges(records.identity, plan, records.identity ? await caFingerprint(cluster, plan.namespace) : undefined, o);
   const refusals = [
-    ...[finishedPlanRefusal(plan, records, rerun)].filter((x): x is string => x !== undefined),
+    ...[terminating, finishedPlanRefusal(plan, records, rerun)].filter((x): x is string => x !== undefined),
     ...identity.filter((c) => !c.allowed).map((c) => `${c.message}: refused (${c.flag} allows it)`),
   ];
   const first = refusals[0];
+  // Every object's read and the pruning's lists start now; with the walk's own reads (one at a
+  // time: requirements, Jobs, actions) at most READ_CONCURRENCY in flight.
+  const limit = limiter(READ_CONCURRENCY - 1);
+  const pruning = parentRefused ? Promise.resolve([]) : limit(() => pruneCandidates(cluster, plan, objectsOf, set, parentKinds, o));
+  pruning.catch(() => undefined);
   const w: Walk = {
-    cluster, facts: {}, finished: await finishedJobUids(cluster, plan.namespace), rerun, setId: set.id, generated: new Map(),
+    cluster, facts: {}, lost: new Map(), pending: new Set(), prefetched: prefetch(limit, cluster, plan, objectsOf, records, rerun, set.id, o.diff ?? true), finished, rerun, setId: set.id, generated: new Map(),
     records, plan, diff: o.diff ?? true, applied: [], claimsWithData: [], refusals,
     ...(first ? { stopsAt: { step: '(run)', reason: first } } : parentRefused ? { stopsAt: { step: plan.steps[0]?.name ?? '(run)', reason: parentRefused } } : {}),
   };
   const steps: PlannedStep[] = [];
   for (const step of plan.steps) steps.push(await planStep(w, step, objectsOf(step.name)));
-  const prune = parentRefused ? [] : (await pruneCandidates(cluster, plan, objectsOf, set, parentKinds, o))
+  const prune = (await pruning)
     .map((i): PlannedObject => ({ object: i.object, action: i.action, detail: i.detail }));
   return { steps, prune, summary: summarize(steps, prune), ...(w.stopsAt ? { stopsAt: w.stopsAt } : {}), refusals, identity };
 }

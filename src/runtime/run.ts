@@ -135,6 +135,7 @@ async function startRun(o: RunOptions, started: number, dirs: RunDirs): Promise<
       cluster: o.cluster, reporter: o.reporter, plan, runId, runDir, planDir: o.planDir, connection: o.connection ?? {},
       deadline: started + (o.timeoutSeconds ?? plan.deadlineSeconds) * 1000,
       facts: {},
+      lostFacts: new Map(),
       finished: await finishedJobUids(o.cluster, plan.namespace),
       records: await readRecords(o.cluster, plan.namespace),
       rerun: o.rerun ?? [],
@@ -212,8 +213,9 @@ export async function runPlan(o: RunOptions): Promise<number> {
     const code = e instanceof RuntimeError ? e.exitCode : EXIT.stepFailed;
     const message = e instanceof Error ? e.message : String(e);
     // said on the first failure already: where the logs are, and how to go on
-    const next = code === EXIT.stepFailed && begun ? nextCommand(o.planDir, begun.plan, o.connection ?? {}, e instanceof StepFailed ? e.step : undefined) : undefined;
-    const after = begun ? { runDir: begun.runDir, ...(next ? { next } : {}), ...(e instanceof StepFailed && e.stillStarting ? { stillStarting: true } : {}) } : {};
+    const rerun = e instanceof StepFailed ? e.o.rerun ?? [e.step] : [];
+    const next = code === EXIT.stepFailed && begun ? nextCommand(o.planDir, begun.plan, o.connection ?? {}, rerun[0]) + rerun.slice(1).map((x) => ` --rerun ${x}`).join('') : undefined;
+    const after = begun ? { runDir: begun.runDir, ...(next ? { next } : {}), ...(e instanceof StepFailed && e.o.stillStarting ? { stillStarting: true } : {}) } : {};
     if (!runDone) r.emit({ type: 'run-done', status: 'failed', exitCode: code, elapsedSeconds: elapsedSeconds(), message, ...after });
     o.onFailure?.(e);
     return code;

@@ -9,6 +9,7 @@ import { Cluster, refString } from './client';
 import { StepFailed } from './errors';
 import { RunLock } from './lock';
 import type { Manifest } from './manifests';
+import { namespaceTerminating } from './namespace-state';
 import { Foreign, markAdopted, refusalMessage, refuses, takeovers, upgrades } from './ownership';
 import type { Reporter } from './progress';
 import { lostCredentials } from './secrets';
@@ -35,6 +36,9 @@ export async function guardRun(
     namespace: plan.namespace, runId, plan, verb: 'run', timeoutSeconds: o.lockTimeoutSeconds,
     onEvent: (action, result) => reporter.emit({ type: 'action', step: '(run)', action, object: refString(lock.ref), result }),
   });
+  // A namespace being deleted takes nothing new (the lock's Lease included): refused before any write.
+  const terminating = await namespaceTerminating(cluster, plan.namespace);
+  if (terminating) throw new StepFailed('(run)', `refused before any write: ${terminating}`);
   // false: the namespace does not exist yet, so nothing in it can be taken over or be data
   const namespaceExists = await lock.acquire();
   try {

@@ -1,5 +1,5 @@
 /**
- * `status`: each step's state read from the cluster (one GET per object, a step's together, its
+ * `status`: each step's state read from the cluster (a LIST per kind, at most 8 requests in flight, its
  * waits judged from those answers; no watches; a rollout that is not done also lists its
  * ReplicaSets and pods).
  */
@@ -9,8 +9,10 @@ import { sameSpecHash } from '../plan/spec-hash';
 import { ANNOTATIONS, ObjectRef, Plan, Step, Wait } from '../plan/types';
 import { Cluster, refString } from './client';
 import { ApiError, MissingKind } from './errors';
-import { Facts, readFacts } from './facts';
+import { Facts, factsOfStep } from './facts';
+import { limiter, READ_CONCURRENCY } from '../kube/limit';
 import { isObject } from './manifests';
+import { readRecords, recordedJobFacts, Records } from './record';
 import type { StepView } from './plan-dir';
 import { describePod, podProgress, rolloutPods, selectorString, storageClassOf, Verdict, verdictFor } from './readiness';
 import { jobPhase } from './readiness/batch_v1_job';
@@ -58,13 +60,15 @@ async function readObjects(cluster: Cluster, objs: readonly ObjectRef[]): Promis
     groups.set(key, [...(groups.get(key) ?? []), i]);
   });
   const read: Array<KubernetesObject | undefined> = new Array(objs.length);
+  // together, at most READ_CONCURRENCY requests in flight
+  const limit = limiter(READ_CONCURRENCY);
   await Promise.all([...groups.values()].map(async (idx): Promise<unknown> => {
     const first = objs[idx[0]];
-    const byGet = () => Promise.all(idx.map(async (i) => { read[i] = await readObject(cluster, objs[i]); }));
+    const byGet = () => Promise.all(idx.map(async (i) => { read[i] = await limit(() => readObject(cluster, objs[i])); }));
     if (idx.length === 1) return byGet();
     let items: KubernetesObject[];
     try {
-      items = (await cluster.list({ apiVersion: first.apiVersion, kind: first.kind, namespace: first.namespace })).items;
+      items = (await limit(() => cluster.list({ apiVersion: first.apiVersion, kind: first.kind, namespace: first.namespace }))).items;
     } catch (e) {
       if (e instanceof MissingKind) return undefined;
       if (e instanceof ApiError && e.status === 403) return byGet();
@@ -127,9 +131,12 @@ async function judgeWaits(cluster: Cluster, step: Step, scan: Scan, classes: Cla
   }
 }
 
-async function stepFacts(cluster: Cluster, step: Step, present: readonly KubernetesObject[]): Promise<Facts | undefined> {
-  const factsJob = step.factsFrom && present.find((p) => p.kind === 'Job' && p.metadata?.name === step.factsFrom!.name);
-  return factsJob && jobPhase(factsJob as V1Job) === 'complete' ? readFacts(cluster, factsJob as V1Job) : undefined;
+/** A completed facts Job's facts: its pods', else (its pods gone) the record's (src/runtime/facts.ts). */
+async function stepFacts(cluster: Cluster, step: Step, present: readonly KubernetesObject[], records: Records): Promise<Facts | undefined> {
+  const factsJob = step.factsFrom && present.find((p) => p.kind === 'Job' && p.metadata?.name === step.factsFrom!.name) as V1Job | undefined;
+  if (!factsJob || jobPhase(factsJob) !== 'complete') return undefined;
+  const found = await factsOfStep(cluster, step.name, step.factsFrom!.name, factsJob, [recordedJobFacts(records, step.factsFrom!.name, factsJob.metadata?.uid)]);
+  return 'facts' in found ? found.facts : undefined;
 }
 
 /** Each step's state; `viewOf` gives a step's objects and Jobs' spec hashes (src/runtime/plan-dir.ts `openPlanView`). */
@@ -139,6 +146,7 @@ export async function stepStatuses(cluster: Cluster, plan: Plan, viewOf: (step: 
   // Every step's objects read at once (a LIST per kind, as kubectl get), judged step by step.
   const all = plan.steps.flatMap((step) => viewOf(step.name).objects);
   const read = await readObjects(cluster, all);
+  const records = plan.steps.some((x) => x.factsFrom) ? await readRecords(cluster, plan.namespace) : { flows: {} };
   let at = 0;
   for (const step of plan.steps) {
     const objs = viewOf(step.name).objects;
@@ -150,7 +158,7 @@ export async function stepStatuses(cluster: Cluster, plan: Plan, viewOf: (step: 
     }
     if (!scan.state && scan.present.length < objs.length) scan.state = 'partly-applied';
     if (!scan.state) await judgeWaits(cluster, step, scan, classes);
-    const facts = await stepFacts(cluster, step, scan.present);
+    const facts = await stepFacts(cluster, step, scan.present, records);
     const detail = scan.details.join('; ') || `${scan.present.length}/${objs.length} objects`;
     out.push({ name: step.name, state: scan.state ?? 'done', detail, ...(facts ? { facts } : {}) });
   }

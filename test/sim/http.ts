@@ -45,6 +45,14 @@ export interface HttpDeps {
   address: () => string;
   /** Whether an Authorization header is accepted (else 401 Unauthorized); unset: everyone is. */
   authorize?: (authorization: string | undefined) => boolean;
+  /** A slow API: every request but a watch is answered `ms` late; how many were in flight at once. */
+  latency: Latency;
+}
+
+export interface Latency {
+  ms: number;
+  inFlight: number;
+  maxInFlight: number;
 }
 
 const FAULT_TEXT: Record<number, [string, string]> = {
@@ -510,7 +518,10 @@ export function createHandler(d: HttpDeps) {
       const err = new ApiError(fault.status, reason, message, fault.retryAfterSeconds !== undefined ? { retryAfterSeconds: fault.retryAfterSeconds } : undefined);
       return json(res, rec, fault.status, err.status(), fault.retryAfterSeconds !== undefined ? { 'Retry-After': String(fault.retryAfterSeconds) } : {});
     }
+    const slow = !/(^|&)watch=(true|1)(&|$)/.test(rec.query);
+    if (slow) d.latency.maxInFlight = Math.max(d.latency.maxInFlight, ++d.latency.inFlight);
     try {
+      if (slow && d.latency.ms > 0) await new Promise((r) => setTimeout(r, d.latency.ms));
       await serve(req, res, rec, raw);
     } catch (e) {
       if (res.headersSent) {
@@ -519,6 +530,8 @@ export function createHandler(d: HttpDeps) {
       }
       const err = e instanceof ApiError ? e : new ApiError(500, 'InternalError', `an error on the server ("${(e as Error).message}") has prevented the request from succeeding`);
       json(res, rec, err.code, err.status());
+    } finally {
+      if (slow) d.latency.inFlight--;
     }
   };
 }

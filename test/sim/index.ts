@@ -67,6 +67,10 @@ export interface Simulator {
   passStartupProbe(deployment: string): void;
   failNext(count: number, status?: number, matcher?: string): void;
   throttleNext(count: number, retryAfterSeconds: number, matcher?: string): void;
+  /** A slow API: each request but a watch answered `ms` late (0: at once); `maxInFlight` counts the most served at once since `resetInFlight`. */
+  setLatency(ms: number): void;
+  readonly maxInFlight: number;
+  resetInFlight(): void;
   dropWatches(): void;
   compact(): void;
   /** Replaces the `authorize` rule (undefined: everyone is accepted). */
@@ -125,7 +129,8 @@ export async function startSimulator(opts: SimOptions = {}): Promise<Simulator> 
   if (opts.traefik ?? true) for (const crd of TRAEFIK_CRDS) put(crd);
 
   let address = '127.0.0.1:0';
-  const deps = { store, clock, hub, controllers, logs, faults, requests, openapi: opts.openapi ?? true, address: () => address, authorize: opts.authorize };
+  const latency = { ms: 0, inFlight: 0, maxInFlight: 0 };
+  const deps = { store, clock, hub, controllers, logs, faults, requests, openapi: opts.openapi ?? true, address: () => address, authorize: opts.authorize, latency };
   const handler = createHandler(deps);
   const server = createServer((req, res) => void handler(req, res));
   const execs: ExecCall[] = [];
@@ -161,6 +166,9 @@ export async function startSimulator(opts: SimOptions = {}): Promise<Simulator> 
     passStartupProbe: (deployment) => controllers.passStartupProbe(deployment),
     failNext: (count, status = 503, matcher) => void faults.push({ remaining: count, status, matcher }),
     throttleNext: (count, retryAfterSeconds, matcher) => void faults.push({ remaining: count, status: 429, matcher, retryAfterSeconds }),
+    setLatency: (ms) => { latency.ms = ms; },
+    get maxInFlight() { return latency.maxInFlight; },
+    resetInFlight: () => { latency.maxInFlight = latency.inFlight; },
     dropWatches: () => hub.dropAll(),
     compact: () => store.compact(),
     async stop() {

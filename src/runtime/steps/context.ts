@@ -30,6 +30,8 @@ export interface RunContext {
   readonly deadline: number;
   /** Facts gathered so far; steps with `factsFrom` add theirs. */
   readonly facts: Facts;
+  /** Steps whose facts are gone (pods and record): step → why; a gate missing a fact names them. */
+  readonly lostFacts: Map<string, string>;
   /** Uids of Jobs from finished runs: history, not a half-done run. */
   readonly finished: ReadonlySet<string>;
   /** Steps whose Jobs are deleted and re-created. */
@@ -83,10 +85,13 @@ export class StepRun {
     this.c.reporter.emit(ev);
   }
 
-  /** Reports the failure (each container's exit code, reason and last lines) and ends the run. */
-  async fail(reason: string, pods: readonly V1Pod[] = [], logs?: StepLogs, saved: FailedContainer[] = []): Promise<never> {
+  /**
+   * Reports the failure (each container's exit code, reason and last lines) and ends the run.
+   * `rerun`: the steps the next command re-runs, when not this one (facts lost: the step printing them).
+   */
+  async fail(reason: string, pods: readonly V1Pod[] = [], logs?: StepLogs, saved: FailedContainer[] = [], rerun?: readonly string[]): Promise<never> {
     const report = await failureReport(this.cluster, pods, logs, this.c.runDir, this.c.step.name);
     this.emit({ type: 'step-failed', ...this.tag, elapsedSeconds: this.elapsed(), reason, pods: report.length ? report : saved });
-    throw new StepFailed(this.c.step.name, `step ${this.c.step.name}: ${reason}`);
+    throw new StepFailed(this.c.step.name, `step ${this.c.step.name}: ${reason}`, { rerun });
   }
 }

@@ -1,14 +1,12 @@
 /**
  * Stage 6, finish: the last of the Jobs' logs, then the step's facts (`factsFrom`), then done.
  */
-import * as fs from 'fs';
-import * as path from 'path';
 import type { V1Job } from '@kubernetes/client-node';
-import { readFacts } from '../facts';
 import { podsOfJob } from '../jobs';
 import { shellWord } from '../next-command';
 import type { RunEvent } from '../progress';
 import type { RunContext, StepRun } from './context';
+import { gatherFacts } from './step-facts';
 import type { Waited } from './wait';
 
 /**
@@ -26,15 +24,6 @@ async function lastLogs(s: StepRun, { waiter, logs }: Waited): Promise<void> {
   }
   await logs.drain(2000);
   logs.stop();
-}
-
-/** The facts a step's Job printed join the run's, are shown, and saved to `<runDir>/facts.json`. */
-export async function gatherFacts(s: StepRun, job: V1Job | undefined): Promise<void> {
-  if (!job) return;
-  const f = await readFacts(s.cluster, job);
-  Object.assign(s.c.facts, f);
-  fs.writeFileSync(path.join(s.c.runDir, 'facts.json'), JSON.stringify(s.c.facts, null, 2) + '\n');
-  s.emit({ type: 'facts', step: s.step.name, facts: f });
 }
 
 export async function finishStage(s: StepRun, waited: Waited): Promise<void> {

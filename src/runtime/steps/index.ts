@@ -6,15 +6,16 @@
  */
 import type { V1Job } from '@kubernetes/client-node';
 import { decideOneShot } from '../oneshot';
-import { readFacts } from '../facts';
 import { jobPhase } from '../readiness/batch_v1_job';
 import { oneShotHash, recordStepDone } from '../record';
 import { actionsStage } from './actions';
 import { applyStage } from './apply';
 import { StepContext, StepRun } from './context';
-import { finishStage, gatherFacts } from './finish';
+import { finishStage } from './finish';
+import { refuseTerminatingNamespace } from './namespace';
 import { preflightStage } from './preflight';
 import { resumeStage } from './resume';
+import { findStepFacts, gatherFacts } from './step-facts';
 import { waitStage } from './wait';
 
 export type { RunContext, StepContext } from './context';
@@ -33,7 +34,8 @@ async function recordDone(s: StepRun, hash: string): Promise<void> {
   let result = 'done';
   try {
     const job = s.step.factsFrom ? await s.cluster.get<V1Job>(s.step.factsFrom) : undefined;
-    await recordStepDone(s.cluster, s.c.plan, s.step, hash, s.c.runId, job ? await readFacts(s.cluster, job) : undefined);
+    const found = await findStepFacts(s, job);
+    await recordStepDone(s.cluster, s.c.plan, s.step, hash, s.c.runId, found && 'facts' in found ? found.facts : undefined);
   } catch (e) {
     // Its Jobs still say it is done; a line, as for the run's own record, not a failed step.
     result = `failed: ${(e as Error).message}`;
@@ -52,15 +54,13 @@ export async function runStep(c: StepContext): Promise<void> {
   if (once.action === 'refuse') await s.fail(once.why);
   if (once.action === 'done') {
     s.emit({ type: 'step-skip', ...s.tag, reason: once.why });
+    // Its pods' facts, else (its Job or its pods gone) the facts it printed, as recorded.
     const job = c.step.factsFrom ? await c.cluster.get<V1Job>(c.step.factsFrom) : undefined;
-    if (job && jobPhase(job) === 'complete') await gatherFacts(s, job);
-    else if (once.facts) {
-      // Its Job is gone: the facts it printed, as recorded.
-      Object.assign(c.facts, once.facts);
-      s.emit({ type: 'facts', step: c.step.name, facts: { ...once.facts } });
-    }
+    const run = c.records.flows[c.step.oneShot!]?.steps[c.step.name]?.run ?? 'unknown';
+    await gatherFacts(s, job && jobPhase(job) === 'complete' ? job : undefined, once.facts ? { facts: once.facts, run } : undefined);
     return;
   }
+  await refuseTerminatingNamespace(s);
   const { decisions, skipped } = await resumeStage(s);
   if (skipped) {
     await recordDone(s, hash);

@@ -10,9 +10,9 @@ import type { StepRun } from './context';
 
 export async function preflightStage(s: StepRun): Promise<void> {
   for (const g of s.step.gates) {
-    const res = evaluateGate(g, s.c.facts);
+    const res = evaluateGate(g, s.c.facts, s.c.lostFacts);
     s.emit({ type: 'gate', step: s.step.name, ok: res.ok, detail: res.detail });
-    if (!res.ok) await s.fail(`gate refused: ${res.detail}`);
+    if (!res.ok) await s.fail(`gate refused: ${res.detail}`, [], undefined, [], res.rerun);
   }
   try {
     await satisfyRequirements(s.cluster, s.c.plan, s.step.name, s.step.requires, s.c.reporter);

@@ -1,7 +1,7 @@
 /**
  * Stage 1, resume: what to do with each of the step's Jobs that may already exist (resume.ts
  * decides). A refused Job fails the step before anything else happens; when every Job is
- * Complete with the same spec, the step is skipped (its facts are read again).
+ * Complete with the same spec, the step is skipped (its facts are read again: its pods', else the record's).
  */
 import type { V1Job } from '@kubernetes/client-node';
 import { podsOfJob } from '../jobs';
@@ -11,7 +11,7 @@ import { Manifest, refOf, specHash } from '../manifests';
 import { decideJob, JobDecision } from '../resume';
 import type { StepRun } from './context';
 import { savedLogsOfJob } from './failure';
-import { gatherFacts } from './finish';
+import { gatherFacts } from './step-facts';
 
 export interface JobState {
   readonly decision: JobDecision;

@@ -84,5 +84,5 @@ function stillStarting(s: StepRun, timedOut: string, pods: readonly WaitingPod[]
     + 'in the startup probe (a first start sets the server up, which can take hours). Nothing is broken: it goes on setting itself up in the cluster; '
     + `follow it with ${followLogsCommand(s.c.planDir, s.c.plan, s.c.connection, s.step.name)}`;
   s.emit({ type: 'step-failed', ...s.tag, elapsedSeconds: s.elapsed(), reason, pods: [] });
-  throw new StepFailed(s.step.name, `step ${s.step.name}: ${reason}`, true);
+  throw new StepFailed(s.step.name, `step ${s.step.name}: ${reason}`, { stillStarting: true });
 }

@@ -41,10 +41,10 @@ describe('API refusals are explained by their cause, not all as RBAC', () => {
     const del = await fetch(`${sim.url}/api/v1/namespaces/${NS}`, { method: 'DELETE' });
     expect(del.status).toBe(200);
     const r = await cli('run', plan(), { kubeconfig: sim.kubeconfigPath });
-    // refused at the run's first write, its lock in the namespace: a 403 before any step is exit 2
-    expect(r.code).toBe(2);
+    // refused before the run's first write (its lock in the namespace), as a refusal: exit 1
+    expect(r.code).toBe(1);
     const said = r.out + r.err;
-    expect(said).toContain(`namespace ${NS} is being deleted (Terminating)`);
+    expect(said).toContain(`refused before any write: namespace ${NS} is being deleted (Terminating since `);
     expect(said).not.toContain('(RBAC)');
   });
 

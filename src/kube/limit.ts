@@ -1,0 +1,33 @@
+/**
+ * Bounded concurrency for reads: at most `n` calls in flight, the rest queued in call order
+ * (a slow API costs seconds, not minutes, without flooding it). Writes do not go through here:
+ * they stay in step order.
+ */
+
+/** At most this many reads in flight at once (kubectl's and client-go's QPS/burst are of this order). */
+export const READ_CONCURRENCY = 8;
+
+export type Limit = <T>(fn: () => Promise<T>) => Promise<T>;
+
+export function limiter(n: number = READ_CONCURRENCY): Limit {
+  if (!(n >= 1)) throw new Error(`limiter: ${n} is not a positive number of calls`);
+  let active = 0;
+  const queue: Array<() => void> = [];
+  const next = () => {
+    active--;
+    queue.shift()?.();
+  };
+  return <T>(fn: () => Promise<T>): Promise<T> => new Promise<T>((resolve, reject) => {
+    const start = () => {
+      active++;
+      Promise.resolve().then(fn).then(resolve, reject).finally(next);
+    };
+    if (active < n) start();
+    else queue.push(start);
+  });
+}
+
+/** `fn` over every item, at most `limit`'s bound in flight, results in the items' order. */
+export function mapLimited<T, R>(items: readonly T[], limit: Limit, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  return Promise.all(items.map((item, i) => limit(() => fn(item, i))));
+}
