@@ -10,10 +10,11 @@ export function addConnectionOptions(cmd: Command): Command {
     .option('-n, --namespace <ns>', "use this namespace instead of the plan's");
 }
 
-/** Options every cluster verb takes: the connection and the output format. */
+/** Options every cluster verb takes: the connection, the output format, colour. */
 export function addClusterOptions(cmd: Command): Command {
   return addConnectionOptions(cmd)
-    .addOption(new Option('-o, --output <format>', 'text (a live line per step on a terminal, plain lines otherwise) or json (one event per line)').choices(['text', 'json']).default('text'));
+    .addOption(new Option('-o, --output <format>', 'text (a live line per step on a terminal, plain lines otherwise), json (one event per line) or yaml (one document per event)').choices(['text', 'json', 'yaml']).default('text'))
+    .option('--no-color', 'no colour on a terminal either (as NO_COLOR=1); pipes, files, json and yaml never get colour');
 }
 
 /** Bad input and an unreachable cluster: the same for every cluster verb. */

@@ -12,6 +12,7 @@ export function register(program: Command): void {
     .option('--purge-volumes', 'predict `run --purge-volumes`: claims this plan made and dropped are deleted too')
     .option('--out <file>', 'also save this plan to FILE: `uyuni-cdk run FILE` applies exactly it (as Terraform\'s -out), refusing if the cluster or the plan directory changed since')
     .option('--adopt', 'predict `run --adopt`: objects of other owners are listed as adopted, not refused')
+    .option('-v, --verbose', 'also list each unchanged object and what each step waits for (default: counts)')
     .option('--detailed-exitcode', `exit ${EXIT.ok} without changes, ${EXIT.planChanges} with changes, ${EXIT.stepFailed} on any error (for CI drift checks, as Terraform's)`)
     .addOption(new Option('--exit-code', 'the same as --detailed-exitcode').hideHelp())), 'plan')
     .addHelpText('after', `

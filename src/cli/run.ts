@@ -32,7 +32,8 @@ export function register(program: Command): void {
     .option('-y, --yes', 'approve the destructive changes without a question (scripts, CI); they are still listed')
     .option('--auto-approve', 'the same as --yes (as Terraform\'s)')
     .option('--adopt', 'take over existing objects of other owners (Helm, kubectl, mgradm; not another plan\'s namespace) instead of refusing')
-    .option('--lock-timeout <duration>', LOCK_TIMEOUT_HELP, duration)), 'run')
+    .option('--lock-timeout <duration>', LOCK_TIMEOUT_HELP, duration)
+    .option('-v, --verbose', 'print every object applied, also those that changed nothing (default: a count per step)')), 'run')
     .addHelpText('after', `
 Resume: a step whose Jobs are Complete with the same spec hash is skipped; a running one is
 attached to; a failed one stops the run with its logs; a changed one is refused unless --rerun.

@@ -16,6 +16,7 @@ import { forceUnlock, releaseHeldLocks, RunLock } from './lock';
 import { refuses, renderTakeovers, takeovers, upgrades } from './ownership';
 import { openPlanDir, openPlanView, PlanDir } from './plan-dir';
 import { hasChanges, planSteps, renderPlan } from './planview';
+import { paletteFor, Palette } from './colour';
 import { OutputMode, Reporter } from './progress';
 import { runPlan, timestamp } from './run';
 import { isSavedPlan, planDigest, readSavedPlan, savedOptionsOf, writeSavedPlan } from './saved-plan';
@@ -27,7 +28,9 @@ export interface CommonOptions {
   readonly context?: string;
   readonly namespace?: string;
   /** @default text */
-  readonly output?: 'text' | 'json';
+  readonly output?: 'text' | 'json' | 'yaml';
+  /** `--no-color` sets it false: no colour even on a terminal (NO_COLOR does the same). @default true */
+  readonly color?: boolean;
 }
 
 export interface Io {
@@ -44,8 +47,13 @@ export interface Io {
 }
 
 function outputMode(o: CommonOptions, io: Io): OutputMode {
-  if (o.output === 'json') return 'json';
+  if (o.output === 'json' || o.output === 'yaml') return 'json';
   return io.isTTY ? 'tty' : 'plain';
+}
+
+/** Colour only for text on a terminal, never with `--no-color` or NO_COLOR (src/runtime/colour.ts). */
+function paletteOf(o: CommonOptions, io: Io): Palette {
+  return paletteFor({ isTTY: io.isTTY, format: o.output ?? 'text', color: o.color });
 }
 
 function connect(o: CommonOptions): Cluster {
@@ -107,6 +115,8 @@ export interface RunCommandOptions extends CommonOptions {
   readonly adopt?: boolean;
   /** Seconds to wait for the namespace's lock. @default 0 */
   readonly lockTimeout?: number;
+  /** `-v`: every object's apply, also those that changed nothing. */
+  readonly verbose?: boolean;
 }
 
 /** `run FILE`: the saved plan's directory and options; options that would change what it does are refused. */
@@ -128,7 +138,9 @@ export function runCommand(planDir: string, o: RunCommandOptions, io: Io): Promi
   return guarded(io, async () => {
     const from = isSavedPlan(planDir) ? savedRun(planDir, o) : undefined;
     const intervalSeconds = o.progressInterval ?? RUN_DEFAULTS.progressIntervalSeconds;
-    const reporter = new Reporter({ mode: outputMode(o, io), write: io.out, writeErr: io.err, intervalSeconds });
+    const reporter = new Reporter({
+      mode: outputMode(o, io), format: o.output === 'yaml' ? 'yaml' : 'json', write: io.out, writeErr: io.err, intervalSeconds, palette: paletteOf(o, io), verbose: o.verbose,
+    });
     // Ctrl-C: nothing to undo (each step is idempotent or resumable); the CLI says how to continue.
     io.onInterrupt?.(() => { reporter.close(); return releaseHeldLocks(); });
     const cluster = connect(o);

@@ -105,6 +105,11 @@ export interface PlanOptions extends PruneOptions, IdentityFlags {
    * then `unchanged` (it applies them anyway). @default true
    */
   readonly diff?: boolean;
+  /**
+   * Filled with every object read to decide (by refString; undefined: not in the cluster): `run`
+   * compares what its apply answers with it, to tell an updated object from an unchanged one.
+   */
+  readonly seen?: Map<string, KubernetesObject | undefined>;
 }
 
 /** A gate as `plan` shows it: decided now when the facts it needs are already in the cluster. */
@@ -138,11 +143,12 @@ async function plannedUpdate(cluster: Cluster, obj: Manifest, existing: Kubernet
   }
 }
 
-async function plannedObject(cluster: Cluster, obj: Manifest, setId: string, diff: boolean): Promise<PlannedObject> {
+async function plannedObject(cluster: Cluster, obj: Manifest, setId: string, diff: boolean, seen?: Map<string, KubernetesObject | undefined>): Promise<PlannedObject> {
   const ref = refOf(obj);
   let existing: KubernetesObject | undefined;
   try {
     existing = await cluster.get(ref);
+    seen?.set(refString(ref), existing);
   } catch (e) {
     if (e instanceof MissingKind) return { object: refString(ref), action: 'missing-kind', detail: e.message };
     throw e;
@@ -174,6 +180,7 @@ interface Walk {
   readonly records: Records;
   readonly plan: Plan;
   readonly diff: boolean;
+  readonly seen?: Map<string, KubernetesObject | undefined>;
   /** Objects earlier steps apply (not skipped): an action on one finds it there. */
   readonly applied: Manifest[];
   /** Claims that hold data already (they exist before the run). */
@@ -222,7 +229,7 @@ async function planStep(w: Walk, step: Step, objects: readonly Manifest[]): Prom
       planned.push({ object: refString(refOf(obj)), action: jobAction(d), detail: 'why' in d ? d.why : undefined, ...(finishedJob ? { finishedJob } : {}) });
     }
     else if (skipWhy) planned.push({ object: refString(refOf(obj)), action: 'skip', detail: 'the step is skipped' });
-    else planned.push(await plannedObject(w.cluster, obj, w.setId, w.diff));
+    else planned.push(await plannedObject(w.cluster, obj, w.setId, w.diff, w.seen));
   }
   for (const [i, o] of planned.entries()) {
     if (objects[i].kind === 'PersistentVolumeClaim' && !['create', 'skip', 'missing-kind'].includes(o.action)) w.claimsWithData.push(o.object);
@@ -299,7 +306,7 @@ export async function planSteps(cluster: Cluster, plan: Plan, objectsOf: (step: 
   const first = refusals[0];
   const w: Walk = {
     cluster, facts: {}, finished: await finishedJobUids(cluster, plan.namespace), rerun, setId: set.id, generated: new Map(),
-    records, plan, diff: o.diff ?? true, applied: [], claimsWithData: [], refusals,
+    records, plan, diff: o.diff ?? true, seen: o.seen, applied: [], claimsWithData: [], refusals,
     ...(first ? { stopsAt: { step: '(run)', reason: first } } : parentRefused ? { stopsAt: { step: plan.steps[0]?.name ?? '(run)', reason: parentRefused } } : {}),
   };
   const steps: PlannedStep[] = [];

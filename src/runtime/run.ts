@@ -8,6 +8,7 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import { EXIT } from '../plan/exit-codes';
 import { defaultRunsDir, RUN_DEFAULTS } from '../plan/run-defaults';
 import type { Plan } from '../plan/types';
@@ -73,9 +74,11 @@ interface Started {
  * Before the first write, as `plan` decides: what is refused outright (a finished flow's data
  * step, an identity change without its flag), then the destructive changes, approved or not.
  */
-async function decideBeforeWriting(o: RunOptions, plan: RunContext['plan'], objects: ReadonlyMap<string, Manifest[]>, toAdopt: readonly Foreign[]): Promise<PlanResult> {
+async function decideBeforeWriting(
+  o: RunOptions, plan: RunContext['plan'], objects: ReadonlyMap<string, Manifest[]>, toAdopt: readonly Foreign[], seen: Map<string, KubernetesObject | undefined>,
+): Promise<PlanResult> {
   const decided = await planSteps(o.cluster, plan, (s) => objects.get(s) ?? [], {
-    rerun: o.rerun, prune: o.prune, purgeVolumes: o.purgeVolumes, diff: o.saved !== undefined,
+    seen, rerun: o.rerun, prune: o.prune, purgeVolumes: o.purgeVolumes, diff: o.saved !== undefined,
     allowFqdnChange: o.allowFqdnChange, allowDowngrade: o.allowDowngrade, allowNewCa: o.allowNewCa,
   });
   const drift = o.saved ? planDrift(o.saved.result, decided) : [];
@@ -117,7 +120,9 @@ async function startRun(o: RunOptions, started: number): Promise<Started> {
     const set = applySetOf(plan);
     // A parent of another tool is refused here, before the question and the first step.
     const parentKinds = (await readParent(o.cluster, set)).kinds;
-    const decided = await decideBeforeWriting(o, plan, objects, toAdopt);
+    // what each object was before the run: its apply then says created, updated or unchanged
+    const before = new Map<string, KubernetesObject | undefined>();
+    const decided = await decideBeforeWriting(o, plan, objects, toAdopt, before);
     const run: RunContext = {
       cluster: o.cluster, reporter: o.reporter, plan, runId, runDir,
       deadline: started + (o.timeoutSeconds ?? plan.deadlineSeconds) * 1000,
@@ -127,6 +132,7 @@ async function startRun(o: RunOptions, started: number): Promise<Started> {
       rerun: o.rerun ?? [],
       stuckGraceSeconds: o.stuckGraceSeconds ?? RUN_DEFAULTS.stuckGraceSeconds,
       applySet: { set, parentKinds, kinds: memberKinds(plan, (s) => objects.get(s) ?? []), parentWritten: false },
+      before,
     };
     return { run, objectsOf: objects, approvedPrunes: new Set(decided.prune.filter((p) => p.action === 'delete').map((p) => p.object)), lock };
   } catch (e) {

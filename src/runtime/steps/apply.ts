@@ -9,6 +9,8 @@ import { refString } from '../client';
 import { ApiError, RuntimeError } from '../errors';
 import { Manifest, refOf, stampForApply } from '../manifests';
 import { StepWaiter } from '../waiter';
+import { userFieldsChanged } from '../field-diff';
+import type { ApplyResult } from '../progress';
 import type { StepRun } from './context';
 import type { Decisions } from './resume';
 
@@ -46,6 +48,17 @@ async function applyOne(s: StepRun, obj: Manifest, ref: string): Promise<Kuberne
   }
 }
 
+/**
+ * What an apply did, against the object as the run found it: created, updated, or unchanged
+ * (only the run's own bookkeeping differs: field-diff.ts); `applied` when the run did not read it.
+ */
+function applyResult(before: StepRun['c']['before'], ref: string, after: KubernetesObject): ApplyResult {
+  if (!before?.has(ref)) return 'applied';
+  const was = before.get(ref);
+  if (!was) return 'created';
+  return userFieldsChanged(was, after) ? 'updated' : 'unchanged';
+}
+
 /** Returns the objects as the apply answered them. */
 export async function applyStage(s: StepRun, decisions: Decisions): Promise<KubernetesObject[]> {
   await recreateJobs(s, decisions);
@@ -61,8 +74,9 @@ export async function applyStage(s: StepRun, decisions: Decisions): Promise<Kube
       s.emit({ type: 'apply', step: s.step.name, object: ref, result: 'already Complete with the same spec: skipped' });
       continue;
     }
-    applied.push(await applyOne(s, obj, ref));
-    s.emit({ type: 'apply', step: s.step.name, object: ref, result: d?.action === 'recreate' ? 're-created' : 'applied' });
+    const after = await applyOne(s, obj, ref);
+    applied.push(after);
+    s.emit({ type: 'apply', step: s.step.name, object: ref, result: d?.action === 'recreate' ? 're-created' : applyResult(s.c.before, ref, after) });
   }
   return applied;
 }

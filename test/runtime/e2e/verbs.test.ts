@@ -187,7 +187,7 @@ describe('the CLI', () => {
       expect(bad.status).toBe(2);
       expect(bad.stderr).toContain(`option '${flag} <seconds>' argument 'soon' is invalid. must be a positive number`);
     }
-    expect(spawnSync(process.execPath, [BIN, 'run', '/nonexistent', '-o', 'yaml'], { encoding: 'utf8' }).status).toBe(2);
+    expect(spawnSync(process.execPath, [BIN, 'run', '/nonexistent', '-o', 'yml'], { encoding: 'utf8' }).status).toBe(2);
     expect(spawnSync(process.execPath, [BIN, 'run', '--help'], { encoding: 'utf8' }).stdout).toMatch(/--stuck-grace <seconds>[^]*\(default: 120\)/);
     const probe = spawnSync(process.execPath, ['-r', `${ROOT}/bin/register.js`, '-e', `
       require('${ROOT}/src/cli/main.ts').buildProgram().helpInformation();

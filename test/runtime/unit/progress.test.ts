@@ -28,7 +28,7 @@ describe('progress output', () => {
     tick(1000);
     r.emit(waiting(11));
     const lines = out.join('').split('\n').filter((l) => l.includes('waiting'));
-    expect(lines).toEqual(['[6/8] setup: waiting 10.0s for Job/uyuni-setup (uyuni) complete: Job running; pods uyuni-setup-x Pending/ContainerCreating']);
+    expect(lines).toEqual(['[6/8] setup: waiting 10s for Job/uyuni-setup (uyuni) complete: Job running; pods uyuni-setup-x Pending/ContainerCreating']);
     r.close();
   });
 
@@ -56,7 +56,7 @@ describe('progress output', () => {
     const joined = out.join('');
     expect(joined).toContain('\r\x1b[2K  setup/uyuni-setup-x/main | hello\n[6/8] setup');
     r.emit({ type: 'step-done', ...step, elapsedSeconds: 3 });
-    expect(out[out.length - 1]).toBe('[6/8] setup: done in 3.0s\n');
+    expect(out[out.length - 1]).toBe('[6/8] setup: done in 3s\n');
     r.close();
   });
 
@@ -75,7 +75,7 @@ describe('progress output', () => {
     r.emit({ type: 'waiting', ...rollout, elapsedSeconds: 3 * 3600 + 62, blockers: [starting] });
     const live = out[out.length - 1];
     expect(live.length).toBe(109);
-    expect(live).toMatch(/^\[8\/8\] server 3h01m02s waiting for Deployment\/uyuni .*….*Running, uyuni starting \(startup probe\), 0 restarts$/);
+    expect(live).toMatch(/^\[8\/8\] server 3h1m2s waiting for Deployment\/uyuni .*….*Running, uyuni starting \(startup probe\), 0 restarts$/);
     r.close();
   });
 
@@ -117,6 +117,6 @@ describe('progress output', () => {
 
     const p = reporter('plain');
     p.r.emit({ type: 'run-done', status: 'failed', exitCode: 1, elapsedSeconds: 1, message: 'step setup: boom' });
-    expect(p.err.join('')).toBe('run failed (exit 1) after 1.0s: step setup: boom\n');
+    expect(p.err.join('')).toBe('run failed (exit 1) after 1s: step setup: boom\n');
   });
 });
