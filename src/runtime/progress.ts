@@ -10,6 +10,7 @@ import { formatDuration } from '../plan/duration';
 import { NO_COLOUR, paintAction, Palette } from './colour';
 import type { DestructiveChange } from './destructive';
 import type { PodProgress } from './readiness';
+import { targetText } from './target';
 
 export type OutputMode = 'tty' | 'plain' | 'json';
 
@@ -47,7 +48,7 @@ export interface WaitingPod extends PodProgress {
 }
 
 export type RunEvent =
-  | { type: 'run-start'; plan: string; runId: string; runDir: string; steps: number; server: string }
+  | { type: 'run-start'; plan: string; runId: string; runDir: string; steps: number; server: string; context?: string }
   /** Before the first write: the plan's destructive changes (src/runtime/destructive.ts)... */
   | { type: 'destructive'; changes: DestructiveChange[] }
   /** ...and what let them go ahead (`--yes`, the answer on the terminal, a saved plan), or not. */
@@ -274,7 +275,7 @@ export class Reporter {
     const n = (e: { index: number; total: number }) => `[${e.index}/${e.total}]`;
     const p = this.palette;
     switch (ev.type) {
-      case 'run-start': return `run ${ev.runId}: plan ${ev.plan}, ${ev.steps} steps, cluster ${ev.server}, logs in ${ev.runDir}`;
+      case 'run-start': return `run ${ev.runId}: plan ${ev.plan}, ${ev.steps} steps, ${targetText({ server: ev.server, context: ev.context ?? '' })}, logs in ${ev.runDir}`;
       case 'destructive': return destructiveText(ev);
       case 'approval': return APPROVAL[ev.result];
       case 'step-start': this.stepUnchanged = 0; this.startLive(`${n(ev)} ${ev.step}`); return `${n(ev)} ${ev.step}: ${ev.description}`;

@@ -31,6 +31,7 @@ import type { RunLock } from './lock';
 import type { Foreign } from './ownership';
 import { adopt, guardRun, SafeguardOptions } from './safeguards';
 import { RunContext, runStep } from './steps';
+import { targetOf } from './target';
 
 export interface RunOptions extends IdentityFlags, ApprovalOptions, SafeguardOptions {
   readonly planDir: string;
@@ -112,7 +113,7 @@ async function startRun(o: RunOptions, started: number): Promise<Started> {
   const runDir = o.runDir ?? path.join(defaultRunsDir(plan.namespace, plan.name), runId);
   fs.mkdirSync(runDir, { recursive: true });
   o.reporter.recordTo(path.join(runDir, 'events.jsonl'));
-  o.reporter.emit({ type: 'run-start', plan: plan.name, runId, runDir, steps: plan.steps.length, server: o.cluster.server });
+  o.reporter.emit({ type: 'run-start', plan: plan.name, runId, runDir, steps: plan.steps.length, ...targetOf(o.cluster) });
   // the lock (deferred past the namespace step of a first install), what is refused outright
   // (src/runtime/safeguards.ts), then what plan decides, asked before the first write
   const { lock, toAdopt } = await guardRun(o.cluster, plan, (s) => objects.get(s) ?? [], runId, o.reporter, o);

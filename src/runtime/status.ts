@@ -14,6 +14,7 @@ import { isObject } from './manifests';
 import type { StepView } from './plan-dir';
 import { describePod, podProgress, rolloutPods, selectorString, storageClassOf, Verdict, verdictFor } from './readiness';
 import { jobPhase } from './readiness/batch_v1_job';
+import { Target, targetText } from './target';
 
 export type StepState = 'done' | 'not-applied' | 'partly-applied' | 'waiting' | 'running' | 'failed' | 'changed';
 
@@ -173,9 +174,9 @@ export function statusExitCode(steps: readonly StepStatus[]): number {
   return steps.every((s) => s.state === 'done') ? EXIT.ok : EXIT.incomplete;
 }
 
-export function renderStatus(plan: Plan, steps: StepStatus[]): string {
+export function renderStatus(plan: Plan, steps: StepStatus[], target?: Target): string {
   const w = Math.max(...steps.map((s) => s.name.length), 4);
-  const lines = [`plan ${plan.name}, namespace ${plan.namespace}`, `${'STEP'.padEnd(w)}  ${'STATE'.padEnd(14)}  DETAIL`];
+  const lines = [`plan ${plan.name}, namespace ${plan.namespace}${target ? `, ${targetText(target)}` : ''}`, `${'STEP'.padEnd(w)}  ${'STATE'.padEnd(14)}  DETAIL`];
   for (const s of steps) {
     lines.push(`${s.name.padEnd(w)}  ${s.state.padEnd(14)}  ${s.detail}`);
     if (s.facts) lines.push(`${''.padEnd(w)}  ${''.padEnd(14)}  facts: ${Object.entries(s.facts).map(([k, v]) => `${k}=${v}`).join(' ')}`);

@@ -5,6 +5,8 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
+import { parse } from 'yaml';
+import { Io, planCommand } from '../../../src/runtime/commands';
 import { startSimulator, Simulator } from '../../sim';
 import { cli, tmpDir } from './harness';
 import { deployment, namespace, NS, writePlan } from '../plans';
@@ -62,5 +64,92 @@ describe('run output', () => {
     expect(r.out).not.toContain('ConfigMap/other');
     expect(r.out).toMatch(/\[2\/2\] server: done in [\d.]+m?s \(1 object unchanged\)\n/);
     expect(r.out).toMatch(/Run complete in [\d.]+m?s: 0 created, 2 updated, 0 deleted, 0 stopped, 0 Jobs run, 2 unchanged\.\n$/);
+  });
+});
+
+/** A verb run on a terminal (isTTY), its output captured. */
+async function onTerminal(planDir: string, opts: Record<string, unknown>): Promise<string> {
+  let out = '';
+  const io: Io = { out: (t) => { out += t; }, err: (t) => { out += t; }, isTTY: true };
+  await planCommand(planDir, { kubeconfig: sim.kubeconfigPath, ...opts }, io);
+  return out;
+}
+
+describe('plan output', () => {
+  const many = () => writePlan([
+    { name: 'namespace', objects: [namespace()] },
+    { name: 'server', objects: [config({ a: '1' }), deployment('web'), deployment('db'), { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'other', namespace: NS }, data: { a: '1' } }] },
+  ]);
+
+  it('names the cluster and context, prints durations in words, counts waits and unchanged objects; -v lists them', async () => {
+    sim = await startSimulator();
+    const dir = many();
+    const fresh = await cli('plan', dir, { kubeconfig: sim.kubeconfigPath });
+    expect(fresh.out.split('\n')[0]).toMatch(/^plan install \(2 steps, namespace uyuni-test, deadline 10m\) against cluster http:\/\/127\.0\.0\.1:\d+ \(context sim\)$/);
+    expect(fresh.out).toContain('\n[1/2] namespace: the namespace step (timeout 1m)\n');
+    expect(fresh.out).toContain(`  waits for Namespace/${NS} exists\n`);
+    expect(fresh.out).toContain('  waits for 2 objects (2 rollout; -v lists them)\n');
+    expect(fresh.out).not.toContain(`waits for Deployment/web (${NS}) rollout`);
+    const listed = await cli('plan', dir, { kubeconfig: sim.kubeconfigPath, verbose: true });
+    expect(listed.out).toContain(`  waits for Deployment/web (${NS}) rollout\n  waits for Deployment/db (${NS}) rollout\n`);
+
+    expect((await cli('run', dir, { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
+    const after = await cli('plan', dir, { kubeconfig: sim.kubeconfigPath });
+    expect(after.out).toContain('  unchanged  4 objects\n');
+    expect(after.out).not.toContain(`unchanged  ConfigMap/tuning`);
+    expect((await cli('plan', dir, { kubeconfig: sim.kubeconfigPath, verbose: true })).out).toContain(`  unchanged  ConfigMap/tuning (${NS})\n`);
+  });
+
+  it('leaves the bookkeeping labels out of a diff, counting them', async () => {
+    sim = await startSimulator();
+    const dir = many();
+    expect((await cli('run', dir, { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
+    // as after a migration: the live object carries another plan's step label and the user's edit
+    const live = sim.get('v1', 'ConfigMap', 'tuning', NS);
+    sim.put({ ...live, metadata: { ...live.metadata, labels: { ...live.metadata.labels, 'uyuni-cdk.io/step': 'config' } }, data: { a: '2' } });
+    const r = await cli('plan', dir, { kubeconfig: sim.kubeconfigPath });
+    expect(r.out).toMatch(/ {2}update {5}ConfigMap\/tuning \(uyuni-test\)\n {6}--- live\n {6}\+\+\+ planned\n[^]*-  a: "2"\n {6}\+  a: "1"\n[^]* {6}\(\+ 1 bookkeeping label\)\n/);
+    expect(r.out).not.toContain('uyuni-cdk.io/step');
+  });
+
+  it('colours on a terminal only: + green, - red, create green; never with --no-color, NO_COLOR or -o json/yaml', async () => {
+    sim = await startSimulator();
+    const dir = many();
+    expect((await cli('run', dir, { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
+    const live = sim.get('v1', 'ConfigMap', 'tuning', NS);
+    sim.put({ ...live, data: { a: '2' } });
+    sim.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'x' } });
+    const coloured = await onTerminal(dir, {});
+    expect(coloured).toContain('\x1b[33mupdate   \x1b[39m  ConfigMap/tuning');
+    expect(coloured).toContain('      \x1b[31m-  a: "2"\x1b[39m\n      \x1b[32m+  a: "1"\x1b[39m\n');
+    expect(await onTerminal(dir, { color: false })).not.toContain('\x1b[');
+    const saved = process.env.NO_COLOR;
+    process.env.NO_COLOR = '1';
+    try {
+      expect(await onTerminal(dir, {})).not.toContain('\x1b[');
+    } finally {
+      if (saved === undefined) delete process.env.NO_COLOR;
+      else process.env.NO_COLOR = saved;
+    }
+    expect(await onTerminal(dir, { output: 'json' })).not.toContain('\x1b[');
+    const yaml = await onTerminal(dir, { output: 'yaml' });
+    expect(yaml).not.toContain('\x1b[');
+    const doc = parse(yaml);
+    expect(doc).toMatchObject({ plan: 'install', namespace: NS, cluster: { context: 'sim' }, summary: { update: 1 } });
+    expect(doc).toEqual(JSON.parse(await onTerminal(dir, { output: 'json' })));
+  });
+});
+
+describe('status and destroy output', () => {
+  it('name the cluster and context in their headers, and answer -o yaml', async () => {
+    sim = await startSimulator();
+    const dir = plan({ a: '1' });
+    const status = await cli('status', dir, { kubeconfig: sim.kubeconfigPath });
+    expect(status.out.split('\n')[0]).toMatch(/^plan install, namespace uyuni-test, cluster http:\/\/127\.0\.0\.1:\d+ \(context sim\)$/);
+    expect(parse((await cli('status', dir, { kubeconfig: sim.kubeconfigPath, output: 'yaml' })).out)).toMatchObject({ plan: 'install', cluster: { context: 'sim' }, steps: [{ name: 'namespace' }, { name: 'server' }] });
+    const destroy = await cli('destroy', dir, { kubeconfig: sim.kubeconfigPath });
+    expect(destroy.out.split('\n')[0]).toMatch(/plan install, namespace uyuni-test, cluster http:\/\/127\.0\.0\.1:\d+ \(context sim\)$/);
+    const run = await cli('run', dir, { kubeconfig: sim.kubeconfigPath });
+    expect(run.out.split('\n')[0]).toMatch(/, cluster http:\/\/127\.0\.0\.1:\d+ \(context sim\), logs in /);
   });
 });

@@ -31,7 +31,7 @@ describe('uyuni-cdk plan', () => {
     expect(fresh.code).toBe(0);
     expect(Object.values(actions(fresh.out))).toEqual(Array(6).fill('create'));
     const text = await cli('plan', dir, { kubeconfig: sim.kubeconfigPath });
-    expect(text.out).toContain('[3/4] setup: the setup step (timeout 60s)');
+    expect(text.out).toContain('[3/4] setup: the setup step (timeout 1m)');
     expect(text.out).toContain('waits for Job/setup (uyuni-test) complete');
     expect(sim.requests.filter((q) => q.method !== 'GET' && !q.query.includes('dryRun'))).toEqual([]);
 
