@@ -95,7 +95,7 @@ describe('uyuni-cdk plan with gates', () => {
     const dir = writePlan(steps);
     expect((await cli('plan', dir, { kubeconfig: sim.kubeconfigPath })).out).toContain('gate      PostgreSQL cannot be downgraded (decided at run time from pg_version)');
     expect((await cli('run', dir, { kubeconfig: sim.kubeconfigPath })).code).toBe(1);
-    expect((await cli('plan', dir, { kubeconfig: sim.kubeconfigPath })).out).toContain('gate      would REFUSE: PostgreSQL cannot be downgraded ("14" >= pg_version=16)');
+    expect((await cli('plan', dir, { kubeconfig: sim.kubeconfigPath })).out).toContain('gate      would REFUSE: PostgreSQL cannot be downgraded (pg_version is 16, expected 14 or older)');
   });
 });
 

@@ -1,7 +1,9 @@
-/** Issue 28's output conventions as units: durations, colour, bookkeeping left out of diffs. */
+/** Issue 28's output conventions as units: durations, colour, bookkeeping left out of diffs, gates in words. */
 import { formatDuration } from '../../../src/plan/duration';
+import type { Gate } from '../../../src/plan/types';
 import { COLOUR, NO_COLOUR, paintDiffLine, paletteFor } from '../../../src/runtime/colour';
 import { fieldDiff, isBookkeeping } from '../../../src/runtime/field-diff';
+import { evaluateGate } from '../../../src/runtime/gates';
 
 describe('formatDuration', () => {
   it('prints a plan deadline, a step timeout and elapsed time as people read them', () => {
@@ -68,5 +70,25 @@ describe('bookkeeping in field diffs', () => {
   it('an object whose bookkeeping alone changes is still an update, its diff the count only', () => {
     expect(fieldDiff(deployment('migrate', '3', 'i'), deployment('install', '3', 'i'))).toBe('(+ 2 bookkeeping labels)\n');
     expect(fieldDiff(deployment('install', '3', 'i'), deployment('install', '3', 'i'))).toBe('');
+  });
+});
+
+describe('gate messages in words', () => {
+  const facts = { current_pg_version: '14', fqdn: 'old.example.com', target_fqdn: 'new.example.com', release: '2025.10' };
+  const gate = (g: object) => evaluateGate({ message: 'm', ...g } as Gate, facts).detail;
+
+  it('says what a fact is and what was expected, never an equality that reads as holding', () => {
+    expect(gate({ type: 'compare-versions', left: { fact: 'current_pg_version' }, op: '==', right: { value: '16' } })).toBe('m (current_pg_version is 14, expected 16)');
+    expect(gate({ type: 'compare-versions', left: { fact: 'release' }, op: '>=', right: { value: '2026.01' } })).toBe('m (release is 2025.10, expected 2026.01 or newer)');
+    expect(gate({ type: 'compare-versions', left: { fact: 'release' }, op: '<', right: { value: '2025.01' } })).toBe('m (release is 2025.10, expected older than 2025.01)');
+    expect(gate({ type: 'equals', left: { fact: 'fqdn' }, right: { fact: 'target_fqdn' } })).toBe('m (fqdn is old.example.com, expected target_fqdn (new.example.com))');
+    expect(gate({ type: 'not-equals', left: { fact: 'fqdn' }, right: { value: 'old.example.com' } })).toBe('m (fqdn is old.example.com, expected anything but old.example.com)');
+    expect(gate({ type: 'equals', left: { fact: 'nope' }, right: { value: 'x' } })).toBe('m (nope is unknown (no step printed it), expected x)');
+    expect(gate({ type: 'present', fact: 'nope' })).toBe('m (nope is missing: no step printed it)');
+  });
+
+  it('reads a gate whose value comes first from the fact\'s side', () => {
+    expect(gate({ type: 'compare-versions', left: { value: '16' }, op: '>=', right: { fact: 'current_pg_version' } })).toBe('current_pg_version is 14, as expected: 16 or older');
+    expect(gate({ type: 'compare-versions', left: { value: '12' }, op: '>', right: { fact: 'current_pg_version' } })).toBe('m (current_pg_version is 14, expected older than 12)');
   });
 });
