@@ -15,6 +15,26 @@ import { targetText } from './target';
 export type OutputMode = 'tty' | 'plain' | 'json';
 
 /**
+ * An object as events name it for machines: `{kind, name, namespace}` (namespace absent for a
+ * cluster-scoped kind), printed as `Deployment/uyuni (uyuni)` in text.
+ */
+export interface ObjectId {
+  readonly kind: string;
+  readonly name: string;
+  readonly namespace?: string;
+}
+
+/** The id of an object reference (its apiVersion left out: a kind names it for people). */
+export function objectId(r: { readonly kind: string; readonly name: string; readonly namespace?: string }): ObjectId {
+  return { kind: r.kind, name: r.name, ...(r.namespace ? { namespace: r.namespace } : {}) };
+}
+
+/** `Deployment/uyuni (uyuni)`, as refString writes it (src/runtime/client.ts). */
+export function idText(id: ObjectId): string {
+  return `${id.kind}/${id.name}${id.namespace ? ` (${id.namespace})` : ''}`;
+}
+
+/**
  * What an apply did (steps/apply.ts): created, updated, unchanged (only the run's own
  * bookkeeping differs), re-created (a Job); applied: the run did not read the object before.
  */
@@ -57,8 +77,8 @@ export type RunEvent =
   | { type: 'step-skip'; step: string; index: number; total: number; reason: string }
   | { type: 'gate'; step: string; ok: boolean; detail: string }
   | { type: 'requirement'; step: string; kind: string; name: string; namespace: string; result: 'present' | 'generated' | 'completed-keys'; keys: string[] }
-  | { type: 'action'; step: string; action: string; object: string; result: string }
-  | { type: 'apply'; step: string; object: string; result: ApplyResult }
+  | { type: 'action'; step: string; action: string; object: ObjectId; result: string }
+  | { type: 'apply'; step: string; object: ObjectId; result: ApplyResult }
   | { type: 'waiting'; step: string; index: number; total: number; elapsedSeconds: number; blockers: string[]; pods?: WaitingPod[] }
   | { type: 'log'; step: string; pod: string; container: string; line: string }
   | { type: 'facts'; step: string; facts: Record<string, string> }
@@ -120,7 +140,7 @@ const emptyTally = (): RunTally => ({ created: 0, updated: 0, deleted: 0, stoppe
 /** Counts one event into the run's tally. */
 function count(t: RunTally, ev: RunEvent): void {
   if (ev.type === 'apply') {
-    const job = ev.object.startsWith('Job/');
+    const job = ev.object.kind === 'Job';
     if (job && (ev.result === 'created' || ev.result === 're-created' || ev.result.endsWith('attached'))) t.jobsRun++;
     else if (ev.result === 'created') t.created++;
     else if (ev.result === 'updated') t.updated++;
@@ -282,13 +302,13 @@ export class Reporter {
       case 'step-skip': return `${n(ev)} ${ev.step}: skipped, ${ev.reason}`;
       case 'gate': return `  gate ${ev.ok ? 'passed' : p.red('REFUSED')}: ${ev.detail}`;
       case 'requirement': return `  ${ev.kind} ${ev.namespace}/${ev.name}: ${paintAction(ev.result, ev.result, p)}${ev.result === 'present' ? '' : ` (keys ${ev.keys.join(', ')}, values not shown)`}`;
-      case 'action': return `  ${paintAction(ev.action, ev.action, p)} ${ev.object}: ${ev.result}`;
+      case 'action': return `  ${paintAction(ev.action, ev.action, p)} ${idText(ev.object)}: ${ev.result}`;
       case 'apply':
         if (ev.result === 'unchanged') {
           this.stepUnchanged++;
           if (!this.verbose) return undefined;
         }
-        return `  ${ev.object}: ${paintAction(ev.result, ev.result, p)}`;
+        return `  ${idText(ev.object)}: ${paintAction(ev.result, ev.result, p)}`;
       case 'waiting': return `${n(ev)} ${ev.step}: waiting ${secs(ev.elapsedSeconds)} for ${brief(ev.blockers)}`;
       case 'log': return `  ${ev.step}/${ev.pod}${ev.container ? `/${ev.container}` : ''} | ${ev.line}`;
       case 'facts': return `  facts: ${Object.entries(ev.facts).map(([k, v]) => `${k}=${v}`).join(' ')}`;

@@ -26,7 +26,7 @@ import type { Manifest } from './manifests';
 import { Connection, nextCommand } from './next-command';
 import { openPlanDir } from './plan-dir';
 import { memberKinds, pruneCandidates } from './prune';
-import type { Reporter } from './progress';
+import { objectId, Reporter } from './progress';
 import type { RunLock } from './lock';
 import type { Foreign } from './ownership';
 import { adopt, guardRun, SafeguardOptions } from './safeguards';
@@ -156,7 +156,7 @@ async function pruneSet(run: RunContext, objectsOf: ReadonlyMap<string, Manifest
   for (const i of items) {
     const result = i.action === 'delete' ? ((await run.cluster.delete(i.ref, 'Background')) ? 'deleted' : 'already gone') : `kept (${i.detail})`;
     if (i.action === 'keep') remaining.add(groupKind(i.ref.apiVersion, i.ref.kind));
-    run.reporter.emit({ type: 'action', step: '(run)', action: i.action === 'delete' ? 'prune (propagationPolicy Background)' : 'prune', object: i.object, result });
+    run.reporter.emit({ type: 'action', step: '(run)', action: i.action === 'delete' ? 'prune (propagationPolicy Background)' : 'prune', object: objectId(i.ref), result });
   }
   if (a.parentWritten || items.length > 0) await writeParent(run.cluster, run.plan, a, remaining, run.runId);
 }
@@ -167,7 +167,7 @@ async function pruneSet(run: RunContext, objectsOf: ReadonlyMap<string, Manifest
  * recorded when it was done).
  */
 async function recordHistory(run: RunContext, plan: Plan, objectsOf: ReadonlyMap<string, Manifest[]>): Promise<void> {
-  const event = { type: 'action', step: '(run)', action: 'record finished run', object: `ConfigMap ${plan.namespace}/${HISTORY_CONFIGMAP}` } as const;
+  const event = { type: 'action', step: '(run)', action: 'record finished run', object: { kind: 'ConfigMap', name: HISTORY_CONFIGMAP, namespace: plan.namespace } } as const;
   try {
     await recordFinishedRun(run.cluster, plan, run.runId);
     await recordPlanFinished(run.cluster, plan, (s) => objectsOf.get(s) ?? [], run.runId);

@@ -5,12 +5,12 @@
  * refusal releases the lock and writes nothing.
  */
 import type { Plan } from '../plan/types';
-import { Cluster, refString } from './client';
+import type { Cluster } from './client';
 import { StepFailed } from './errors';
 import { RunLock } from './lock';
 import type { Manifest } from './manifests';
 import { Foreign, markAdopted, refusalMessage, refuses, takeovers, upgrades } from './ownership';
-import type { Reporter } from './progress';
+import { objectId, Reporter } from './progress';
 import { lostCredentials } from './secrets';
 
 export interface SafeguardOptions {
@@ -33,7 +33,7 @@ export async function guardRun(
 ): Promise<Guarded> {
   const lock = new RunLock(cluster, {
     namespace: plan.namespace, runId, plan, verb: 'run', timeoutSeconds: o.lockTimeoutSeconds,
-    onEvent: (action, result) => reporter.emit({ type: 'action', step: '(run)', action, object: refString(lock.ref), result }),
+    onEvent: (action, result) => reporter.emit({ type: 'action', step: '(run)', action, object: objectId(lock.ref), result }),
   });
   // false: the namespace does not exist yet, so nothing in it can be taken over or be data
   const namespaceExists = await lock.acquire();
@@ -55,5 +55,5 @@ export async function guardRun(
 
 /** Marks each object adopted (`uyuni-cdk.io/adopted-from`), saying so. */
 export function adopt(cluster: Cluster, items: readonly Foreign[], reporter: Reporter): Promise<void> {
-  return markAdopted(cluster, items, (f) => reporter.emit({ type: 'action', step: '(run)', action: 'adopt', object: f.object, result: `taken over from ${f.owner}` }));
+  return markAdopted(cluster, items, (f) => reporter.emit({ type: 'action', step: '(run)', action: 'adopt', object: objectId(f.ref), result: `taken over from ${f.owner}` }));
 }

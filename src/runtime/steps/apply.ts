@@ -10,7 +10,7 @@ import { ApiError, RuntimeError } from '../errors';
 import { Manifest, refOf, stampForApply } from '../manifests';
 import { StepWaiter } from '../waiter';
 import { userFieldsChanged } from '../field-diff';
-import type { ApplyResult } from '../progress';
+import { ApplyResult, objectId } from '../progress';
 import type { StepRun } from './context';
 import type { Decisions } from './resume';
 
@@ -19,7 +19,7 @@ async function recreateJobs(s: StepRun, decisions: Decisions): Promise<void> {
   for (const j of toRecreate) {
     const d = decisions.get(j.metadata.name)!.decision as { why: string };
     await s.cluster.delete(refOf(j), 'Background');
-    s.emit({ type: 'action', step: s.step.name, action: 'delete (propagationPolicy Background)', object: refString(refOf(j)), result: d.why });
+    s.emit({ type: 'action', step: s.step.name, action: 'delete (propagationPolicy Background)', object: objectId(refOf(j)), result: d.why });
   }
   if (toRecreate.length === 0) return;
   const gone = await new StepWaiter({
@@ -67,16 +67,16 @@ export async function applyStage(s: StepRun, decisions: Decisions): Promise<Kube
     const d = obj.kind === 'Job' ? decisions.get(obj.metadata.name)!.decision : undefined;
     const ref = refString(refOf(obj));
     if (d?.action === 'attach') {
-      s.emit({ type: 'apply', step: s.step.name, object: ref, result: 'already running with the same spec: attached' });
+      s.emit({ type: 'apply', step: s.step.name, object: objectId(refOf(obj)), result: 'already running with the same spec: attached' });
       continue;
     }
     if (d?.action === 'skip') {
-      s.emit({ type: 'apply', step: s.step.name, object: ref, result: 'already Complete with the same spec: skipped' });
+      s.emit({ type: 'apply', step: s.step.name, object: objectId(refOf(obj)), result: 'already Complete with the same spec: skipped' });
       continue;
     }
     const after = await applyOne(s, obj, ref);
     applied.push(after);
-    s.emit({ type: 'apply', step: s.step.name, object: ref, result: d?.action === 'recreate' ? 're-created' : applyResult(s.c.before, ref, after) });
+    s.emit({ type: 'apply', step: s.step.name, object: objectId(refOf(obj)), result: d?.action === 'recreate' ? 're-created' : d?.action === 'create' ? 'created' : applyResult(s.c.before, ref, after) });
   }
   return applied;
 }

@@ -45,7 +45,15 @@ describe('run output', () => {
     expect(again.out).toMatch(/\nRun complete in [\d.]+m?s: 0 created, 0 updated, 0 deleted, 0 stopped, 0 Jobs run, 4 unchanged\.\n$/);
     // the record keeps every object, and the counts
     const ev = events(runDir);
-    expect(ev.filter((e) => e.type === 'apply').map((e) => e.result)).toEqual(['unchanged', 'unchanged', 'unchanged', 'unchanged']);
+    expect(ev.filter((e) => e.type === 'apply').map((e) => [e.object, e.result])).toEqual([
+      [{ kind: 'Namespace', name: NS }, 'unchanged'],
+      [{ kind: 'ConfigMap', name: 'tuning', namespace: NS }, 'unchanged'],
+      [{ kind: 'Deployment', name: 'web', namespace: NS }, 'unchanged'],
+      [{ kind: 'ConfigMap', name: 'other', namespace: NS }, 'unchanged'],
+    ]);
+    // the lock and the record name their objects the same way
+    expect(ev.find((e) => e.type === 'action' && e.action === 'lock').object).toEqual({ kind: 'Lease', name: 'uyuni-cdk-lock', namespace: NS });
+    expect(ev.find((e) => e.type === 'action' && e.action === 'record finished run').object).toEqual({ kind: 'ConfigMap', name: 'uyuni-cdk-history', namespace: NS });
     expect(ev[ev.length - 1]).toMatchObject({ type: 'run-done', status: 'done', resources: { created: 0, updated: 0, unchanged: 4, jobsRun: 0 } });
 
     const verbose = await cli('run', dir, { kubeconfig: sim.kubeconfigPath, verbose: true });
