@@ -63,8 +63,8 @@ export interface RunTally {
 
 /** A pod the step waits on (a Job's, a rollout's): phase, and each container's started, ready, restarts. */
 export interface WaitingPod extends PodProgress {
-  /** The waited-on object it belongs to: `Deployment/uyuni (uyuni)`. */
-  readonly owner: string;
+  /** The waited-on object it belongs to: `{kind: 'Deployment', name: 'uyuni', namespace: 'uyuni'}`. */
+  readonly owner: ObjectId;
 }
 
 export type RunEvent =

@@ -63,7 +63,7 @@ describe('progress output', () => {
   const rollout = { step: 'server', index: 8, total: 8 };
   const starting = 'Deployment/uyuni (uyuni) rollout: 0/1 ready; pod uyuni-7d9f8c5b4-x2k4p: Running, uyuni starting (startup probe), 0 restarts';
   const pod = (started: boolean) => ({
-    owner: 'Deployment/uyuni (uyuni)', pod: 'uyuni-7d9f8c5b4-x2k4p', phase: 'Running',
+    owner: { kind: 'Deployment', name: 'uyuni', namespace: 'uyuni' }, pod: 'uyuni-7d9f8c5b4-x2k4p', phase: 'Running',
     containers: [{ name: 'uyuni', state: 'running' as const, started, ready: false, restartCount: 0, startupProbe: true, readinessProbe: true }],
   });
 
@@ -91,7 +91,7 @@ describe('progress output', () => {
     j.r.close();
     const recorded = fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((e) => e.type === 'waiting');
     expect(recorded.map((e) => [e.elapsedSeconds, e.pods[0].containers[0].started])).toEqual([[0.25, false], [7.75, true], [10, true]]);
-    expect(recorded[0]).toMatchObject({ blockers: [starting], pods: [{ owner: 'Deployment/uyuni (uyuni)', phase: 'Running', containers: [{ name: 'uyuni', started: false, ready: false, restartCount: 0 }] }] });
+    expect(recorded[0]).toMatchObject({ blockers: [starting], pods: [{ owner: { kind: 'Deployment', name: 'uyuni', namespace: 'uyuni' }, phase: 'Running', containers: [{ name: 'uyuni', started: false, ready: false, restartCount: 0 }] }] });
     expect(j.out.join('')).toBe(fs.readFileSync(file, 'utf8'));
   });
 
