@@ -1,9 +1,11 @@
-/** Issue 28's output conventions as units: durations, colour, bookkeeping left out of diffs, gates in words. */
+/** Issue 28's output conventions as units: durations, colour, bookkeeping left out of diffs, gates in words, the run's closing line. */
+import { parseAllDocuments } from 'yaml';
 import { formatDuration } from '../../../src/plan/duration';
 import type { Gate } from '../../../src/plan/types';
 import { COLOUR, NO_COLOUR, paintDiffLine, paletteFor } from '../../../src/runtime/colour';
 import { fieldDiff, isBookkeeping } from '../../../src/runtime/field-diff';
 import { evaluateGate } from '../../../src/runtime/gates';
+import { Reporter } from '../../../src/runtime/progress';
 
 describe('formatDuration', () => {
   it('prints a plan deadline, a step timeout and elapsed time as people read them', () => {
@@ -90,5 +92,55 @@ describe('gate messages in words', () => {
   it('reads a gate whose value comes first from the fact\'s side', () => {
     expect(gate({ type: 'compare-versions', left: { value: '16' }, op: '>=', right: { fact: 'current_pg_version' } })).toBe('current_pg_version is 14, as expected: 16 or older');
     expect(gate({ type: 'compare-versions', left: { value: '12' }, op: '>', right: { fact: 'current_pg_version' } })).toBe('m (current_pg_version is 14, expected older than 12)');
+  });
+});
+
+describe('the run\'s closing line and machine formats', () => {
+  const id = (kind: string, name: string) => ({ kind, name, namespace: 'uyuni' });
+  const step = { step: 'stop-server', index: 2, total: 3 };
+
+  function run(format?: 'json' | 'yaml', mode: 'plain' | 'json' = 'plain') {
+    const out: string[] = [];
+    const err: string[] = [];
+    const r = new Reporter({ mode, format, write: (t) => out.push(t), writeErr: (t) => err.push(t), now: () => 0 });
+    r.emit({ type: 'step-start', ...step, description: 'stop the server' });
+    r.emit({ type: 'action', step: 'stop-server', action: 'scale to 0', object: id('Deployment', 'uyuni'), result: 'done' });
+    r.emit({ type: 'action', step: 'stop-server', action: 'scale to 0', object: id('Deployment', 'db'), result: 'already at 0 replicas: not done' });
+    r.emit({ type: 'action', step: 'stop-server', action: 'scale to 2', object: id('Deployment', 'web'), result: 'done' });
+    r.emit({ type: 'action', step: 'stop-server', action: 'delete', object: id('Job', 'old'), result: 'deleting' });
+    r.emit({ type: 'requirement', step: 'stop-server', kind: 'Secret', name: 's', namespace: 'uyuni', result: 'generated', keys: ['password'] });
+    r.emit({ type: 'apply', step: 'stop-server', object: id('Job', 'backup'), result: 'created' });
+    r.emit({ type: 'apply', step: 'stop-server', object: id('Job', 'sync'), result: 're-created' });
+    r.emit({ type: 'apply', step: 'stop-server', object: id('ConfigMap', 'c'), result: 'updated' });
+    r.emit({ type: 'apply', step: 'stop-server', object: id('Service', 'a'), result: 'unchanged' });
+    r.emit({ type: 'apply', step: 'stop-server', object: id('Service', 'b'), result: 'unchanged' });
+    r.emit({ type: 'step-done', ...step, elapsedSeconds: 2.5 });
+    r.emit({ type: 'action', step: '(run)', action: 'prune (propagationPolicy Background)', object: id('Service', 'hub'), result: 'deleted' });
+    r.emit({ type: 'run-done', status: 'done', exitCode: 0, elapsedSeconds: 3700 });
+    return { out: out.join(''), err: err.join(''), tally: r.tally };
+  }
+
+  it('counts created, updated, deleted, stopped, scaled, Jobs run and unchanged', () => {
+    const { out, tally } = run();
+    expect(tally).toEqual({ created: 1, updated: 1, deleted: 2, stopped: 1, scaled: 1, jobsRun: 2, unchanged: 2, applied: 0 });
+    expect(out).not.toContain('Service/a');
+    expect(out).toContain('[2/3] stop-server: done in 2.5s (2 objects unchanged)\n');
+    expect(out.trimEnd().split('\n').pop()).toBe('Run complete in 1h1m40s: 1 created, 1 updated, 2 deleted, 1 stopped, 1 scaled, 2 Jobs run, 2 unchanged.');
+  });
+
+  it('-o yaml: one document per event, the same as -o json', () => {
+    const yaml = run('yaml', 'json').out;
+    const json = run('json', 'json').out;
+    expect(yaml.startsWith('---\n')).toBe(true);
+    expect(parseAllDocuments(yaml).map((d) => d.toJS())).toEqual(json.trim().split('\n').map((l) => JSON.parse(l)));
+    expect(JSON.parse(json.trim().split('\n').pop()!)).toMatchObject({ type: 'run-done', resources: { stopped: 1, jobsRun: 2 } });
+  });
+
+  it('a failed run says what it changed before it stopped', () => {
+    const r = new Reporter({ mode: 'plain', write: () => undefined, writeErr: (t) => failed.push(t), now: () => 0 });
+    const failed: string[] = [];
+    r.emit({ type: 'apply', step: 's', object: id('ConfigMap', 'c'), result: 'created' });
+    r.emit({ type: 'run-done', status: 'failed', exitCode: 1, elapsedSeconds: 1.5, message: 'step s: boom' });
+    expect(failed.join('')).toBe('run failed (exit 1) after 1.5s: step s: boom\n  changed before it stopped: 1 created, 0 updated, 0 deleted, 0 stopped, 0 Jobs run, 0 unchanged\n');
   });
 });
