@@ -135,8 +135,11 @@ export function fieldDiff(live: KubernetesObject, planned: KubernetesObject): st
   return unifiedDiff('live', 'planned', c.live, c.planned) + (note ? `${note}\n` : '');
 }
 
-/** Whether two states of an object differ in more than what the server and the runtime keep (bookkeeping left out). */
+/**
+ * Whether two states of an object differ in more than what the server sets and the run label:
+ * what `plan` shows as an `update` (its bookkeeping labels count, as they do there).
+ */
 export function userFieldsChanged(before: KubernetesObject, after: KubernetesObject): boolean {
   const c = comparableSides(before, after);
-  return c.live !== c.planned;
+  return c.live !== c.planned || c.bookkeeping.labels + c.bookkeeping.annotations > 0;
 }

@@ -36,7 +36,8 @@ export function idText(id: ObjectId): string {
 
 /**
  * What an apply did (steps/apply.ts): created, updated, unchanged (only the run's own
- * bookkeeping differs), re-created (a Job); applied: the run did not read the object before.
+ * the run label and what the server sets differ), re-created (a Job); applied: the run did not
+ * read the object before.
  */
 export type ApplyResult = 'created' | 'updated' | 'unchanged' | 're-created' | 'applied'
   | 'already running with the same spec: attached' | 'already Complete with the same spec: skipped';
@@ -55,7 +56,7 @@ export interface RunTally {
   scaled: number;
   /** Jobs that ran in this run: created, re-created, or attached to while running. */
   jobsRun: number;
-  /** Objects whose apply changed nothing but the run's bookkeeping. */
+  /** Objects whose apply changed nothing but the run label. */
   unchanged: number;
   /** Objects applied that the run did not read before (neither created nor compared). */
   applied: number;

@@ -50,7 +50,8 @@ async function applyOne(s: StepRun, obj: Manifest, ref: string): Promise<Kuberne
 
 /**
  * What an apply did, against the object as the run found it: created, updated, or unchanged
- * (only the run's own bookkeeping differs: field-diff.ts); `applied` when the run did not read it.
+ * (only the run label and what the server sets differ, as `plan` compares: field-diff.ts);
+ * `applied` when the run did not read it.
  */
 function applyResult(before: StepRun['c']['before'], ref: string, after: KubernetesObject): ApplyResult {
   if (!before?.has(ref)) return 'applied';

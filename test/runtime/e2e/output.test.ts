@@ -118,6 +118,12 @@ describe('plan output', () => {
     const r = await cli('plan', dir, { kubeconfig: sim.kubeconfigPath });
     expect(r.out).toMatch(/ {2}update {5}ConfigMap\/tuning \(uyuni-test\)\n {6}--- live\n {6}\+\+\+ planned\n[^]*-  a: "2"\n {6}\+  a: "1"\n[^]* {6}\(\+ 1 bookkeeping label\)\n/);
     expect(r.out).not.toContain('uyuni-cdk.io/step');
+    // run agrees: the label is set back, so the object is updated, not unchanged
+    sim.put({ ...sim.get('v1', 'ConfigMap', 'tuning', NS), data: { a: '1' } });
+    expect((await cli('plan', dir, { kubeconfig: sim.kubeconfigPath })).out).toMatch(/ {6}\(\+ 1 bookkeeping label\)\n/);
+    const ran = await cli('run', dir, { kubeconfig: sim.kubeconfigPath });
+    expect(ran.out).toContain(`  ConfigMap/tuning (${NS}): updated\n`);
+    expect(sim.get('v1', 'ConfigMap', 'tuning', NS).metadata.labels['uyuni-cdk.io/step']).toBe('server');
   });
 
   it('colours on a terminal only: + green, - red, create green; never with --no-color, NO_COLOR or -o json/yaml', async () => {
