@@ -13,7 +13,7 @@ export function addConnectionOptions(cmd: Command): Command {
 /** Options every cluster verb takes: the connection, the output format, colour. */
 export function addClusterOptions(cmd: Command): Command {
   return addConnectionOptions(cmd)
-    .addOption(new Option('-o, --output <format>', 'text (a live line per step on a terminal, plain lines otherwise), json (one event per line) or yaml (one document per event)').choices(['text', 'json', 'yaml']).default('text'))
+    .addOption(new Option('-o, --output <format>', 'text (run: a live line per step on a terminal, plain lines otherwise), json or yaml (run: one event per line or document; the other verbs: one document)').choices(['text', 'json', 'yaml']).default('text'))
     .option('--no-color', 'no colour on a terminal either (as NO_COLOR=1); pipes, files, json and yaml never get colour');
 }
 

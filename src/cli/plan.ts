@@ -18,7 +18,9 @@ export function register(program: Command): void {
     .addHelpText('after', `
 An update shows the unified YAML diff between the object in the cluster and a server-side apply
 dry run (status, managedFields, resourceVersion, uid, generation, timestamps and the run label
-left out; Secret values never shown). Every step action is shown with what it would do
+left out; Secret values never shown; our bookkeeping labels and annotations counted, not shown:
+"(+ 4 bookkeeping labels)"). Unchanged objects and a step's waits are counted (-v lists them).
+Every step action is shown with what it would do
 (stop: a scale to 0 of a running workload; delete; "not done" when its effect holds already),
 a one-shot data step with its flow's record, and what run would refuse before any write (a
 finished flow's data step, a change of the server's recorded identity). The last line counts

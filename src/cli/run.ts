@@ -40,6 +40,9 @@ attached to; a failed one stops the run with its logs; a changed one is refused 
 Prune: after the last step, objects this plan applied before and no longer has (the members of
 its ApplySet, applyset.kubernetes.io/part-of) are deleted; claims only with --purge-volumes,
 credentials and step Jobs never. \`uyuni-cdk plan\` lists them first.
+Output: each object applied says created, updated or re-created; unchanged ones are counted
+per step (-v lists them); the last line counts what the run changed, as terraform's:
+  Run complete in 3.4s: 1 created, 2 updated, 0 deleted, 2 stopped, 1 Job run, 47 unchanged.
 Logs: <run dir>/<step>/<pod>.<container>.log, events: <run dir>/events.jsonl.
 ${SAFETY_HELP}
 ${EXIT_CODES_HELP}
