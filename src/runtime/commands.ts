@@ -249,7 +249,7 @@ export function statusCommand(planDir: string, o: CommonOptions, io: Io): Promis
     await cluster.ping();
     const steps = await stepStatuses(cluster, plan, viewOf);
     const target = targetOf(cluster);
-    io.out(mode === 'json' ? machine(o, { plan: plan.name, namespace: plan.namespace, cluster: target, steps }) : renderStatus(plan, steps, target) + '\n');
+    io.out(mode === 'json' ? machine(o, { plan: plan.name, namespace: plan.namespace, cluster: target, steps }) : renderStatus(plan, steps, target, paletteOf(o, io)) + '\n');
     return statusExitCode(steps);
   });
 }

@@ -6,7 +6,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { parse } from 'yaml';
-import { Io, planCommand } from '../../../src/runtime/commands';
+import { Io, planCommand, statusCommand } from '../../../src/runtime/commands';
 import { startSimulator, Simulator } from '../../sim';
 import { cli, tmpDir } from './harness';
 import { deployment, namespace, NS, writePlan } from '../plans';
@@ -76,10 +76,10 @@ describe('run output', () => {
 });
 
 /** A verb run on a terminal (isTTY), its output captured. */
-async function onTerminal(planDir: string, opts: Record<string, unknown>): Promise<string> {
+async function onTerminal(planDir: string, opts: Record<string, unknown>, verb = planCommand): Promise<string> {
   let out = '';
   const io: Io = { out: (t) => { out += t; }, err: (t) => { out += t; }, isTTY: true };
-  await planCommand(planDir, { kubeconfig: sim.kubeconfigPath, ...opts }, io);
+  await verb(planDir, { kubeconfig: sim.kubeconfigPath, ...opts }, io);
   return out;
 }
 
@@ -161,9 +161,12 @@ describe('status and destroy output', () => {
     const status = await cli('status', dir, { kubeconfig: sim.kubeconfigPath });
     expect(status.out.split('\n')[0]).toMatch(/^plan install, namespace uyuni-test, cluster http:\/\/127\.0\.0\.1:\d+ \(context sim\)$/);
     expect(parse((await cli('status', dir, { kubeconfig: sim.kubeconfigPath, output: 'yaml' })).out)).toMatchObject({ plan: 'install', cluster: { context: 'sim' }, steps: [{ name: 'namespace' }, { name: 'server' }] });
+    expect(await onTerminal(dir, {}, statusCommand)).toMatch(/\nnamespace {2}\x1b\[33mnot-applied {3}\x1b\[39m/);
+    expect(await onTerminal(dir, { color: false }, statusCommand)).not.toContain('\x1b[');
     const destroy = await cli('destroy', dir, { kubeconfig: sim.kubeconfigPath });
     expect(destroy.out.split('\n')[0]).toMatch(/plan install, namespace uyuni-test, cluster http:\/\/127\.0\.0\.1:\d+ \(context sim\)$/);
     const run = await cli('run', dir, { kubeconfig: sim.kubeconfigPath });
     expect(run.out.split('\n')[0]).toMatch(/, cluster http:\/\/127\.0\.0\.1:\d+ \(context sim\), logs in /);
+    expect(await onTerminal(dir, {}, statusCommand)).toMatch(/\nnamespace {2}\x1b\[32mdone {10}\x1b\[39m/);
   });
 });
