@@ -23,7 +23,7 @@ export function register(program: Command): void {
     .option('--yes', 'really delete (without it: list what would be deleted)')
     .option('--purge-volumes', 'also delete PersistentVolumeClaims (the data!), the credential and CA Secrets that open them, the run records, and their namespace')
     .option('--lock-timeout <duration>', LOCK_TIMEOUT_HELP, duration),
-  'text (a line per object: deleted, would be deleted, kept and why) or json (one JSON document: the plan, its namespace, dryRun and each object)')
+  'text (a line per object: deleted, would be deleted, kept and why), json (one JSON document: the plan, its namespace, dryRun and each object) or yaml (the same document)')
     .addHelpText('after', `
 Kept without --purge-volumes: the claims, the credential Secrets the plan names, the CA Secret,
 the records of finished runs (uyuni-cdk-history), and the namespace holding them.

@@ -11,12 +11,13 @@ export function addConnectionOptions(cmd: Command): Command {
 }
 
 /** `run`'s output formats; plan, status and destroy name their own (one document, not events). */
-export const RUN_OUTPUT_HELP = 'text (a live line per step on a terminal, plain lines otherwise) or json (one event per line, as events.jsonl)';
+export const RUN_OUTPUT_HELP = 'text (a live line per step on a terminal, plain lines otherwise), json (one event per line, as events.jsonl) or yaml (one document per event)';
 
-/** Options every cluster verb takes: the connection and the output format (what `-o` prints: the verb's own words). */
+/** Options every cluster verb takes: the connection, the output format (what `-o` prints: the verb's own words), colour. */
 export function addClusterOptions(cmd: Command, outputHelp = RUN_OUTPUT_HELP): Command {
   return addConnectionOptions(cmd)
-    .addOption(new Option('-o, --output <format>', outputHelp).choices(['text', 'json']).default('text'));
+    .addOption(new Option('-o, --output <format>', outputHelp).choices(['text', 'json', 'yaml']).default('text'))
+    .option('--no-color', 'no colour on a terminal either (as NO_COLOR=1); pipes, files, json and yaml never get colour');
 }
 
 /** Bad input and an unreachable cluster: the same for every cluster verb. */

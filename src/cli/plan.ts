@@ -22,13 +22,16 @@ export function register(program: Command): void {
     .option('--purge-volumes', 'predict `run --purge-volumes`: claims this plan made and dropped are deleted too')
     .option('--out <file>', 'also save this plan to FILE: `uyuni-cdk run FILE` applies exactly it (as Terraform\'s -out), refusing if the cluster or the plan directory changed since')
     .option('--adopt', 'predict `run --adopt`: objects of other owners are listed as adopted, not refused')
+    .option('-v, --verbose', 'also list each unchanged object and what each step waits for (default: counts)')
     .option('--detailed-exitcode', `exit ${EXIT.ok} without changes, ${EXIT.planChanges} with changes, ${EXIT.stepFailed} on any error (for CI drift checks, as Terraform's)`)
     .addOption(new Option('--exit-code', 'the same as --detailed-exitcode').hideHelp()),
-  'text (as shown below) or json (one JSON document: each step with its objects and actions, prune, takeovers, lost credentials)'), 'plan')
+  'text (as shown below), json (one JSON document: each step with its objects and actions, prune, takeovers, lost credentials) or yaml (the same document)'), 'plan')
     .addHelpText('after', `
 An update shows the unified YAML diff between the object in the cluster and a server-side apply
 dry run (status, managedFields, resourceVersion, uid, generation, timestamps and the run label
-left out; Secret values never shown). Every step action is shown with what it would do
+left out; Secret values never shown; our bookkeeping labels and annotations counted, not shown:
+"(+ 4 bookkeeping labels)"). Unchanged objects and a step's waits are counted (-v lists them).
+Every step action is shown with what it would do
 (stop: a scale to 0 of a running workload; delete; "not done" when its effect holds already),
 a one-shot data step with its flow's record, and what run would refuse before any write (a
 finished flow's data step, a change of the server's recorded identity). The last line counts

@@ -40,13 +40,17 @@ export function register(program: Command): void {
     .option('-y, --yes', 'approve the destructive changes without a question (scripts, CI); they are still listed')
     .option('--auto-approve', 'the same as --yes (as Terraform\'s)')
     .option('--adopt', 'take over existing objects of other owners (Helm, kubectl, mgradm; not another plan\'s namespace) instead of refusing')
-    .option('--lock-timeout <duration>', LOCK_TIMEOUT_HELP, duration)), 'run')
+    .option('--lock-timeout <duration>', LOCK_TIMEOUT_HELP, duration)
+    .option('-v, --verbose', 'print every object applied, also those that changed nothing (default: a count per step)')), 'run')
     .addHelpText('after', `
 Resume: a step whose Jobs are Complete with the same spec hash is skipped; a running one is
 attached to; a failed one stops the run with its logs; a changed one is refused unless --rerun.
 Prune: after the last step, objects this plan applied before and no longer has (the members of
 its ApplySet, applyset.kubernetes.io/part-of) are deleted; claims only with --purge-volumes,
 credentials and step Jobs never. \`uyuni-cdk plan\` lists them first.
+Output: each object applied says created, updated or re-created; unchanged ones are counted
+per step (-v lists them); the last line counts what the run changed, as terraform's:
+  Run complete in 3.4s: 1 created, 2 updated, 0 deleted, 2 stopped, 1 Job run, 47 unchanged.
 Run directories: one per run series, one per attempt inside: the runs that resume a stopped run
 (the same command again) are attempts of its series, which ends with the run that finishes the
 plan. Logs: <attempt>/<step>/<pod>.<container>.log, events: <attempt>/events.jsonl.

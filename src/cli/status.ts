@@ -6,7 +6,7 @@ export function register(program: Command): void {
   addClusterOptions(program.command('status')
     .argument('<planDir>', 'a synthesized plan directory, e.g. dist/install')
     .description('Show each step\'s state read from the cluster: done, not-applied, partly-applied, waiting, running, failed, changed'),
-  'text (a line per step) or json (one JSON document: the plan, its namespace and each step with its state)')
+  'text (a line per step), json (one JSON document: the plan, its namespace and each step with its state) or yaml (the same document)')
     .addHelpText('after', `
 It reads only; it takes no lock and may run beside a run (watch a long migration from a second
 terminal). A step is done when its objects are there, what it waits for holds (rollouts, bound

@@ -16,18 +16,23 @@ import { forceUnlock, releaseHeldLocks, RunLock } from './lock';
 import { refuses, renderTakeovers, takeovers, upgrades } from './ownership';
 import { openPlanDir, openPlanView, PlanDir } from './plan-dir';
 import { hasChanges, planSteps, renderPlan } from './planview';
+import { stringify } from 'yaml';
+import { paletteFor, Palette } from './colour';
 import { OutputMode, Reporter } from './progress';
 import { runPlan, timestamp } from './run';
 import { isSavedPlan, planDigest, readSavedPlan, savedOptionsOf, writeSavedPlan } from './saved-plan';
 import { lostCredentials } from './secrets';
 import { renderStatus, statusExitCode, stepStatuses } from './status';
+import { targetOf } from './target';
 
 export interface CommonOptions {
   readonly kubeconfig?: string;
   readonly context?: string;
   readonly namespace?: string;
   /** @default text */
-  readonly output?: 'text' | 'json';
+  readonly output?: 'text' | 'json' | 'yaml';
+  /** `--no-color` sets it false: no colour even on a terminal (NO_COLOR does the same). @default true */
+  readonly color?: boolean;
 }
 
 export interface Io {
@@ -44,8 +49,18 @@ export interface Io {
 }
 
 function outputMode(o: CommonOptions, io: Io): OutputMode {
-  if (o.output === 'json') return 'json';
+  if (o.output === 'json' || o.output === 'yaml') return 'json';
   return io.isTTY ? 'tty' : 'plain';
+}
+
+/** A verb's one result document for machines: JSON, or YAML with `-o yaml`. */
+function machine(o: CommonOptions, doc: object): string {
+  return o.output === 'yaml' ? stringify(doc) : `${JSON.stringify(doc)}\n`;
+}
+
+/** Colour only for text on a terminal, never with `--no-color` or NO_COLOR (src/runtime/colour.ts). */
+function paletteOf(o: CommonOptions, io: Io): Palette {
+  return paletteFor({ isTTY: io.isTTY, format: o.output ?? 'text', color: o.color });
 }
 
 function connect(o: CommonOptions): Cluster {
@@ -109,6 +124,8 @@ export interface RunCommandOptions extends CommonOptions {
   readonly adopt?: boolean;
   /** Seconds to wait for the namespace's lock. @default 0 */
   readonly lockTimeout?: number;
+  /** `-v`: every object's apply, also those that changed nothing. */
+  readonly verbose?: boolean;
 }
 
 /** `run FILE`: the saved plan's directory and options; options that would change what it does are refused. */
@@ -130,7 +147,9 @@ export function runCommand(planDir: string, o: RunCommandOptions, io: Io): Promi
   return guarded(io, async () => {
     const from = isSavedPlan(planDir) ? savedRun(planDir, o) : undefined;
     const intervalSeconds = o.progressInterval ?? RUN_DEFAULTS.progressIntervalSeconds;
-    const reporter = new Reporter({ mode: outputMode(o, io), write: io.out, writeErr: io.err, intervalSeconds });
+    const reporter = new Reporter({
+      mode: outputMode(o, io), format: o.output === 'yaml' ? 'yaml' : 'json', write: io.out, writeErr: io.err, intervalSeconds, palette: paletteOf(o, io), verbose: o.verbose,
+    });
     // Ctrl-C: nothing to undo (each step is idempotent or resumable); the CLI says how to continue.
     io.onInterrupt?.(() => { reporter.close(); return releaseHeldLocks(); });
     const cluster = connect(o);
@@ -186,6 +205,8 @@ export interface PlanCommandOptions extends CommonOptions {
   readonly allowNewCa?: boolean;
   /** `--out FILE`: save what was shown, for `run FILE` (src/runtime/saved-plan.ts). */
   readonly out?: string;
+  /** `-v`: every unchanged object and every wait listed (default: counted). */
+  readonly verbose?: boolean;
 }
 
 export async function planCommand(planDir: string, o: PlanCommandOptions, io: Io): Promise<number> {
@@ -203,9 +224,10 @@ export async function planCommand(planDir: string, o: PlanCommandOptions, io: Io
     const lost = await lostCredentials(cluster, plan);
     const refused = lost.length > 0 || foreign.some((f) => refuses(f, Boolean(o.adopt), upgrades(plan)));
     const safety = [...renderTakeovers(foreign, Boolean(o.adopt), upgrades(plan)), ...lost.map((l) => `Refused: ${l.message}`)];
+    const target = targetOf(cluster);
     io.out(mode === 'json'
-      ? JSON.stringify({ plan: plan.name, namespace: plan.namespace, ...r, takeovers: foreign.map(({ ref: _r, ...f }) => f), lostCredentials: lost }) + '\n'
-      : [...safety, renderPlan(plan, r)].join('\n') + '\n');
+      ? machine(o, { plan: plan.name, namespace: plan.namespace, cluster: target, ...r, takeovers: foreign.map(({ ref: _r, ...f }) => f), lostCredentials: lost })
+      : [...safety, renderPlan(plan, r, { verbose: o.verbose, palette: paletteOf(o, io), target })].join('\n') + '\n');
     if (o.out) {
       writeSavedPlan(o.out, { planDir: dir, digest: planDigest(dir, plan), server: cluster.server, options: savedOptionsOf(o.namespace, o), result: r });
       if (mode !== 'json') io.out(`\nSaved the plan to ${o.out}: \`uyuni-cdk run ${o.out}\` applies exactly this, and refuses if the cluster or ${dir} changed since.\n`);
@@ -229,7 +251,8 @@ export function statusCommand(planDir: string, o: CommonOptions, io: Io): Promis
     const cluster = connect(o);
     await cluster.ping();
     const steps = await stepStatuses(cluster, plan, viewOf);
-    io.out(mode === 'json' ? JSON.stringify({ plan: plan.name, namespace: plan.namespace, steps }) + '\n' : renderStatus(plan, steps) + '\n');
+    const target = targetOf(cluster);
+    io.out(mode === 'json' ? machine(o, { plan: plan.name, namespace: plan.namespace, cluster: target, steps }) : renderStatus(plan, steps, target, paletteOf(o, io)) + '\n');
     return statusExitCode(steps);
   });
 }
@@ -300,7 +323,8 @@ export function destroyCommand(planDir: string, o: DestroyCommandOptions, io: Io
     } finally {
       await lock?.release();
     }
-    io.out(mode === 'json' ? JSON.stringify({ plan: plan.name, namespace: plan.namespace, dryRun: !opts.yes, items }) + '\n' : renderDestroy(plan, items, opts) + '\n');
+    const target = targetOf(cluster);
+    io.out(mode === 'json' ? machine(o, { plan: plan.name, namespace: plan.namespace, cluster: target, dryRun: !opts.yes, items }) : renderDestroy(plan, items, opts, target) + '\n');
     return EXIT.ok;
   });
 }

@@ -14,6 +14,7 @@ import { MissingKind } from './errors';
 import { HISTORY_CONFIGMAP } from './history';
 import { Manifest, refOf, sameRef, selectorString } from './manifests';
 import { ADOPTED_FROM, othersIn } from './ownership';
+import { Target, targetText } from './target';
 
 export interface DestroyOptions {
   readonly yes: boolean;
@@ -166,8 +167,8 @@ export async function destroyPlan(cluster: Cluster, plan: Plan, objectsOf: (step
   return items;
 }
 
-export function renderDestroy(plan: Plan, items: DestroyItem[], o: DestroyOptions): string {
-  const lines = [`${o.yes ? 'destroy' : 'destroy (dry run: nothing deleted; pass --yes to delete)'} plan ${plan.name}, namespace ${plan.namespace}`];
+export function renderDestroy(plan: Plan, items: DestroyItem[], o: DestroyOptions, target?: Target): string {
+  const lines = [`${o.yes ? 'destroy' : 'destroy (dry run: nothing deleted; pass --yes to delete)'} plan ${plan.name}, namespace ${plan.namespace}${target ? `, ${targetText(target)}` : ''}`];
   for (const i of items) lines.push(`  ${i.result.padEnd(12)}  ${i.object}${i.detail ? `  (${i.detail})` : ''}`);
   return lines.join('\n');
 }

@@ -15,6 +15,7 @@
  */
 import * as os from 'os';
 import type { KubernetesObject, V1Lease } from '@kubernetes/client-node';
+import { formatDuration } from '../plan/duration';
 import { EXIT } from '../plan/exit-codes';
 import { LABELS, MANAGED_BY, ObjectRef, Plan, Step } from '../plan/types';
 import type { Cluster } from './client';
@@ -191,7 +192,7 @@ export class RunLock {
       if (r.state !== 'held') return r.state === 'taken';
       const who = describeHolder(holderOf(r.lease));
       if (Date.now() >= deadline) {
-        const waited = this.o.timeoutSeconds ? ` (waited ${this.o.timeoutSeconds} s)` : '';
+        const waited = this.o.timeoutSeconds ? ` (waited ${formatDuration(this.o.timeoutSeconds)})` : '';
         throw new Locked(`namespace ${this.o.namespace} is locked by ${who}${waited}: wait for it to finish (--lock-timeout 10m waits), `
           + `or, if it is gone, uyuni-cdk unlock -n ${this.o.namespace} ${holderOf(r.lease).runId}`);
       }
@@ -285,7 +286,7 @@ export class RunLock {
         await this.cluster.delete(this.ref, 'Background');
       }
     } catch (e) {
-      this.emit('unlock', `not released (${(e as Error).message}); it expires ${leaseSeconds()} s after its last renewal`);
+      this.emit('unlock', `not released (${(e as Error).message}); it expires ${formatDuration(leaseSeconds())} after its last renewal`);
     } finally {
       this.cluster.limits.deadline = deadline;
     }

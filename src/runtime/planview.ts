@@ -10,11 +10,13 @@
  */
 import type { KubernetesObject, V1ConfigMap, V1Job, V1Secret } from '@kubernetes/client-node';
 import type { Gate, Plan, Requirement, Step } from '../plan/types';
+import { formatDuration } from '../plan/duration';
 import { LABELS } from '../plan/types';
 import { applySetOf, readParent } from './applyset';
 import { Cluster, refString } from './client';
 import { ApiError, MissingKind, StepFailed } from './errors';
 import { Facts, factsOfStep } from './facts';
+import { NO_COLOUR, paintAction, paintDiffLine, Palette } from './colour';
 import { fieldDiff } from './field-diff';
 import { evaluateGate } from './gates';
 import { finishedJobUids } from './history';
@@ -31,6 +33,7 @@ import { jobPhase } from './readiness/batch_v1_job';
 import type { JobDecision } from './resume';
 import { actionEffect, ActionEffect } from './steps/actions';
 import { decideJobs, JobState } from './steps/resume';
+import { Target, targetText } from './target';
 
 export type ObjectAction =
   | 'create' | 'unchanged' | 'update' | 'recreate' | 'blocked-immutable' | 'skip-complete' | 'skip' | 'running' | 'failed' | 'missing-kind'
@@ -107,6 +110,11 @@ export interface PlanOptions extends PruneOptions, IdentityFlags {
    * then `unchanged` (it applies them anyway). @default true
    */
   readonly diff?: boolean;
+  /**
+   * Filled with every object read to decide (by refString; undefined: not in the cluster): `run`
+   * compares what its apply answers with it, to tell an updated object from an unchanged one.
+   */
+  readonly seen?: Map<string, KubernetesObject | undefined>;
 }
 
 /** A gate as `plan` shows it: decided now when the facts it needs are already in the cluster. */
@@ -141,11 +149,12 @@ async function plannedUpdate(cluster: Cluster, obj: Manifest, existing: Kubernet
   }
 }
 
-async function plannedObject(cluster: Cluster, obj: Manifest, setId: string, diff: boolean): Promise<PlannedObject> {
+async function plannedObject(cluster: Cluster, obj: Manifest, setId: string, diff: boolean, seen?: Map<string, KubernetesObject | undefined>): Promise<PlannedObject> {
   const ref = refOf(obj);
   let existing: KubernetesObject | undefined;
   try {
     existing = await cluster.get(ref);
+    seen?.set(refString(ref), existing);
   } catch (e) {
     if (e instanceof MissingKind) return { object: refString(ref), action: 'missing-kind', detail: e.message };
     throw e;
@@ -183,6 +192,7 @@ interface Walk {
   readonly records: Records;
   readonly plan: Plan;
   readonly diff: boolean;
+  readonly seen?: Map<string, KubernetesObject | undefined>;
   /** Objects earlier steps apply (not skipped): an action on one finds it there. */
   readonly applied: Manifest[];
   /** Claims that hold data already (they exist before the run). */
@@ -241,7 +251,7 @@ async function planStep(w: Walk, step: Step, objects: readonly Manifest[]): Prom
       planned.push({ object: refString(refOf(obj)), action: jobAction(d), detail: 'why' in d ? d.why : undefined, ...(finishedJob ? { finishedJob } : {}) });
     }
     else if (skipWhy) planned.push({ object: refString(refOf(obj)), action: 'skip', detail: 'the step is skipped' });
-    else planned.push(await (w.prefetched.get(prefetchKey(step.name, index)) ?? plannedObject(w.cluster, obj, w.setId, w.diff)));
+    else planned.push(await (w.prefetched.get(prefetchKey(step.name, index)) ?? plannedObject(w.cluster, obj, w.setId, w.diff, w.seen)));
   }
   for (const [i, o] of planned.entries()) {
     if (objects[i].kind === 'PersistentVolumeClaim' && !['create', 'skip', 'missing-kind'].includes(o.action)) w.claimsWithData.push(o.object);
@@ -307,6 +317,7 @@ const prefetchKey = (step: string, index: number) => `${step}\0${index}`;
  */
 function prefetch(
   limit: Limit, cluster: Cluster, plan: Plan, objectsOf: (step: string) => Manifest[], records: Records, rerun: readonly string[], setId: string, diff: boolean,
+  seen?: Map<string, KubernetesObject | undefined>,
 ): Map<string, Promise<PlannedObject>> {
   const out = new Map<string, Promise<PlannedObject>>();
   for (const step of plan.steps) {
@@ -315,7 +326,7 @@ function prefetch(
     if (once.action === 'done' || once.action === 'refuse') continue;
     objects.forEach((obj, i) => {
       if (obj.kind === 'Job') return;
-      const p = limit(() => plannedObject(cluster, obj, setId, diff));
+      const p = limit(() => plannedObject(cluster, obj, setId, diff, seen));
       // awaited by planStep; one it never reaches (it stopped earlier on an error) rejects unheard
       p.catch(() => undefined);
       out.set(prefetchKey(step.name, i), p);
@@ -352,8 +363,8 @@ export async function planSteps(cluster: Cluster, plan: Plan, objectsOf: (step: 
   const pruning = parentRefused ? Promise.resolve([]) : limit(() => pruneCandidates(cluster, plan, objectsOf, set, parentKinds, o));
   pruning.catch(() => undefined);
   const w: Walk = {
-    cluster, facts: {}, lost: new Map(), pending: new Set(), prefetched: prefetch(limit, cluster, plan, objectsOf, records, rerun, set.id, o.diff ?? true), finished, rerun, setId: set.id, generated: new Map(),
-    records, plan, diff: o.diff ?? true, applied: [], claimsWithData: [], refusals,
+    cluster, facts: {}, lost: new Map(), pending: new Set(), prefetched: prefetch(limit, cluster, plan, objectsOf, records, rerun, set.id, o.diff ?? true, o.seen), finished, rerun, setId: set.id, generated: new Map(),
+    records, plan, diff: o.diff ?? true, seen: o.seen, applied: [], claimsWithData: [], refusals,
     ...(first ? { stopsAt: { step: '(run)', reason: first } } : parentRefused ? { stopsAt: { step: plan.steps[0]?.name ?? '(run)', reason: parentRefused } } : {}),
   };
   const steps: PlannedStep[] = [];
@@ -368,33 +379,65 @@ export function hasChanges(r: PlanResult): boolean {
   return r.summary.create + r.summary.update + r.summary.delete + r.summary.stop > 0;
 }
 
-const indent = (text: string, by: string) => text.replace(/\n$/, '').split('\n').map((l) => by + l).join('\n');
+export interface RenderPlanOptions {
+  /** `-v`: every unchanged object and every wait listed, not counted. */
+  readonly verbose?: boolean;
+  /** Colour on a terminal (src/runtime/colour.ts). @default none */
+  readonly palette?: Palette;
+  /** The cluster compared against, for the header. */
+  readonly target?: Target;
+}
 
-export function renderPlan(plan: Plan, r: PlanResult): string {
+/** Object actions that are counted, not listed, without `-v`: nothing happens to them. */
+const QUIET: ReadonlySet<ObjectAction> = new Set(['unchanged', 'skip']);
+
+const count = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+/** A step's waits without `-v`: one listed as it is, more as a count by what they wait for. */
+function waitLines(waits: readonly string[], verbose: boolean): string[] {
+  if (verbose || waits.length <= 1) return waits.map((x) => `  waits for ${x}`);
+  const byFor = new Map<string, number>();
+  for (const w of waits) {
+    const f = w.slice(w.lastIndexOf(' ') + 1);
+    byFor.set(f, (byFor.get(f) ?? 0) + 1);
+  }
+  return [`  waits for ${count(waits.length, 'object')} (${[...byFor].map(([f, n]) => `${n} ${f}`).join(', ')}; -v lists them)`];
+}
+
+export function renderPlan(plan: Plan, r: PlanResult, o: RenderPlanOptions = {}): string {
+  const p = o.palette ?? NO_COLOUR;
+  const verbose = Boolean(o.verbose);
   const steps = r.steps;
-  const lines = [`plan ${plan.name} (${plan.steps.length} steps, namespace ${plan.namespace}, deadline ${plan.deadlineSeconds}s)`];
+  const lines = [`plan ${plan.name} (${plan.steps.length} steps, namespace ${plan.namespace}, deadline ${formatDuration(plan.deadlineSeconds)})${o.target ? ` against ${targetText(o.target)}` : ''}`];
   const objectLines = (objects: readonly PlannedObject[]) => {
-    const w = Math.max(...objects.map((o) => o.action.length), 6);
-    for (const o of objects) {
-      lines.push(`  ${o.action.padEnd(w)}  ${o.object}${o.detail ? `  (${o.detail})` : ''}`);
-      if (o.diff) lines.push(indent(o.diff, '      '));
+    const shown = verbose ? objects : objects.filter((x) => !QUIET.has(x.action) || x.diff);
+    const quiet = objects.filter((x) => !shown.includes(x));
+    const w = Math.max(...objects.map((x) => x.action.length), 6);
+    for (const x of shown) {
+      lines.push(`  ${paintAction(x.action, x.action.padEnd(w), p)}  ${x.object}${x.detail ? `  (${x.detail})` : ''}`);
+      if (x.diff) lines.push(...x.diff.replace(/\n$/, '').split('\n').map((l) => `      ${paintDiffLine(l, p)}`));
+    }
+    for (const action of QUIET) {
+      const same = quiet.filter((x) => x.action === action);
+      const details = [...new Set(same.map((x) => x.detail).filter(Boolean))];
+      if (same.length) lines.push(`  ${action.padEnd(w)}  ${count(same.length, 'object')}${details.length === 1 ? `  (${details[0]})` : ''}`);
     }
   };
   steps.forEach((s, i) => {
-    lines.push('', `[${i + 1}/${steps.length}] ${s.name}: ${s.description} (timeout ${s.timeoutSeconds}s)`);
+    lines.push('', `[${i + 1}/${steps.length}] ${s.name}: ${s.description} (timeout ${formatDuration(s.timeoutSeconds)})`);
     if (s.skipped) lines.push(`  skipped   ${s.skipped}`);
-    for (const g of s.gates) lines.push(`  gate      ${g}`);
+    for (const g of s.gates) lines.push(`  gate      ${g.startsWith('would REFUSE') ? p.red(g) : g}`);
     for (const q of s.requires) {
       const detail = [q.detail, q.besideData ? 'new credentials beside existing data' : undefined].filter(Boolean).join('; ');
-      lines.push(`  requires  ${q.action.padEnd(11)} ${q.object}${detail ? `  (${detail})` : ''}`);
+      lines.push(`  requires  ${paintAction(q.action, q.action.padEnd(11), p)} ${q.object}${detail ? `  (${detail})` : ''}`);
     }
     if (s.oneShot) lines.push(`  one-shot  a data step of the ${s.oneShot}: runs once${s.rerunDataStep ? ` (${s.rerunDataStep})` : ''}`);
     for (const a of s.actions) {
       const what = a.effect === 'none' ? 'not done' : a.effect;
-      lines.push(`  action    ${what.padEnd(8)} ${a.action} ${a.object}  (${a.why})`);
+      lines.push(`  action    ${paintAction(what, what.padEnd(8), p)} ${a.action} ${a.object}  (${a.why})`);
     }
     objectLines(s.objects);
-    for (const x of s.waits) lines.push(`  waits for ${x}`);
+    lines.push(...waitLines(s.waits, verbose));
   });
   if (r.prune.length) {
     lines.push('', `prune: objects of the plan's ApplySet that the plan no longer has (after the last step)`);
@@ -403,9 +446,9 @@ export function renderPlan(plan: Plan, r: PlanResult): string {
   const allowed = r.identity.filter((c) => c.allowed);
   if (allowed.length) lines.push('', 'identity: changes of the recorded server that their flags allow (run asks first)', ...allowed.map((c) => `  ${c.flag}  ${c.message}`));
   lines.push('');
-  if (r.refusals.length) lines.push('run would refuse before any write:', ...r.refusals.map((x) => `  - ${x}`));
-  else if (r.stopsAt) lines.push(`run would stop at step ${r.stopsAt.step}: ${r.stopsAt.reason}`);
+  if (r.refusals.length) lines.push(p.red('run would refuse before any write:'), ...r.refusals.map((x) => `  - ${x}`));
+  else if (r.stopsAt) lines.push(p.red(`run would stop at step ${r.stopsAt.step}: ${r.stopsAt.reason}`));
   const s = r.summary;
-  lines.push(`Plan: ${s.create} to create, ${s.update} to update, ${s.delete} to delete, ${s.stop} to stop, ${s.unchanged} unchanged.`);
+  lines.push(p.bold(`Plan: ${s.create} to create, ${s.update} to update, ${s.delete} to delete, ${s.stop} to stop, ${s.unchanged} unchanged.`));
   return lines.join('\n');
 }

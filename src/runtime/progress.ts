@@ -5,16 +5,68 @@
  * Secret values never reach this module: events carry names and keys only.
  */
 import * as fs from 'fs';
+import { stringify } from 'yaml';
+import { formatDuration } from '../plan/duration';
 import type { PlanNotes } from '../plan/types';
+import { NO_COLOUR, paintAction, Palette } from './colour';
 import type { DestructiveChange } from './destructive';
 import type { PodProgress } from './readiness';
+import { targetText } from './target';
 
 export type OutputMode = 'tty' | 'plain' | 'json';
 
+/**
+ * An object as events name it for machines: `{kind, name, namespace}` (namespace absent for a
+ * cluster-scoped kind), printed as `Deployment/uyuni (uyuni)` in text.
+ */
+export interface ObjectId {
+  readonly kind: string;
+  readonly name: string;
+  readonly namespace?: string;
+}
+
+/** The id of an object reference (its apiVersion left out: a kind names it for people). */
+export function objectId(r: { readonly kind: string; readonly name: string; readonly namespace?: string }): ObjectId {
+  return { kind: r.kind, name: r.name, ...(r.namespace ? { namespace: r.namespace } : {}) };
+}
+
+/** `Deployment/uyuni (uyuni)`, as refString writes it (src/runtime/client.ts). */
+export function idText(id: ObjectId): string {
+  return `${id.kind}/${id.name}${id.namespace ? ` (${id.namespace})` : ''}`;
+}
+
+/**
+ * What an apply did (steps/apply.ts): created, updated, unchanged (only the run's own
+ * the run label and what the server sets differ), re-created (a Job); applied: the run did not
+ * read the object before.
+ */
+export type ApplyResult = 'created' | 'updated' | 'unchanged' | 're-created' | 'applied'
+  | 'already running with the same spec: attached' | 'already Complete with the same spec: skipped';
+
+/** What a run changed, as its closing line counts it (terraform's `Apply complete! Resources: …`). */
+export interface RunTally {
+  /** Objects and credentials created (Jobs are counted as run). */
+  created: number;
+  /** Objects updated, credentials completed with keys. */
+  updated: number;
+  /** Objects deleted: delete actions and pruning. */
+  deleted: number;
+  /** Scale-downs to 0 of running workloads. */
+  stopped: number;
+  /** Scales to another count. */
+  scaled: number;
+  /** Jobs that ran in this run: created, re-created, or attached to while running. */
+  jobsRun: number;
+  /** Objects whose apply changed nothing but the run label. */
+  unchanged: number;
+  /** Objects applied that the run did not read before (neither created nor compared). */
+  applied: number;
+}
+
 /** A pod the step waits on (a Job's, a rollout's): phase, and each container's started, ready, restarts. */
 export interface WaitingPod extends PodProgress {
-  /** The waited-on object it belongs to: `Deployment/uyuni (uyuni)`. */
-  readonly owner: string;
+  /** The waited-on object it belongs to: `{kind: 'Deployment', name: 'uyuni', namespace: 'uyuni'}`. */
+  readonly owner: ObjectId;
 }
 
 /**
@@ -43,7 +95,7 @@ export function inStartupProbe(p: WaitingPod): boolean {
 }
 
 export type RunEvent =
-  | { type: 'run-start'; plan: string; runId: string; runDir: string; steps: number; server: string }
+  | { type: 'run-start'; plan: string; runId: string; runDir: string; steps: number; server: string; context?: string }
   /** Before the first write: the plan's destructive changes (src/runtime/destructive.ts)... */
   | { type: 'destructive'; changes: DestructiveChange[] }
   /** ...and what let them go ahead (`--yes`, the answer on the terminal, a saved plan), or not. */
@@ -52,8 +104,8 @@ export type RunEvent =
   | { type: 'step-skip'; step: string; index: number; total: number; reason: string }
   | { type: 'gate'; step: string; ok: boolean; detail: string }
   | { type: 'requirement'; step: string; kind: string; name: string; namespace: string; result: 'present' | 'generated' | 'completed-keys'; keys: string[] }
-  | { type: 'action'; step: string; action: string; object: string; result: string }
-  | { type: 'apply'; step: string; object: string; result: string }
+  | { type: 'action'; step: string; action: string; object: ObjectId; result: string }
+  | { type: 'apply'; step: string; object: ObjectId; result: ApplyResult }
   | { type: 'waiting'; step: string; index: number; total: number; elapsedSeconds: number; blockers: string[]; pods?: WaitingPod[] }
   | { type: 'log'; step: string; pod: string; container: string; line: string }
   | ({ type: 'copy-progress'; step: string; pod: string } & CopyProgress)
@@ -68,6 +120,8 @@ export type RunEvent =
     next?: string;
     /** The run timed out while the server was still starting (its startup probe): nothing to fix, `next` waits on. */
     stillStarting?: boolean;
+    /** What the run changed (the Reporter counts it from the events before; given: these counts). */
+    resources?: RunTally;
   }
   /** After a successful run of a plan with notes (install, migrate): its notes, and the command that prints the admin password. */
   | { type: 'notes'; notes: PlanNotes; adminPasswordCommand?: string }
@@ -93,15 +147,49 @@ export interface ReporterOptions {
   readonly intervalSeconds?: number;
   /** Clock, for tests. */
   readonly now?: () => number;
+  /** Text modes: colours (src/runtime/colour.ts). @default none */
+  readonly palette?: Palette;
+  /** json mode: one JSON event a line, or YAML documents (`---` before each). @default json */
+  readonly format?: 'json' | 'yaml';
+  /** `-v`: text modes also print each object whose apply changed nothing (otherwise a count per step). */
+  readonly verbose?: boolean;
 }
 
-const two = (n: number) => String(n).padStart(2, '0');
-/** 4.2s, 3m05s, 9h59m59s: a server's first start is counted in hours. */
-const secs = (s: number) => {
-  if (s < 60) return `${s.toFixed(1)}s`;
-  const w = Math.floor(s);
-  return w < 3600 ? `${Math.floor(w / 60)}m${two(w % 60)}s` : `${Math.floor(w / 3600)}h${two(Math.floor(w / 60) % 60)}m${two(w % 60)}s`;
-};
+/** 4.2s, 3m5s, 9h59m59s: one formatter for every duration printed (src/plan/duration.ts). */
+const secs = formatDuration;
+
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+/** `3 created, 2 updated, 1 deleted, 2 stopped, 4 Jobs run, 71 unchanged`: scaled and applied only when there are any. */
+export function tallyText(t: RunTally): string {
+  return [
+    `${t.created} created`, `${t.updated} updated`, `${t.deleted} deleted`, `${t.stopped} stopped`,
+    ...(t.scaled ? [`${t.scaled} scaled`] : []), plural(t.jobsRun, 'Job run', 'Jobs run'), `${t.unchanged} unchanged`,
+    ...(t.applied ? [`${t.applied} applied without comparing`] : []),
+  ].join(', ');
+}
+
+const emptyTally = (): RunTally => ({ created: 0, updated: 0, deleted: 0, stopped: 0, scaled: 0, jobsRun: 0, unchanged: 0, applied: 0 });
+
+/** Counts one event into the run's tally. */
+function count(t: RunTally, ev: RunEvent): void {
+  if (ev.type === 'apply') {
+    const job = ev.object.kind === 'Job';
+    if (job && (ev.result === 'created' || ev.result === 're-created' || ev.result.endsWith('attached'))) t.jobsRun++;
+    else if (ev.result === 'created') t.created++;
+    else if (ev.result === 'updated') t.updated++;
+    else if (ev.result === 'unchanged') t.unchanged++;
+    else if (ev.result === 'applied') t.applied++;
+  } else if (ev.type === 'requirement') {
+    if (ev.result === 'generated') t.created++;
+    else if (ev.result === 'completed-keys') t.updated++;
+  } else if (ev.type === 'action') {
+    // steps/actions.ts: `scale to N` done, `delete` deleting; run.ts: `prune …` deleted
+    if (ev.action === 'scale to 0' && ev.result === 'done') t.stopped++;
+    else if (ev.action.startsWith('scale to ') && ev.result === 'done') t.scaled++;
+    else if ((ev.action === 'delete' && ev.result === 'deleting') || (ev.action.startsWith('prune') && ev.result === 'deleted')) t.deleted++;
+  }
+}
 
 /**
  * A live line that must fit the terminal: the end of a blocker (a pod's state) says where the
@@ -139,8 +227,9 @@ export function copyText(p: CopyProgress): string {
  * namespace; `starting (startup probe)` stays.
  */
 function startingText(p: WaitingPod, room: number): string {
-  const owner = p.owner.replace(/ \(.*\)$/, '');
-  const texts = [`${p.owner} starting (startup probe), pod ${p.pod}`, `${p.owner} starting (startup probe)`, `${owner} starting (startup probe)`, 'starting (startup probe)'];
+  const full = idText(p.owner);
+  const owner = `${p.owner.kind}/${p.owner.name}`;
+  const texts = [`${full} starting (startup probe), pod ${p.pod}`, `${full} starting (startup probe)`, `${owner} starting (startup probe)`, 'starting (startup probe)'];
   return (texts.find((t) => t.length <= room) ?? texts[texts.length - 1]).slice(0, Math.max(room, 0));
 }
 
@@ -194,9 +283,19 @@ export class Reporter {
   private liveState?: { prefix: string; startedAt: number; blockers: string[]; copy?: string; starting?: WaitingPod };
   /** When a copy's progress was last recorded and printed (the start of the step's first). */
   private lastCopy = { step: '', at: 0 };
+  private readonly palette: Palette;
+  private readonly verbose: boolean;
+  private readonly format: 'json' | 'yaml';
+  /** What the run changed so far (the closing line, run-done's `resources`). */
+  readonly tally: RunTally = emptyTally();
+  /** Objects of the current step whose apply changed nothing: one count at its end, not a line each. */
+  private stepUnchanged = 0;
 
   constructor(opts: ReporterOptions) {
     this.mode = opts.mode;
+    this.palette = opts.palette ?? NO_COLOUR;
+    this.verbose = Boolean(opts.verbose);
+    this.format = opts.format ?? 'json';
     this.write = opts.write ?? ((t) => process.stdout.write(t));
     this.writeErr = opts.writeErr ?? ((t) => process.stderr.write(t));
     this.intervalMs = (opts.intervalSeconds ?? 10) * 1000;
@@ -215,20 +314,22 @@ export class Reporter {
     this.file = undefined;
   }
 
-  emit(ev: RunEvent): void {
+  emit(event: RunEvent): void {
+    count(this.tally, event);
+    const ev: RunEvent = event.type === 'run-done' && !event.resources ? { ...event, resources: { ...this.tally } } : event;
     const stamped = { at: new Date(this.now()).toISOString(), ...ev };
     const line = JSON.stringify(stamped) + '\n';
     if (ev.type === 'waiting') {
-      this.emitWaiting(ev, line);
+      this.emitWaiting(ev, line, stamped);
       return;
     }
     if (ev.type === 'copy-progress') {
-      this.emitCopy(ev, line);
+      this.emitCopy(ev, line, stamped);
       return;
     }
     if (this.file !== undefined) fs.writeSync(this.file, line);
     if (this.mode === 'json') {
-      this.write(line);
+      this.write(this.machine(line, stamped));
       return;
     }
     const text = this.render(ev);
@@ -239,20 +340,25 @@ export class Reporter {
     this.drawLive();
   }
 
+  /** An event for machines on stdout: its JSON line, or a YAML document. events.jsonl is always JSON. */
+  private machine(line: string, stamped: object): string {
+    return this.format === 'yaml' ? `---\n${stringify(stamped)}` : line;
+  }
+
   /**
    * The waiter reports on every change and four times a second. Recorded (events.jsonl, and
    * `-o json`, the same lines): what changed (a blocker, a pod's state) and, once an interval, a
    * heartbeat: a ten-hour first start stays a few thousand lines, not 144 000. Printed as a plain
    * line: once a step has waited an interval, then every interval. The TTY line: every report.
    */
-  private emitWaiting(ev: Extract<RunEvent, { type: 'waiting' }>, line: string): void {
+  private emitWaiting(ev: Extract<RunEvent, { type: 'waiting' }>, line: string, stamped: object): void {
     const due = this.waitingDue(ev);
     const what = JSON.stringify([ev.step, ev.blockers, ev.pods ?? []]);
     if (this.mode === 'tty') this.setLive(ev);
     if (!due && what === this.lastRecorded) return;
     this.lastRecorded = what;
     if (this.file !== undefined) fs.writeSync(this.file, line);
-    if (this.mode === 'json') this.write(line);
+    if (this.mode === 'json') this.write(this.machine(line, stamped));
     else if (this.mode === 'plain' && due) this.write(this.render(ev) + '\n');
   }
 
@@ -261,7 +367,7 @@ export class Reporter {
    * and printed as a plain line once an interval and when a claim's copy is over; the TTY's live
    * line shows every report, in place of what the step waits for.
    */
-  private emitCopy(ev: Extract<RunEvent, { type: 'copy-progress' }>, line: string): void {
+  private emitCopy(ev: Extract<RunEvent, { type: 'copy-progress' }>, line: string, stamped: object): void {
     const t = this.now();
     if (ev.step !== this.lastCopy.step) this.lastCopy = { step: ev.step, at: t };
     if (this.mode === 'tty' && this.liveState) {
@@ -271,7 +377,7 @@ export class Reporter {
     if (!ev.done && t - this.lastCopy.at < this.intervalMs) return;
     this.lastCopy.at = t;
     if (this.file !== undefined) fs.writeSync(this.file, line);
-    if (this.mode === 'json') this.write(line);
+    if (this.mode === 'json') this.write(this.machine(line, stamped));
     else if (this.mode === 'plain' || ev.done) {
       this.clearLive();
       this.write(this.render(ev) + '\n');
@@ -295,26 +401,37 @@ export class Reporter {
 
   private render(ev: RunEvent): string | undefined {
     const n = (e: { index: number; total: number }) => `[${e.index}/${e.total}]`;
+    const p = this.palette;
     switch (ev.type) {
-      case 'run-start': return `run ${ev.runId}: plan ${ev.plan}, ${ev.steps} steps, cluster ${ev.server}, logs in ${ev.runDir}`;
+      case 'run-start': return `run ${ev.runId}: plan ${ev.plan}, ${ev.steps} steps, ${targetText({ server: ev.server, context: ev.context ?? '' })}, logs in ${ev.runDir}`;
       case 'destructive': return destructiveText(ev);
       case 'approval': return APPROVAL[ev.result];
-      case 'step-start': this.startLive(`${n(ev)} ${ev.step}`); return `${n(ev)} ${ev.step}: ${ev.description}`;
+      case 'step-start': this.stepUnchanged = 0; this.startLive(`${n(ev)} ${ev.step}`); return `${n(ev)} ${ev.step}: ${ev.description}`;
       case 'step-skip': return `${n(ev)} ${ev.step}: skipped, ${ev.reason}`;
-      case 'gate': return `  gate ${ev.ok ? 'passed' : 'REFUSED'}: ${ev.detail}`;
-      case 'requirement': return `  ${ev.kind} ${ev.namespace}/${ev.name}: ${ev.result}${ev.result === 'present' ? '' : ` (keys ${ev.keys.join(', ')}, values not shown)`}`;
-      case 'action': return `  ${ev.action} ${ev.object}: ${ev.result}`;
-      case 'apply': return `  ${ev.object}: ${ev.result}`;
+      case 'gate': return `  gate ${ev.ok ? 'passed' : p.red('REFUSED')}: ${ev.detail}`;
+      case 'requirement': return `  ${ev.kind} ${ev.namespace}/${ev.name}: ${paintAction(ev.result, ev.result, p)}${ev.result === 'present' ? '' : ` (keys ${ev.keys.join(', ')}, values not shown)`}`;
+      case 'action': return `  ${paintAction(ev.action, ev.action, p)} ${idText(ev.object)}: ${ev.result}`;
+      case 'apply':
+        if (ev.result === 'unchanged') {
+          this.stepUnchanged++;
+          if (!this.verbose) return undefined;
+        }
+        return `  ${idText(ev.object)}: ${paintAction(ev.result, ev.result, p)}`;
       case 'waiting': return `${n(ev)} ${ev.step}: waiting ${secs(ev.elapsedSeconds)} for ${brief(ev.blockers)}`;
       case 'log': return `  ${ev.step}/${ev.pod}${ev.container ? `/${ev.container}` : ''} | ${ev.line}`;
       case 'copy-progress': return `  ${ev.step}: ${copyText(ev)}`;
       case 'starting': return `  ${ev.pods.join(', ')} ${ev.pods.length === 1 ? 'is' : 'are'} starting (startup probe; a first start sets the server up, which can take hours)\n  logs: ${ev.logs}`;
       case 'notes': return notesText(ev);
       case 'facts': return `  facts: ${Object.entries(ev.facts).map(([k, v]) => `${k}=${v}`).join(' ')}`;
-      case 'step-done': this.stopLive(); return `${n(ev)} ${ev.step}: done in ${secs(ev.elapsedSeconds)}`;
+      case 'step-done': {
+        this.stopLive();
+        const same = this.stepUnchanged ? ` (${plural(this.stepUnchanged, 'object')} unchanged)` : '';
+        this.stepUnchanged = 0;
+        return `${n(ev)} ${ev.step}: done in ${secs(ev.elapsedSeconds)}${same}`;
+      }
       case 'step-failed': {
         this.stopLive();
-        const out = [`${n(ev)} ${ev.step}: FAILED after ${secs(ev.elapsedSeconds)}: ${ev.reason}`];
+        const out = [`${n(ev)} ${ev.step}: ${p.red('FAILED')} after ${secs(ev.elapsedSeconds)}: ${ev.reason}`];
         for (const p of ev.pods) {
           out.push(`  pod ${p.pod} container ${p.container}: exit code ${p.exitCode ?? '-'}, reason ${p.reason || '-'}${p.message ? ` (${p.message})` : ''}`);
           if (p.lastLines.length) {
@@ -325,8 +442,11 @@ export class Reporter {
         return out.join('\n');
       }
       case 'run-done': {
-        if (ev.status === 'done') return `done in ${secs(ev.elapsedSeconds)}`;
-        const out = [`run failed (exit ${ev.exitCode}) after ${secs(ev.elapsedSeconds)}${ev.message ? `: ${ev.message}` : ''}`];
+        const t = ev.resources ?? this.tally;
+        if (ev.status === 'done') return p.green(`Run complete in ${secs(ev.elapsedSeconds)}: ${tallyText(t)}.`);
+        const out = [p.red(`run failed (exit ${ev.exitCode}) after ${secs(ev.elapsedSeconds)}${ev.message ? `: ${ev.message}` : ''}`)];
+        const changed = t.created + t.updated + t.deleted + t.stopped + t.scaled + t.jobsRun + t.applied;
+        if (changed) out.push(`  changed before it stopped: ${tallyText(t)}`);
         if (ev.runDir) out.push(`  logs and events: ${ev.runDir}`);
         if (ev.next) out.push(ev.stillStarting ? `  next: nothing to fix; the same command waits on: ${ev.next}` : `  next: fix the cause, then ${ev.next}`);
         return out.join('\n');

@@ -8,6 +8,7 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import { EXIT } from '../plan/exit-codes';
 import { defaultRunsDir, RUN_DEFAULTS } from '../plan/run-defaults';
 import type { Plan } from '../plan/types';
@@ -25,13 +26,14 @@ import type { Manifest } from './manifests';
 import { Connection, nextCommand } from './next-command';
 import { openPlanDir } from './plan-dir';
 import { memberKinds, pruneCandidates } from './prune';
-import type { Reporter } from './progress';
+import { objectId, Reporter } from './progress';
 import type { RunLock } from './lock';
 import type { Foreign } from './ownership';
 import { adopt, guardRun, SafeguardOptions } from './safeguards';
 import { openAttempt, pruneSeries } from './run-dirs';
 import { RunContext, runStep } from './steps';
 import { notesEvent } from './steps/finish';
+import { targetOf } from './target';
 
 export interface RunOptions extends IdentityFlags, ApprovalOptions, SafeguardOptions {
   readonly planDir: string;
@@ -77,9 +79,11 @@ interface Started {
  * Before the first write, as `plan` decides: what is refused outright (a finished flow's data
  * step, an identity change without its flag), then the destructive changes, approved or not.
  */
-async function decideBeforeWriting(o: RunOptions, plan: RunContext['plan'], objects: ReadonlyMap<string, Manifest[]>, toAdopt: readonly Foreign[]): Promise<PlanResult> {
+async function decideBeforeWriting(
+  o: RunOptions, plan: RunContext['plan'], objects: ReadonlyMap<string, Manifest[]>, toAdopt: readonly Foreign[], seen: Map<string, KubernetesObject | undefined>,
+): Promise<PlanResult> {
   const decided = await planSteps(o.cluster, plan, (s) => objects.get(s) ?? [], {
-    rerun: o.rerun, prune: o.prune, purgeVolumes: o.purgeVolumes, diff: o.saved !== undefined,
+    seen, rerun: o.rerun, prune: o.prune, purgeVolumes: o.purgeVolumes, diff: o.saved !== undefined,
     allowFqdnChange: o.allowFqdnChange, allowDowngrade: o.allowDowngrade, allowNewCa: o.allowNewCa,
   });
   const drift = o.saved ? planDrift(o.saved.result, decided) : [];
@@ -122,7 +126,7 @@ async function startRun(o: RunOptions, started: number, dirs: RunDirs): Promise<
     runDir = attempt.dir;
   }
   o.reporter.recordTo(path.join(runDir, 'events.jsonl'));
-  o.reporter.emit({ type: 'run-start', plan: plan.name, runId, runDir, steps: plan.steps.length, server: o.cluster.server });
+  o.reporter.emit({ type: 'run-start', plan: plan.name, runId, runDir, steps: plan.steps.length, ...targetOf(o.cluster) });
   // the lock (deferred past the namespace step of a first install), what is refused outright
   // (src/runtime/safeguards.ts), then what plan decides, asked before the first write
   const { lock, toAdopt } = await guardRun(o.cluster, plan, (s) => objects.get(s) ?? [], runId, o.reporter, o);
@@ -130,7 +134,9 @@ async function startRun(o: RunOptions, started: number, dirs: RunDirs): Promise<
     const set = applySetOf(plan);
     // A parent of another tool is refused here, before the question and the first step.
     const parentKinds = (await readParent(o.cluster, set)).kinds;
-    const decided = await decideBeforeWriting(o, plan, objects, toAdopt);
+    // what each object was before the run: its apply then says created, updated or unchanged
+    const before = new Map<string, KubernetesObject | undefined>();
+    const decided = await decideBeforeWriting(o, plan, objects, toAdopt, before);
     const run: RunContext = {
       cluster: o.cluster, reporter: o.reporter, plan, runId, runDir, planDir: o.planDir, connection: o.connection ?? {},
       deadline: started + (o.timeoutSeconds ?? plan.deadlineSeconds) * 1000,
@@ -141,6 +147,7 @@ async function startRun(o: RunOptions, started: number, dirs: RunDirs): Promise<
       rerun: o.rerun ?? [],
       stuckGraceSeconds: o.stuckGraceSeconds ?? RUN_DEFAULTS.stuckGraceSeconds,
       applySet: { set, parentKinds, kinds: memberKinds(plan, (s) => objects.get(s) ?? []), parentWritten: false },
+      before,
     };
     return { run, objectsOf: objects, approvedPrunes: new Set(decided.prune.filter((p) => p.action === 'delete').map((p) => p.object)), lock };
   } catch (e) {
@@ -163,7 +170,7 @@ async function pruneSet(run: RunContext, objectsOf: ReadonlyMap<string, Manifest
   for (const i of items) {
     const result = i.action === 'delete' ? ((await run.cluster.delete(i.ref, 'Background')) ? 'deleted' : 'already gone') : `kept (${i.detail})`;
     if (i.action === 'keep') remaining.add(groupKind(i.ref.apiVersion, i.ref.kind));
-    run.reporter.emit({ type: 'action', step: '(run)', action: i.action === 'delete' ? 'prune (propagationPolicy Background)' : 'prune', object: i.object, result });
+    run.reporter.emit({ type: 'action', step: '(run)', action: i.action === 'delete' ? 'prune (propagationPolicy Background)' : 'prune', object: objectId(i.ref), result });
   }
   if (a.parentWritten || items.length > 0) await writeParent(run.cluster, run.plan, a, remaining, run.runId);
 }
@@ -174,7 +181,7 @@ async function pruneSet(run: RunContext, objectsOf: ReadonlyMap<string, Manifest
  * recorded when it was done).
  */
 async function recordHistory(run: RunContext, plan: Plan, objectsOf: ReadonlyMap<string, Manifest[]>): Promise<void> {
-  const event = { type: 'action', step: '(run)', action: 'record finished run', object: `ConfigMap ${plan.namespace}/${HISTORY_CONFIGMAP}` } as const;
+  const event = { type: 'action', step: '(run)', action: 'record finished run', object: { kind: 'ConfigMap', name: HISTORY_CONFIGMAP, namespace: plan.namespace } } as const;
   try {
     await recordFinishedRun(run.cluster, plan, run.runId);
     await recordPlanFinished(run.cluster, plan, (s) => objectsOf.get(s) ?? [], run.runId);

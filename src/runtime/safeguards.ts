@@ -5,13 +5,13 @@
  * refusal releases the lock and writes nothing.
  */
 import type { Plan } from '../plan/types';
-import { Cluster, refString } from './client';
+import type { Cluster } from './client';
 import { StepFailed } from './errors';
 import { RunLock } from './lock';
 import type { Manifest } from './manifests';
 import { namespaceTerminating } from './namespace-state';
 import { Foreign, markAdopted, refusalMessage, refuses, takeovers, upgrades } from './ownership';
-import type { Reporter } from './progress';
+import { objectId, Reporter } from './progress';
 import { lostCredentials } from './secrets';
 
 export interface SafeguardOptions {
@@ -34,7 +34,7 @@ export async function guardRun(
 ): Promise<Guarded> {
   const lock = new RunLock(cluster, {
     namespace: plan.namespace, runId, plan, verb: 'run', timeoutSeconds: o.lockTimeoutSeconds,
-    onEvent: (action, result) => reporter.emit({ type: 'action', step: '(run)', action, object: refString(lock.ref), result }),
+    onEvent: (action, result) => reporter.emit({ type: 'action', step: '(run)', action, object: objectId(lock.ref), result }),
   });
   // A namespace being deleted takes nothing new (the lock's Lease included): refused before any write.
   const terminating = await namespaceTerminating(cluster, plan.namespace);
@@ -59,5 +59,5 @@ export async function guardRun(
 
 /** Marks each object adopted (`uyuni-cdk.io/adopted-from`), saying so. */
 export function adopt(cluster: Cluster, items: readonly Foreign[], reporter: Reporter): Promise<void> {
-  return markAdopted(cluster, items, (f) => reporter.emit({ type: 'action', step: '(run)', action: 'adopt', object: f.object, result: `taken over from ${f.owner}` }));
+  return markAdopted(cluster, items, (f) => reporter.emit({ type: 'action', step: '(run)', action: 'adopt', object: objectId(f.ref), result: `taken over from ${f.owner}` }));
 }

@@ -16,6 +16,8 @@ import { readRecords, recordedJobFacts, Records } from './record';
 import type { StepView } from './plan-dir';
 import { describePod, podProgress, rolloutPods, selectorString, storageClassOf, Verdict, verdictFor } from './readiness';
 import { jobPhase } from './readiness/batch_v1_job';
+import { Target, targetText } from './target';
+import { NO_COLOUR, Palette } from './colour';
 
 export type StepState = 'done' | 'not-applied' | 'partly-applied' | 'waiting' | 'running' | 'failed' | 'changed';
 
@@ -181,11 +183,18 @@ export function statusExitCode(steps: readonly StepStatus[]): number {
   return steps.every((s) => s.state === 'done') ? EXIT.ok : EXIT.incomplete;
 }
 
-export function renderStatus(plan: Plan, steps: StepStatus[]): string {
+/** A state's colour on a terminal: done green, failed red, what is still to do yellow. */
+function paintState(state: StepState, text: string, p: Palette): string {
+  if (state === 'done') return p.green(text);
+  if (state === 'failed') return p.red(text);
+  return state === 'waiting' || state === 'running' ? text : p.yellow(text);
+}
+
+export function renderStatus(plan: Plan, steps: StepStatus[], target?: Target, palette: Palette = NO_COLOUR): string {
   const w = Math.max(...steps.map((s) => s.name.length), 4);
-  const lines = [`plan ${plan.name}, namespace ${plan.namespace}`, `${'STEP'.padEnd(w)}  ${'STATE'.padEnd(14)}  DETAIL`];
+  const lines = [`plan ${plan.name}, namespace ${plan.namespace}${target ? `, ${targetText(target)}` : ''}`, `${'STEP'.padEnd(w)}  ${'STATE'.padEnd(14)}  DETAIL`];
   for (const s of steps) {
-    lines.push(`${s.name.padEnd(w)}  ${s.state.padEnd(14)}  ${s.detail}`);
+    lines.push(`${s.name.padEnd(w)}  ${paintState(s.state, s.state.padEnd(14), palette)}  ${s.detail}`);
     if (s.facts) lines.push(`${''.padEnd(w)}  ${''.padEnd(14)}  facts: ${Object.entries(s.facts).map(([k, v]) => `${k}=${v}`).join(' ')}`);
     lines.push(...backupLines(s.facts));
   }

@@ -10,7 +10,7 @@ import { Cluster, refString } from './client';
 import { isPodOfJob, jobPodQuery } from './jobs';
 import type { StepLogs } from './logs';
 import { isObject } from './manifests';
-import { inStartupProbe, WaitingPod } from './progress';
+import { inStartupProbe, objectId, WaitingPod } from './progress';
 import {
   blockerKind, describePod, podBlocker, podProgress, podReady, podSummary, rolloutPods, selectorString, storageClassOf, stuckTooLong, Verdict, verdictFor, waiting,
 } from './readiness';
@@ -347,7 +347,7 @@ export class StepWaiter {
         if (why) return { ok: false, reason: why, failedJobs: [job.name] };
         this.refusedNow.set(`Job/${job.name}`, refused.message);
       } else this.refusedNow.delete(`Job/${job.name}`);
-      tick.progress.push(...pods.map((p) => ({ owner: refString(job), ...podProgress(p) })));
+      tick.progress.push(...pods.map((p) => ({ owner: objectId(job), ...podProgress(p) })));
     }
     return undefined;
   }
@@ -361,7 +361,7 @@ export class StepWaiter {
       if (stuck) return { end: { ok: false, reason: `pod ${stuck.pod.metadata?.name} of ${refString(w.object)} is stuck: ${stuck.why}`, failedPods: [stuck.pod] } };
       const shown = pods.slice(0, 3).map((p) => describePod(podProgress(p)));
       if (shown.length) extra = `; ${shown.join('; ')}${pods.length > 3 ? ` (+${pods.length - 3} more pods)` : ''}`;
-      tick.progress.push(...pods.map((p) => ({ owner: refString(w.object), ...podProgress(p) })));
+      tick.progress.push(...pods.map((p) => ({ owner: objectId(w.object), ...podProgress(p) })));
     }
     if (obj && seen?.sets) {
       const podsOf = (uid?: string) => (seen.pods ?? []).filter((p) => !p.metadata?.deletionTimestamp && p.metadata?.ownerReferences?.some((r) => r.uid === uid)).length;

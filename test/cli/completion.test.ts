@@ -64,7 +64,7 @@ describe('bash completion', () => {
     const steps = JSON.parse(fs.readFileSync(path.join(cwd, 'dist', 'migrate', 'uyuni.plan'), 'utf8')).steps.map((s: { name: string }) => s.name);
     expect(bashComplete('uyuni-cdk run dist/migrate --rerun ')).toEqual(steps);
     expect(bashComplete('uyuni-cdk run dist/migrate --rerun data')).toEqual(['data-sync', 'database']);
-    expect(bashComplete('uyuni-cdk status dist/install -o ')).toEqual(['text', 'json']);
+    expect(bashComplete('uyuni-cdk status dist/install -o ')).toEqual(['text', 'json', 'yaml']);
     expect(bashComplete('uyuni-cdk run dist/install --kubeconfig kubeconfig --context ')).toEqual(['prod', 'staging']);
   });
 

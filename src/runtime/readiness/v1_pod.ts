@@ -6,6 +6,7 @@
  * however long that takes: the server sets itself up at its first start, for hours.
  */
 import type { V1Container, V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
+import { formatDuration } from '../../plan/duration';
 
 /** Waiting reasons that do not resolve by waiting longer (usually). */
 export const STUCK_REASONS = ['ImagePullBackOff', 'ErrImagePull', 'CreateContainerConfigError', 'InvalidImageName', 'CrashLoopBackOff'] as const;
@@ -73,7 +74,7 @@ export function startedContainers(pod: V1Pod | undefined): string[] {
  */
 export function stuckTooLong(blocker: string | undefined, sinceMs: number | undefined, nowMs: number, graceMs: number): string | undefined {
   if (!blocker || sinceMs === undefined) return undefined;
-  return nowMs - sinceMs >= graceMs ? `${blocker}, for ${Math.round((nowMs - sinceMs) / 1000)}s` : undefined;
+  return nowMs - sinceMs >= graceMs ? `${blocker}, for ${formatDuration(Math.round((nowMs - sinceMs) / 1000))}` : undefined;
 }
 
 // --- progress: what a user sees while waiting ---

@@ -6,6 +6,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Action } from '../../plan/types';
 import { refString } from '../client';
+import { objectId } from '../progress';
 import type { StepRun } from './context';
 
 export interface ActionEffect {
@@ -49,6 +50,6 @@ export async function actionsStage(s: StepRun): Promise<void> {
   for (const a of s.step.actions) {
     const e = actionEffect(a, await s.cluster.get(a.object));
     const result = e.effect === 'none' ? `${e.why}: not done` : await handlerOf(a)(s, a);
-    s.emit({ type: 'action', step: s.step.name, action: e.action, object: e.object, result });
+    s.emit({ type: 'action', step: s.step.name, action: e.action, object: objectId(a.object), result });
   }
 }

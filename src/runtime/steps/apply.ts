@@ -9,6 +9,8 @@ import { refString } from '../client';
 import { ApiError, RuntimeError } from '../errors';
 import { Manifest, refOf, stampForApply } from '../manifests';
 import { StepWaiter } from '../waiter';
+import { userFieldsChanged } from '../field-diff';
+import { ApplyResult, objectId } from '../progress';
 import type { StepRun } from './context';
 import type { Decisions } from './resume';
 
@@ -17,7 +19,7 @@ async function recreateJobs(s: StepRun, decisions: Decisions): Promise<void> {
   for (const j of toRecreate) {
     const d = decisions.get(j.metadata.name)!.decision as { why: string };
     await s.cluster.delete(refOf(j), 'Background');
-    s.emit({ type: 'action', step: s.step.name, action: 'delete (propagationPolicy Background)', object: refString(refOf(j)), result: d.why });
+    s.emit({ type: 'action', step: s.step.name, action: 'delete (propagationPolicy Background)', object: objectId(refOf(j)), result: d.why });
   }
   if (toRecreate.length === 0) return;
   const gone = await new StepWaiter({
@@ -46,6 +48,18 @@ async function applyOne(s: StepRun, obj: Manifest, ref: string): Promise<Kuberne
   }
 }
 
+/**
+ * What an apply did, against the object as the run found it: created, updated, or unchanged
+ * (only the run label and what the server sets differ, as `plan` compares: field-diff.ts);
+ * `applied` when the run did not read it.
+ */
+function applyResult(before: StepRun['c']['before'], ref: string, after: KubernetesObject): ApplyResult {
+  if (!before?.has(ref)) return 'applied';
+  const was = before.get(ref);
+  if (!was) return 'created';
+  return userFieldsChanged(was, after) ? 'updated' : 'unchanged';
+}
+
 /** Returns the objects as the apply answered them. */
 export async function applyStage(s: StepRun, decisions: Decisions): Promise<KubernetesObject[]> {
   await recreateJobs(s, decisions);
@@ -54,15 +68,16 @@ export async function applyStage(s: StepRun, decisions: Decisions): Promise<Kube
     const d = obj.kind === 'Job' ? decisions.get(obj.metadata.name)!.decision : undefined;
     const ref = refString(refOf(obj));
     if (d?.action === 'attach') {
-      s.emit({ type: 'apply', step: s.step.name, object: ref, result: 'already running with the same spec: attached' });
+      s.emit({ type: 'apply', step: s.step.name, object: objectId(refOf(obj)), result: 'already running with the same spec: attached' });
       continue;
     }
     if (d?.action === 'skip') {
-      s.emit({ type: 'apply', step: s.step.name, object: ref, result: 'already Complete with the same spec: skipped' });
+      s.emit({ type: 'apply', step: s.step.name, object: objectId(refOf(obj)), result: 'already Complete with the same spec: skipped' });
       continue;
     }
-    applied.push(await applyOne(s, obj, ref));
-    s.emit({ type: 'apply', step: s.step.name, object: ref, result: d?.action === 'recreate' ? 're-created' : 'applied' });
+    const after = await applyOne(s, obj, ref);
+    applied.push(after);
+    s.emit({ type: 'apply', step: s.step.name, object: objectId(refOf(obj)), result: d?.action === 'recreate' ? 're-created' : d?.action === 'create' ? 'created' : applyResult(s.c.before, ref, after) });
   }
   return applied;
 }

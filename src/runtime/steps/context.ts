@@ -2,7 +2,7 @@
  * What the stages of a step share: the run (cluster, reporter, deadline, facts), the step and its
  * objects, its start time, and `fail`, which reports the failure and ends the run.
  */
-import type { V1Pod } from '@kubernetes/client-node';
+import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
 import type { Plan, Step } from '../../plan/types';
 import type { RunApplySet } from '../applyset';
 import type { Cluster } from '../client';
@@ -41,6 +41,11 @@ export interface RunContext {
   readonly stuckGraceSeconds: number;
   /** The plan's ApplySet: its members get its label, its parent is written before the first of them. */
   readonly applySet: RunApplySet;
+  /**
+   * The objects as the run found them before its first write (by refString; undefined: absent):
+   * an apply is then reported as created, updated or unchanged. Absent: every apply is `applied`.
+   */
+  readonly before?: ReadonlyMap<string, KubernetesObject | undefined>;
 }
 
 export interface StepContext extends RunContext {

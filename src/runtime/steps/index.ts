@@ -6,6 +6,7 @@
  */
 import type { V1Job } from '@kubernetes/client-node';
 import { decideOneShot } from '../oneshot';
+import { HISTORY_CONFIGMAP } from '../history';
 import { jobPhase } from '../readiness/batch_v1_job';
 import { oneShotHash, recordStepDone } from '../record';
 import { actionsStage } from './actions';
@@ -40,7 +41,7 @@ async function recordDone(s: StepRun, hash: string): Promise<void> {
     // Its Jobs still say it is done; a line, as for the run's own record, not a failed step.
     result = `failed: ${(e as Error).message}`;
   }
-  s.emit({ type: 'action', step: s.step.name, action: `record data step of the ${flow} done`, object: `ConfigMap ${s.c.plan.namespace}/uyuni-cdk-history`, result });
+  s.emit({ type: 'action', step: s.step.name, action: `record data step of the ${flow} done`, object: { kind: 'ConfigMap', name: HISTORY_CONFIGMAP, namespace: s.c.plan.namespace }, result });
 }
 
 export async function runStep(c: StepContext): Promise<void> {

@@ -8,6 +8,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import type { V1Job } from '@kubernetes/client-node';
 import { Facts, factsOfStep, FactsOfStep, RecordedFacts } from '../facts';
+import { objectId } from '../progress';
 import { recordedJobFacts, recordJobFacts } from '../record';
 import type { StepRun } from './context';
 
@@ -28,7 +29,7 @@ export async function findStepFacts(s: StepRun, job: V1Job | undefined, flow?: R
 export async function gatherFacts(s: StepRun, job: V1Job | undefined, flow?: RecordedFacts): Promise<void> {
   const found = await findStepFacts(s, job, flow);
   if (!found) return;
-  const object = `Job ${s.step.factsFrom!.namespace}/${s.step.factsFrom!.name}`;
+  const object = objectId({ kind: 'Job', name: s.step.factsFrom!.name, namespace: s.step.factsFrom!.namespace });
   if ('lost' in found) {
     s.c.lostFacts.set(s.step.name, found.lost);
     s.emit({ type: 'action', step: s.step.name, action: 'read facts of', object, result: `gone: ${found.lost}, and none recorded (--rerun ${s.step.name} prints them again)` });

@@ -4,6 +4,7 @@
  * logs still have and fails the step with the pods concerned.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
+import { formatDuration } from '../../plan/duration';
 import { StepFailed } from '../errors';
 import { StepLogs } from '../logs';
 import { refOf } from '../manifests';
@@ -44,7 +45,7 @@ function waiterFor(s: StepRun, logs: StepLogs, applied: readonly KubernetesObjec
     jobs: s.jobs.map(refOf),
     logs,
     deadline: Math.min(s.stepDeadline, deadline),
-    deadlineReason: s.stepDeadline <= deadline ? `timed out after ${step.timeoutSeconds}s (the step's timeout)` : 'the run\'s overall deadline passed',
+    deadlineReason: s.stepDeadline <= deadline ? `timed out after ${formatDuration(step.timeoutSeconds)} (the step's timeout)` : 'the run\'s overall deadline passed',
     stuckGraceMs: s.c.stuckGraceSeconds * 1000,
     onProgress: (b, pods) => {
       s.emit({ type: 'waiting', ...s.tag, elapsedSeconds: s.elapsed(), blockers: b, ...(pods.length ? { pods } : {}) });

@@ -35,8 +35,8 @@ const at = (ev: any[], pred: (e: any) => boolean) => {
   if (i < 0) throw new Error('no such event');
   return i;
 };
-const scaled = (name: string, to: number) => (e: any) => e.type === 'action' && e.action === `scale to ${to}` && e.object === `Deployment/${name} (${NS})`;
-const applied = (object: string) => (e: any) => e.type === 'apply' && e.object === object;
+const scaled = (name: string, to: number) => (e: any) => e.type === 'action' && e.action === `scale to ${to}` && e.object.kind === 'Deployment' && e.object.name === name && e.object.namespace === NS;
+const applied = (job: string) => (e: any) => e.type === 'apply' && e.object.kind === 'Job' && e.object.name === job && e.object.namespace === NS;
 
 (have('install') && have('backup') ? describe : describe.skip)('dist/backup', () => {
   it('stops the server and the database, copies, starts them again, then prunes; status lists the backups', async () => {
@@ -48,8 +48,8 @@ const applied = (object: string) => (e: any) => e.type === 'apply' && e.object =
     expect(r.code).toBe(0);
     const ev = events(runDir);
     const order = [
-      at(ev, scaled('uyuni', 0)), at(ev, scaled('db', 0)), at(ev, applied(`Job/uyuni-backup (${NS})`)),
-      at(ev, scaled('db', 1)), at(ev, scaled('uyuni', 1)), at(ev, applied(`Job/uyuni-backup-prune (${NS})`)),
+      at(ev, scaled('uyuni', 0)), at(ev, scaled('db', 0)), at(ev, applied('uyuni-backup')),
+      at(ev, scaled('db', 1)), at(ev, scaled('uyuni', 1)), at(ev, applied('uyuni-backup-prune')),
     ];
     expect([...order].sort((a, b) => a - b)).toEqual(order);
     // The copy starts only once nothing runs any more.

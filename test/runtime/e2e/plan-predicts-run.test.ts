@@ -26,12 +26,12 @@ function plan(script: string, opts: { dir?: string; later?: boolean } = {}): str
 /** What a run did with Job `work`, named as `plan` names its actions. */
 function whatRunDid(out: string): { action: string; reason?: string } {
   const events = out.trim().split('\n').map((l) => JSON.parse(l));
-  const apply = events.find((e) => e.type === 'apply' && e.object.startsWith('Job/work '));
+  const apply = events.find((e) => e.type === 'apply' && e.object.kind === 'Job' && e.object.name === 'work');
   const skip = events.find((e) => e.type === 'step-skip' && e.step === 'work');
   const failed = events.find((e) => e.type === 'step-failed' && e.step === 'work');
   if (skip) return { action: 'skip-complete' };
   if (failed && !apply) return { action: /failed in an earlier run/.test(failed.reason) ? 'failed' : 'blocked-immutable', reason: failed.reason };
-  const result: Record<string, string> = { applied: 'create', 're-created': 'recreate', 'already running with the same spec: attached': 'running' };
+  const result: Record<string, string> = { created: 'create', 're-created': 'recreate', 'already running with the same spec: attached': 'running' };
   return { action: result[apply?.result] ?? `unknown: ${JSON.stringify(apply)}` };
 }
 

@@ -62,7 +62,7 @@ describe('the server step waits through a long first start', () => {
     const running = cli('run', dir, { kubeconfig: sim.kubeconfigPath, runDir, stuckGrace: 1, progressInterval: 1 }).finally(() => { finished = true; });
 
     const startingPod = (e: RunEvent): e is Waiting => e.type === 'waiting' && e.step === 'server'
-      && (e.pods ?? []).some((p: WaitingPod) => p.owner === `Deployment/uyuni (${NS})` && p.phase === 'Running'
+      && (e.pods ?? []).some((p: WaitingPod) => p.owner.kind === 'Deployment' && p.owner.name === 'uyuni' && p.owner.namespace === NS && p.phase === 'Running'
         && p.containers.some((c) => c.name === 'uyuni' && c.state === 'running' && !c.started && !c.ready && c.restartCount === 0));
     await until('the pod shown Running, not started', () => events(runDir).some(startingPod));
     await until('the Deployment past its progress deadline', () => progressing()?.reason === 'ProgressDeadlineExceeded');

@@ -31,7 +31,7 @@ describe('uyuni-cdk plan', () => {
     expect(fresh.code).toBe(0);
     expect(Object.values(actions(fresh.out))).toEqual(Array(6).fill('create'));
     const text = await cli('plan', dir, { kubeconfig: sim.kubeconfigPath });
-    expect(text.out).toContain('[3/4] setup: the setup step (timeout 60s)');
+    expect(text.out).toContain('[3/4] setup: the setup step (timeout 1m)');
     expect(text.out).toContain('waits for Job/setup (uyuni-test) complete');
     expect(sim.requests.filter((q) => q.method !== 'GET' && !q.query.includes('dryRun'))).toEqual([]);
 
@@ -95,7 +95,7 @@ describe('uyuni-cdk plan with gates', () => {
     const dir = writePlan(steps);
     expect((await cli('plan', dir, { kubeconfig: sim.kubeconfigPath })).out).toContain('gate      PostgreSQL cannot be downgraded (decided at run time from pg_version)');
     expect((await cli('run', dir, { kubeconfig: sim.kubeconfigPath })).code).toBe(1);
-    expect((await cli('plan', dir, { kubeconfig: sim.kubeconfigPath })).out).toContain('gate      would REFUSE: PostgreSQL cannot be downgraded ("14" >= pg_version=16)');
+    expect((await cli('plan', dir, { kubeconfig: sim.kubeconfigPath })).out).toContain('gate      would REFUSE: PostgreSQL cannot be downgraded (pg_version is 16, expected 14 or older)');
   });
 });
 
@@ -187,7 +187,7 @@ describe('the CLI', () => {
       expect(bad.status).toBe(2);
       expect(bad.stderr).toContain(`option '${flag} <seconds>' argument 'soon' is invalid. must be a positive number`);
     }
-    expect(spawnSync(process.execPath, [BIN, 'run', '/nonexistent', '-o', 'yaml'], { encoding: 'utf8' }).status).toBe(2);
+    expect(spawnSync(process.execPath, [BIN, 'run', '/nonexistent', '-o', 'yml'], { encoding: 'utf8' }).status).toBe(2);
     expect(spawnSync(process.execPath, [BIN, 'run', '--help'], { encoding: 'utf8' }).stdout).toMatch(/--stuck-grace <seconds>[^]*\(default: 120\)/);
     const probe = spawnSync(process.execPath, ['-r', `${ROOT}/bin/register.js`, '-e', `
       require('${ROOT}/src/cli/main.ts').buildProgram().helpInformation();

@@ -11,7 +11,7 @@ afterEach(() => terminalWidth(columns));
 const rollout = { step: 'server', index: 8, total: 8 };
 const blocker = 'Deployment/uyuni (uyuni) rollout: 0/1 ready; pod uyuni-7d9f8c5b4-x2k4p: Running, uyuni starting (startup probe), 0 restarts';
 const pod = (started: boolean) => ({
-  owner: 'Deployment/uyuni (uyuni)', pod: 'uyuni-7d9f8c5b4-x2k4p', phase: 'Running',
+  owner: { kind: 'Deployment', name: 'uyuni', namespace: 'uyuni' }, pod: 'uyuni-7d9f8c5b4-x2k4p', phase: 'Running',
   containers: [{ name: 'uyuni', state: 'running' as const, started, ready: false, restartCount: 0, startupProbe: true, readinessProbe: true }],
 });
 

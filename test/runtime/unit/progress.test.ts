@@ -28,7 +28,7 @@ describe('progress output', () => {
     tick(1000);
     r.emit(waiting(11));
     const lines = out.join('').split('\n').filter((l) => l.includes('waiting'));
-    expect(lines).toEqual(['[6/8] setup: waiting 10.0s for Job/uyuni-setup (uyuni) complete: Job running; pods uyuni-setup-x Pending/ContainerCreating']);
+    expect(lines).toEqual(['[6/8] setup: waiting 10s for Job/uyuni-setup (uyuni) complete: Job running; pods uyuni-setup-x Pending/ContainerCreating']);
     r.close();
   });
 
@@ -56,14 +56,14 @@ describe('progress output', () => {
     const joined = out.join('');
     expect(joined).toContain('\r\x1b[2K  setup/uyuni-setup-x/main | hello\n[6/8] setup');
     r.emit({ type: 'step-done', ...step, elapsedSeconds: 3 });
-    expect(out[out.length - 1]).toBe('[6/8] setup: done in 3.0s\n');
+    expect(out[out.length - 1]).toBe('[6/8] setup: done in 3s\n');
     r.close();
   });
 
   const rollout = { step: 'server', index: 8, total: 8 };
   const starting = 'Deployment/uyuni (uyuni) rollout: 0/1 ready; pod uyuni-7d9f8c5b4-x2k4p: Running, uyuni starting (startup probe), 0 restarts';
   const pod = (started: boolean) => ({
-    owner: 'Deployment/uyuni (uyuni)', pod: 'uyuni-7d9f8c5b4-x2k4p', phase: 'Running',
+    owner: { kind: 'Deployment', name: 'uyuni', namespace: 'uyuni' }, pod: 'uyuni-7d9f8c5b4-x2k4p', phase: 'Running',
     containers: [{ name: 'uyuni', state: 'running' as const, started, ready: false, restartCount: 0, startupProbe: true, readinessProbe: true }],
   });
 
@@ -75,7 +75,7 @@ describe('progress output', () => {
     r.emit({ type: 'waiting', ...rollout, elapsedSeconds: 3 * 3600 + 62, blockers: [starting] });
     const live = out[out.length - 1];
     expect(live.length).toBe(109);
-    expect(live).toMatch(/^\[8\/8\] server 3h01m02s waiting for Deployment\/uyuni .*….*Running, uyuni starting \(startup probe\), 0 restarts$/);
+    expect(live).toMatch(/^\[8\/8\] server 3h1m2s waiting for Deployment\/uyuni .*….*Running, uyuni starting \(startup probe\), 0 restarts$/);
     r.close();
   });
 
@@ -91,7 +91,7 @@ describe('progress output', () => {
     j.r.close();
     const recorded = fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((e) => e.type === 'waiting');
     expect(recorded.map((e) => [e.elapsedSeconds, e.pods[0].containers[0].started])).toEqual([[0.25, false], [7.75, true], [10, true]]);
-    expect(recorded[0]).toMatchObject({ blockers: [starting], pods: [{ owner: 'Deployment/uyuni (uyuni)', phase: 'Running', containers: [{ name: 'uyuni', started: false, ready: false, restartCount: 0 }] }] });
+    expect(recorded[0]).toMatchObject({ blockers: [starting], pods: [{ owner: { kind: 'Deployment', name: 'uyuni', namespace: 'uyuni' }, phase: 'Running', containers: [{ name: 'uyuni', started: false, ready: false, restartCount: 0 }] }] });
     expect(j.out.join('')).toBe(fs.readFileSync(file, 'utf8'));
   });
 
@@ -117,6 +117,6 @@ describe('progress output', () => {
 
     const p = reporter('plain');
     p.r.emit({ type: 'run-done', status: 'failed', exitCode: 1, elapsedSeconds: 1, message: 'step setup: boom' });
-    expect(p.err.join('')).toBe('run failed (exit 1) after 1.0s: step setup: boom\n');
+    expect(p.err.join('')).toBe('run failed (exit 1) after 1s: step setup: boom\n');
   });
 });

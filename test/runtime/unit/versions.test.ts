@@ -40,7 +40,8 @@ describe('gates', () => {
     const refused = evaluateGate(gate('14'), facts);
     expect(refused.ok).toBe(false);
     expect(refused.detail).toContain('PostgreSQL cannot be downgraded');
-    expect(refused.detail).toContain('pg_version=16');
+    expect(refused.detail).toBe('PostgreSQL cannot be downgraded (pg_version is 16, expected 14 or older)');
+    expect(evaluateGate(gate('17'), facts).detail).toBe('pg_version is 16, as expected: 17 or older');
     expect(evaluateGate(gate('17'), facts).ok).toBe(true);
   });
 
