@@ -9,7 +9,7 @@ import { StepFailed } from '../errors';
 import { StepLogs } from '../logs';
 import { refOf } from '../manifests';
 import { followLogsCommand } from '../next-command';
-import { inStartupProbe, WaitingPod } from '../progress';
+import { idText, inStartupProbe, WaitingPod } from '../progress';
 import { StepWaiter } from '../waiter';
 import type { StepRun } from './context';
 
@@ -19,7 +19,7 @@ export interface Waited {
 }
 
 /** `pod uyuni-7d9f8-x2k4p of Deployment/uyuni (uyuni)` */
-const podOf = (p: WaitingPod) => `pod ${p.pod} of ${p.owner}`;
+const podOf = (p: WaitingPod) => `pod ${p.pod} of ${idText(p.owner)}`;
 
 /**
  * The first time a pod the step waits on is in its startup probe (a server's first start, hours

@@ -46,10 +46,10 @@ describe('a resumed upgrade whose inspect pods are gone', () => {
     await deleteInspectPods();
     const plan = await cli('plan', dist('upgrade'), { kubeconfig: sim.kubeconfigPath });
     expect(plan.out).not.toContain('decided at run time');
-    expect(plan.out).toMatch(/gate {6}no database data: var-pgsql holds no PG_VERSION, there is nothing to upgrade \(would pass: current_pg_version=16\)/);
+    expect(plan.out).toMatch(/gate {6}no database data: var-pgsql holds no PG_VERSION, there is nothing to upgrade \(would pass: current_pg_version is 16\)/);
     const r = await cli('run', dist('upgrade'), { kubeconfig: sim.kubeconfigPath, yes: true, rerun: ['db-upgrade'] });
     expect(r.out).not.toContain('holds no PG_VERSION');
-    expect(r.out).toMatch(/read facts of Job uyuni\/uyuni-inspect-db: its pods are gone: the facts recorded by run upgrade-/);
+    expect(r.out).toMatch(/read facts of Job\/uyuni-inspect-db \(uyuni\): its pods are gone: the facts recorded by run upgrade-/);
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/inspect-db: skipped[^\n]*\n[^\n]*\n {2}facts: current_pg_version=16 image_pg_version=18/);
@@ -111,9 +111,9 @@ describe('a step with facts that is not a data step', () => {
     await new Promise((r) => setTimeout(r, 200));
     sim.setJob('pg-upgrade', { outcome: 'succeed' });
     const plan2 = await cli('plan', dir, { kubeconfig: sim.kubeconfigPath });
-    expect(plan2.out).toContain('PostgreSQL cannot be downgraded (would pass: "17" >= pg_version=16)');
+    expect(plan2.out).toContain('PostgreSQL cannot be downgraded (would pass: pg_version is 16, as expected: 17 or older)');
     const r = await cli('run', dir, { kubeconfig: sim.kubeconfigPath, rerun: ['upgrade-db'] });
-    expect(r.out).toContain('read facts of Job uyuni-test/inspect: its pods are gone: the facts recorded by run upgrade-');
+    expect(r.out).toContain('read facts of Job/inspect (uyuni-test): its pods are gone: the facts recorded by run upgrade-');
     expect(r.out).toContain('facts: pg_version=16');
     expect(r.code).toBe(0);
     // status shows them too.

@@ -82,16 +82,16 @@ describe('the Reporter and a copy\'s progress', () => {
     r.emit({ type: 'step-start', ...step, description: 'copy' });
     tick(2000);
     r.emit({ type: 'waiting', ...step, elapsedSeconds: 2, blockers: ['Job/uyuni-data-sync (uyuni) complete: Job running'] });
-    expect(out[out.length - 1]).toBe('[5/9] data-sync 2.0s waiting for Job/uyuni-data-sync (uyuni) complete: Job running');
+    expect(out[out.length - 1]).toBe('[5/9] data-sync 2s waiting for Job/uyuni-data-sync (uyuni) complete: Job running');
     tick(1000);
     r.emit(copy('@progress claim=3/16 bytes=1288490189 percent=45 rate=12.34MB/s eta=0:01:23 path=/var/spacewalk'));
-    expect(out[out.length - 1]).toBe('[5/9] data-sync 3.0s claim 3/16 /var/spacewalk: 1.2 GiB (45%), 12.34MB/s, 0:01:23 left');
+    expect(out[out.length - 1]).toBe('[5/9] data-sync 3s claim 3/16 /var/spacewalk: 1.2 GiB (45%), 12.34MB/s, 0:01:23 left');
     // a wait's report keeps the copy on the line
     r.emit({ type: 'waiting', ...step, elapsedSeconds: 3, blockers: ['Job/uyuni-data-sync (uyuni) complete: Job running'] });
     expect(out[out.length - 1]).toContain('claim 3/16 /var/spacewalk');
     r.emit(copy('@progress claim=3/16 bytes=2147483648 percent=100 rate=12.34MB/s done=1 path=/var/spacewalk'));
     expect(out.slice(-2)).toEqual(['  data-sync: claim 3/16 /var/spacewalk: 2.0 GiB (100%), 12.34MB/s, done\n',
-      '[5/9] data-sync 3.0s waiting for Job/uyuni-data-sync (uyuni) complete: Job running']);
+      '[5/9] data-sync 3s waiting for Job/uyuni-data-sync (uyuni) complete: Job running']);
     r.close();
   });
 });

@@ -29,14 +29,14 @@ function liveLine(width: number, started = false): string {
 
 describe('the live line of a server in its startup probe', () => {
   it('says what it is doing, the pod\'s name where there is room', () => {
-    expect(liveLine(120)).toBe('[8/8] server 3h01m02s Deployment/uyuni (uyuni) starting (startup probe), pod uyuni-7d9f8c5b4-x2k4p');
-    expect(liveLine(80)).toBe('[8/8] server 3h01m02s Deployment/uyuni (uyuni) starting (startup probe)');
-    expect(liveLine(66)).toBe('[8/8] server 3h01m02s Deployment/uyuni starting (startup probe)');
-    expect(liveLine(50)).toBe('[8/8] server 3h01m02s starting (startup probe)');
+    expect(liveLine(120)).toBe('[8/8] server 3h1m2s Deployment/uyuni (uyuni) starting (startup probe), pod uyuni-7d9f8c5b4-x2k4p');
+    expect(liveLine(80)).toBe('[8/8] server 3h1m2s Deployment/uyuni (uyuni) starting (startup probe)');
+    expect(liveLine(66)).toBe('[8/8] server 3h1m2s Deployment/uyuni starting (startup probe)');
+    expect(liveLine(50)).toBe('[8/8] server 3h1m2s starting (startup probe)');
     for (const w of [40, 50, 66, 80, 120]) expect(liveLine(w).length).toBeLessThan(w);
   });
 
   it('once started, the wait again (its readiness)', () => {
-    expect(liveLine(200, true)).toBe(`[8/8] server 3h01m02s waiting for ${blocker}`);
+    expect(liveLine(200, true)).toBe(`[8/8] server 3h1m2s waiting for ${blocker}`);
   });
 });
