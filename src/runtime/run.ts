@@ -30,6 +30,8 @@ import type { RunLock } from './lock';
 import type { Foreign } from './ownership';
 import { adopt, guardRun, SafeguardOptions } from './safeguards';
 import { RunContext, runStep } from './steps';
+import { ReportedStepFailure } from './steps/context';
+import { unmetRefusal } from './steps/preflight';
 
 export interface RunOptions extends IdentityFlags, ApprovalOptions, SafeguardOptions {
   readonly planDir: string;
@@ -82,9 +84,9 @@ async function decideBeforeWriting(o: RunOptions, plan: RunContext['plan'], obje
   if (drift.length) {
     throw new RuntimeError(`the cluster changed since the plan was saved (${o.saved!.savedAt}): ${drift.join('; ')}; nothing was done: make and review a new plan (uyuni-cdk plan --out)`, EXIT.stepFailed);
   }
-  if (decided.refusals.length) {
-    throw new RuntimeError(`refused before any write: ${decided.refusals.join('; ')}`, EXIT.stepFailed);
-  }
+  // every requirement of the whole plan and the gates decided now, all at once (steps/preflight.ts)
+  const refused = unmetRefusal(decided.unmet, decided.refusals, decided.namespaceFirst);
+  if (refused) throw new RuntimeError(refused, EXIT.stepFailed);
   await approve([...destructiveChanges(decided), ...adoptions(toAdopt)], { ...o, savedPlan: o.saved !== undefined }, o.reporter);
   await adopt(o.cluster, toAdopt, o.reporter);
   return decided;
@@ -194,9 +196,11 @@ export async function runPlan(o: RunOptions): Promise<number> {
     return EXIT.ok;
   } catch (e) {
     const code = e instanceof RuntimeError ? e.exitCode : EXIT.stepFailed;
-    const message = e instanceof Error ? e.message : String(e);
+    // a failed step's reason was its step-failed event: said once, not again at the end
+    const message = e instanceof ReportedStepFailure ? `step ${e.step} failed (the reason is above)` : e instanceof Error ? e.message : String(e);
     // said on the first failure already: where the logs are, and how to go on
-    const next = code === EXIT.stepFailed && begun ? nextCommand(o.planDir, begun.plan, o.connection ?? {}, e instanceof StepFailed ? e.step : undefined) : undefined;
+    const jobsRan = !(e instanceof ReportedStepFailure && e.beforeJobs);
+    const next = code === EXIT.stepFailed && begun ? nextCommand(o.planDir, begun.plan, o.connection ?? {}, e instanceof StepFailed ? e.step : undefined, jobsRan) : undefined;
     const after = begun ? { runDir: begun.runDir, ...(next ? { next } : {}) } : {};
     if (!runDone) r.emit({ type: 'run-done', status: 'failed', exitCode: code, elapsedSeconds: elapsedSeconds(), message, ...after });
     o.onFailure?.(e);
