@@ -1,14 +1,11 @@
 import type { Command } from 'commander';
-import { EXIT } from '../plan/exit-codes';
 import type { DestroyCommandOptions, Io } from '../runtime/commands';
 import { addClusterOptions, EXIT_CODES_HELP, exitWith, loadRuntime, processIo } from './options';
+import { onEndingSignals } from './parse';
 import { duration, LOCK_TIMEOUT_HELP } from './unlock';
 
-/** Ctrl-C: the namespace's lock is released before the process ends. */
-const destroyIo: Io = {
-  ...processIo,
-  onInterrupt: (cleanup) => process.once('SIGINT', () => { void cleanup().finally(() => process.exit(EXIT.interrupted)); }),
-};
+/** Ctrl-C, SIGTERM, SIGHUP: the namespace's lock is released before the process ends. */
+const destroyIo: Io = { ...processIo, onInterrupt: (cleanup) => onEndingSignals(cleanup) };
 
 export function register(program: Command): void {
   addClusterOptions(program.command('destroy')

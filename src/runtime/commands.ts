@@ -6,7 +6,7 @@
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { EXIT } from '../plan/exit-codes';
+import { EndingSignal, EXIT } from '../plan/exit-codes';
 import { RUN_DEFAULTS } from '../plan/run-defaults';
 import { Cluster } from './client';
 import { destroyPlan, renderDestroy } from './destroy';
@@ -17,7 +17,7 @@ import { refuses, renderTakeovers, takeovers, upgrades } from './ownership';
 import { openPlanDir, openPlanView, PlanDir } from './plan-dir';
 import { hasChanges, planSteps, renderPlan } from './planview';
 import { OutputMode, Reporter } from './progress';
-import { runPlan, timestamp } from './run';
+import { interruptRun, RunOptions, RunState, runPlan, timestamp } from './run';
 import { isSavedPlan, planDigest, readSavedPlan, savedOptionsOf, writeSavedPlan } from './saved-plan';
 import { lostCredentials } from './secrets';
 import { renderStatus, statusExitCode, stepStatuses } from './status';
@@ -35,10 +35,11 @@ export interface Io {
   readonly err: (text: string) => void;
   readonly isTTY: boolean;
   /**
-   * Called once a run has started, with what to do when the user interrupts it (Ctrl-C) before
-   * the process ends; absent: nobody interrupts (tests).
+   * Called once a run has started, with what to do when the user interrupts it (Ctrl-C) or a
+   * signal ends it (SIGTERM, SIGHUP: src/cli/parse.ts `onEndingSignals`) before the process
+   * ends; absent: nobody interrupts (tests).
    */
-  readonly onInterrupt?: (cleanup: () => Promise<void>) => void;
+  readonly onInterrupt?: (cleanup: (signal?: EndingSignal) => Promise<void>) => void;
   /** Asks a question on the terminal and returns the answer; absent: no terminal to ask on (a pipe, CI, tests). */
   readonly ask?: (question: string) => Promise<string>;
 }
@@ -129,12 +130,11 @@ export function runCommand(planDir: string, o: RunCommandOptions, io: Io): Promi
     const from = isSavedPlan(planDir) ? savedRun(planDir, o) : undefined;
     const intervalSeconds = o.progressInterval ?? RUN_DEFAULTS.progressIntervalSeconds;
     const reporter = new Reporter({ mode: outputMode(o, io), write: io.out, writeErr: io.err, intervalSeconds });
-    // Ctrl-C: nothing to undo (each step is idempotent or resumable); the CLI says how to continue.
-    io.onInterrupt?.(() => { reporter.close(); return releaseHeldLocks(); });
     const cluster = connect(o);
     // --timeout bounds everything, the first request included (the plan's own deadline applies from the first step)
     if (o.timeout) cluster.setDeadline(Date.now() + o.timeout * 1000);
-    return runPlan({
+    const state: RunState = {};
+    const options: RunOptions = {
       planDir,
       cluster,
       reporter,
@@ -155,7 +155,16 @@ export function runCommand(planDir: string, o: RunCommandOptions, io: Io): Promi
       ...from,
       adopt: o.adopt,
       lockTimeoutSeconds: o.lockTimeout,
+      state,
+    };
+    // Ctrl-C, SIGTERM, SIGHUP: nothing to undo (each step is idempotent or resumable); run-done
+    // says what still runs in the cluster and how to continue, then the lock goes.
+    io.onInterrupt?.(async (signal = 'SIGINT') => {
+      await interruptRun(options, signal).catch(() => undefined);
+      reporter.close();
+      await releaseHeldLocks();
     });
+    return runPlan(options);
   });
 }
 
