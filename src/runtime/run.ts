@@ -246,8 +246,7 @@ export async function runPlan(o: RunOptions): Promise<number> {
     return EXIT.ok;
   } catch (e) {
     const code = e instanceof RuntimeError ? e.exitCode : EXIT.stepFailed;
-    // a failed step's reason was its step-failed event: said once, not again at the end
-    const message = e instanceof ReportedStepFailure ? `step ${e.step} failed (the reason is above)` : e instanceof Error ? e.message : String(e);
+    const message = e instanceof Error ? e.message : String(e);
     // said on the first failure already: where the logs are, and how to go on
     const jobsRan = !(e instanceof ReportedStepFailure && e.beforeJobs);
     const next = code === EXIT.stepFailed && begun ? nextCommand(o.planDir, begun.plan, o.connection ?? {}, e instanceof StepFailed ? e.step : undefined, jobsRan) : undefined;

@@ -92,7 +92,7 @@ export class StepRun {
   }
 }
 
-/** A step's failure whose reason its `step-failed` event said already: the run's end does not repeat it. */
+/** A step's failure, reported by its `step-failed` event: where in the step it failed. */
 export class ReportedStepFailure extends StepFailed {
   /** The step failed before its Jobs were applied (gates, requirements, actions): `--rerun` would not help. */
   constructor(step: string, message: string, readonly beforeJobs: boolean) {
