@@ -1,8 +1,16 @@
-import type { Command } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
 import type { DestroyCommandOptions, Io } from '../runtime/commands';
 import { addClusterOptions, EXIT_CODES_HELP, exitWith, loadRuntime, processIo } from './options';
+import { RUN_DEFAULTS } from '../plan/run-defaults';
 import { onEndingSignals } from './parse';
 import { duration, LOCK_TIMEOUT_HELP } from './unlock';
+
+/** `--wait`, `--wait=true`, `--wait=false`: kubectl's spelling of a boolean flag. */
+function boolean(value: string): boolean {
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  throw new InvalidArgumentError('must be true or false (--wait=false)');
+}
 
 /** Ctrl-C, SIGTERM, SIGHUP: the namespace's lock is released before the process ends. */
 const destroyIo: Io = { ...processIo, onInterrupt: (cleanup) => onEndingSignals(cleanup) };
@@ -13,6 +21,8 @@ export function register(program: Command): void {
     .description('Delete everything carrying the plan\'s labels, last step first; a dry run unless --yes; the data (PVCs, the credentials and CA that open them, the namespace holding them) only with --purge-volumes')
     .option('--yes', 'really delete (without it: list what would be deleted)')
     .option('--purge-volumes', 'also delete PersistentVolumeClaims (the data!), the credential and CA Secrets that open them, the run records, and their namespace')
+    .option('--wait [bool]', 'with --yes: wait until what was deleted is gone, the namespace too, as kubectl delete does (--wait=false: return once the deletes are sent)', boolean, true)
+    .option('--timeout <duration>', `how long --yes waits for that (30s, 5m, 1h; default ${RUN_DEFAULTS.destroyTimeoutSeconds / 60}m), then exit 1 naming what is still there`, duration)
     .option('--lock-timeout <duration>', LOCK_TIMEOUT_HELP, duration))
     .addHelpText('after', `
 Kept without --purge-volumes: the claims, the credential Secrets the plan names, the CA Secret,

@@ -11,6 +11,8 @@ export const RUN_DEFAULTS = {
   stuckGraceSeconds: 120,
   /** `--progress-interval`: without a terminal, a waiting line at least this often. */
   progressIntervalSeconds: 10,
+  /** `destroy --yes --timeout`: how long it waits for what it deleted to be gone. */
+  destroyTimeoutSeconds: 600,
 } as const;
 
 /** How `--help` and the docs name the default run directory. */

@@ -9,7 +9,7 @@ import * as path from 'path';
 import { EndingSignal, EXIT } from '../plan/exit-codes';
 import { RUN_DEFAULTS } from '../plan/run-defaults';
 import { Cluster } from './client';
-import { destroyPlan, renderDestroy } from './destroy';
+import { destroyPlan, destroySummary, renderDestroy, waitGone } from './destroy';
 import { BadInput, RuntimeError } from './errors';
 import { loadKubeConfig } from './kubeconfig';
 import { forceUnlock, releaseHeldLocks, RunLock } from './lock';
@@ -287,6 +287,10 @@ export function supportCommand(planDir: string, o: SupportCommandOptions, io: Io
 export interface DestroyCommandOptions extends CommonOptions {
   readonly yes?: boolean;
   readonly purgeVolumes?: boolean;
+  /** `--wait=false`: return once the deletes are sent, not when the objects are gone. @default true */
+  readonly wait?: boolean;
+  /** Seconds `--yes` waits for what it deleted to be gone. @default RUN_DEFAULTS.destroyTimeoutSeconds */
+  readonly timeout?: number;
   /** Seconds to wait for the namespace's lock. @default 0 */
   readonly lockTimeout?: number;
 }
@@ -304,9 +308,23 @@ export function destroyCommand(planDir: string, o: DestroyCommandOptions, io: Io
     try {
       items = await destroyPlan(cluster, plan, objectsOf, opts);
     } finally {
+      // released before the wait: the Lease is in the namespace that goes (a run meanwhile refuses a terminating namespace)
       await lock?.release();
     }
-    io.out(mode === 'json' ? JSON.stringify({ plan: plan.name, namespace: plan.namespace, dryRun: !opts.yes, items }) + '\n' : renderDestroy(plan, items, opts) + '\n');
+    const wait = opts.yes && o.wait !== false;
+    const shown = items.map(({ ref: _r, ...i }) => i);
+    if (mode !== 'json') io.out(renderDestroy(plan, items, opts) + '\n');
+    let waited: { gone: boolean; seconds?: number; still?: string } | undefined;
+    try {
+      if (wait) waited = { gone: true, seconds: await waitGone(cluster, items, { timeoutSeconds: o.timeout, progress: (l) => io.err(`destroy: ${l}\n`) }) };
+    } catch (e) {
+      if (mode === 'json') io.out(JSON.stringify({ plan: plan.name, namespace: plan.namespace, dryRun: !opts.yes, items: shown, waited: { gone: false, message: (e as Error).message } }) + '\n');
+      throw e;
+    }
+    const summary = destroySummary(items, { ...opts, waited: wait });
+    io.out(mode === 'json'
+      ? JSON.stringify({ plan: plan.name, namespace: plan.namespace, dryRun: !opts.yes, items: shown, ...(waited ? { waited } : {}), summary }) + '\n'
+      : `${summary}\n`);
     return EXIT.ok;
   });
 }
