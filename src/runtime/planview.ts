@@ -88,7 +88,7 @@ export interface PlanSummary {
 /**
  * A requirement of the whole plan that the cluster does not meet and no earlier step of the run
  * makes, or a gate decided now that refuses: `run` refuses them all at once, before its first
- * write (docs/runtime.md, "Preflight").
+ * write (docs/runtime.md, "Preflight, interruptions and the next command").
  */
 export interface Unmet {
   readonly step: string;
