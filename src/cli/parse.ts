@@ -1,5 +1,5 @@
 import { Command, CommanderError } from 'commander';
-import { EXIT } from '../plan/exit-codes';
+import { EndingSignal, EXIT, SIGNAL_EXIT } from '../plan/exit-codes';
 
 /**
  * Runs a program to its exit code, for the whole CLI and the agent's own entry alike: `--help`
@@ -47,4 +47,20 @@ function endQuietlyOnEpipe(): void {
       throw e;
     });
   }
+}
+
+/**
+ * Ctrl-C, SIGTERM (a service manager, `kill`) and SIGHUP (the terminal or the ssh session went
+ * away): the first of them runs `cleanup` once, then the process exits with 128 + the signal's
+ * number (src/plan/exit-codes.ts SIGNAL_EXIT). A second signal while cleaning up ends it at once.
+ */
+export function onEndingSignals(cleanup: (signal: EndingSignal) => Promise<void>): void {
+  const signals = Object.keys(SIGNAL_EXIT) as EndingSignal[];
+  let ending = false;
+  const handler = (signal: EndingSignal) => {
+    if (ending) process.exit(SIGNAL_EXIT[signal]);
+    ending = true;
+    void cleanup(signal).catch(() => undefined).finally(() => process.exit(SIGNAL_EXIT[signal]));
+  };
+  for (const s of signals) process.on(s, handler);
 }

@@ -1,10 +1,10 @@
 import { Command, InvalidArgumentError } from 'commander';
-import { EXIT } from '../plan/exit-codes';
 import { RUN_DEFAULTS, RUNS_DIR_HELP } from '../plan/run-defaults';
 import type { Io, RunCommandOptions } from '../runtime/commands';
 import {
   addClusterOptions, addIdentityOptions, collectList, EXIT_CODES_HELP, exitWith, loadRuntime, positiveNumber, processIo, SAFETY_HELP,
 } from './options';
+import { onEndingSignals } from './parse';
 import { duration, LOCK_TIMEOUT_HELP } from './unlock';
 
 /** `--keep-runs N`: a whole number of run series, at least 1 (the current one is always kept). */
@@ -14,16 +14,11 @@ function keepRuns(value: string): number {
   return n;
 }
 
-/** Ctrl-C: nothing to undo (each step is idempotent or resumable); say how to continue. */
-const runIo: Io = {
-  ...processIo,
-  onInterrupt: (cleanup) => process.once('SIGINT', () => {
-    void cleanup().finally(() => {
-      process.stderr.write('\nuyuni-cdk: interrupted. Run the same command again to resume: finished steps are skipped, running Jobs attached to.\n');
-      process.exit(EXIT.interrupted);
-    });
-  }),
-};
+/**
+ * Ctrl-C, SIGTERM, SIGHUP: nothing to undo (each step is idempotent or resumable); the run's
+ * last event says how to continue and what still runs in the cluster (src/runtime/run.ts).
+ */
+const runIo: Io = { ...processIo, onInterrupt: (cleanup) => onEndingSignals(cleanup) };
 
 export function register(program: Command): void {
   addIdentityOptions(addClusterOptions(program.command('run')

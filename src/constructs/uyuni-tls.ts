@@ -50,7 +50,13 @@ export const SERVER_CERT_KEY: Pick<CertificateSpec, 'privateKey' | 'usages'> = {
 };
 
 /** What the user must provide before the TLS step, by mode (nothing for a generated CA). */
-export function tlsRequirements(mode: TlsMode, fqdn: string, namespace: string, caMadeBy?: string): Requirement[] {
+/** The step of the plan, and its Job, that make a migrated CA's Secret. */
+export interface CaMadeBy {
+  readonly step: string;
+  readonly job: string;
+}
+
+export function tlsRequirements(mode: TlsMode, fqdn: string, namespace: string, caMadeBy?: CaMadeBy): Requirement[] {
   const tlsSecret = (name: string, names: string) => ({
     kind: 'Secret' as const, name, namespace, keys: SECRET_KEYS, ifMissing: 'fail' as const,
     message: `third-party TLS: create it for ${names} with: kubectl -n ${namespace} create secret generic ${name} `
@@ -65,7 +71,8 @@ export function tlsRequirements(mode: TlsMode, fqdn: string, namespace: string, 
   if (mode === 'migrated') {
     return [{
       kind: 'Secret', name: TLS_NAMES.ca, namespace, keys: ['tls.crt', 'tls.key'], ifMissing: 'fail',
-      message: (caMadeBy ? `migrated CA: ${caMadeBy} makes it from the old server's ssl-build; see its log, or make it yourself. ` : 'migrated CA: ')
+      ...(caMadeBy ? { madeBy: caMadeBy.step } : {}),
+      message: (caMadeBy ? `migrated CA: Job ${caMadeBy.job} (kubectl -n ${namespace} logs job/${caMadeBy.job}) makes it from the old server's ssl-build; see its log, or make it yourself. ` : 'migrated CA: ')
         + 'The old server\'s CA key is encrypted with the CA password; decrypt it, then create the Secret: '
         + 'openssl pkey -in RHN-ORG-PRIVATE-SSL-KEY -out ca.key (asks for the CA password) && '
         + `kubectl -n ${namespace} create secret tls ${TLS_NAMES.ca} --cert=RHN-ORG-TRUSTED-SSL-CERT --key=ca.key && rm ca.key`,

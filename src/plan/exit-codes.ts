@@ -16,6 +16,15 @@ export const EXIT = {
   planChanges: 2,
   /** `run` interrupted with Ctrl-C (128 + SIGINT). */
   interrupted: 130,
+  /** `run` ended by SIGHUP (128 + 1: the terminal or the ssh session went away). */
+  hangup: 129,
+  /** `run` ended by SIGTERM (128 + 15). */
+  terminated: 143,
 } as const;
+
+/** The signals `run` and `destroy` end on as on Ctrl-C, each with its exit code (128 + its number). */
+export const SIGNAL_EXIT = { SIGHUP: EXIT.hangup, SIGINT: EXIT.interrupted, SIGTERM: EXIT.terminated } as const;
+
+export type EndingSignal = keyof typeof SIGNAL_EXIT;
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];

@@ -205,6 +205,9 @@ function checkPlan(plan: Plan): string[] {
     if (s.factsFrom) scoped('factsFrom', s.factsFrom);
     s.requires.forEach((r, j) => {
       if (r.namespace !== ns) problems.push(`${at}.requires[${j}].namespace ${JSON.stringify(r.namespace)} is not the plan's namespace ${ns}`);
+      if (r.madeBy !== undefined && !plan.steps.slice(0, i).some((e) => e.name === r.madeBy)) {
+        problems.push(`${at}.requires[${j}].madeBy ${JSON.stringify(r.madeBy)} is not an earlier step of the plan`);
+      }
     });
     if (s.fileSummary) problems.push(...summaryProblems(at, s));
   }

@@ -13,6 +13,8 @@ export const RUN_DEFAULTS = {
   progressIntervalSeconds: 10,
   /** `--keep-runs`: the run series (src/runtime/run-dirs.ts) of a plan and namespace kept after a run. */
   keepRuns: 20,
+  /** `destroy --yes --timeout`: how long it waits for what it deleted to be gone. */
+  destroyTimeoutSeconds: 600,
 } as const;
 
 /** How `--help` and the docs name the default run directory. */

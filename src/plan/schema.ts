@@ -56,6 +56,7 @@ const requirement = type({
   generate: optional(record(text, generatedValue)),
   secretType: optional(text),
   message: optional(text),
+  madeBy: optional(text),
 });
 
 const action = tagged<Action>({

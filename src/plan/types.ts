@@ -95,6 +95,12 @@ export interface Requirement {
   readonly secretType?: string;
   /** What to tell the user when it is missing (e.g. the kubectl command that creates it). */
   readonly message?: string;
+  /**
+   * For `fail`: an earlier step of the same plan whose Job makes it (the migration's
+   * import-secrets makes the database credentials). Before its first write, a run that runs that
+   * step does not count it as missing; the step's own preflight still checks it.
+   */
+  readonly madeBy?: string;
 }
 
 /** A generated Secret value: a fixed, non-secret literal (a user name) or random characters. */

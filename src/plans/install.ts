@@ -10,7 +10,7 @@ import { TftpDeployment } from '../constructs/tftp-deployment';
 import { TraefikRoutes } from '../constructs/traefik-routes';
 import { UyuniConfigMap, UYUNI_CONFIG } from '../constructs/uyuni-config-map';
 import { UyuniIngresses } from '../constructs/uyuni-ingresses';
-import { tlsRequirements, UyuniTls } from '../constructs/uyuni-tls';
+import { CaMadeBy, tlsRequirements, UyuniTls } from '../constructs/uyuni-tls';
 import { CREDENTIALS, credentialRequirement, sccCredentials, userCredentialRequirement } from '../model/credentials';
 import { commonLabels } from '../model/labels';
 import { containerPorts } from '../model/ports';
@@ -66,10 +66,11 @@ export function addVolumesStep(plan: PlanApp, config: UyuniConfig, volumes: read
 }
 
 /**
- * `caMadeBy`: the Job that makes a migrated CA's Secret, named in the message when it is missing;
+ * `caMadeBy`: the step and Job that make a migrated CA's Secret (its requirement's `madeBy`, and
+ * named in the message when it is missing);
  * `actions`: run before the objects are applied (an upgrade that mints a new CA deletes the old Issuer).
  */
-export function addTlsStep(plan: PlanApp, config: UyuniConfig, caMadeBy?: string, actions: readonly Action[] = []): void {
+export function addTlsStep(plan: PlanApp, config: UyuniConfig, caMadeBy?: CaMadeBy, actions: readonly Action[] = []): void {
   const { tls } = config;
   plan.addStep('tls', {
     description: `TLS (${tls.mode})`,

@@ -176,6 +176,7 @@ export function migrationDatabaseRequirements(config: UyuniConfig): Requirement[
     namespace: ns,
     keys: ['username', 'password'],
     ifMissing: 'fail',
+    madeBy: IMPORT_SECRETS_STEP,
     message: `the migrated database keeps the old server's credentials for ${c.role}, which Job ${JOB_NAMES.importSecrets} `
       + `makes from ${user} and ${pass} of the old rhn.conf: see its log (kubectl -n ${ns} logs job/${JOB_NAMES.importSecrets})`,
   });
@@ -184,6 +185,9 @@ export function migrationDatabaseRequirements(config: UyuniConfig): Requirement[
     fromOld(CREDENTIALS.reportdb, 'report_db_user', 'report_db_password'),
   ];
 }
+
+/** The step whose Job makes the migrated database credentials and CA (their requirements' `madeBy`). */
+const IMPORT_SECRETS_STEP = 'import-secrets';
 
 /** The CA password of a migrated CA: the user's Secret, read by uyuni-import-secrets only. */
 export const CA_PASSWORD_SECRET = { name: 'uyuni-ca-password', key: 'password' } as const;
@@ -212,7 +216,7 @@ export function addImportSecretsStep(plan: PlanApp, config: UyuniConfig, m: Migr
   const importCa = config.tls.mode === 'migrated';
   const image = imageOf(config, 'server');
   const metadata = (name: string) => ({ name, namespace: ns, labels: commonLabels('uyuni', 'step') });
-  plan.addStep('import-secrets', {
+  plan.addStep(IMPORT_SECRETS_STEP, {
     description: `create the database credentials${importCa ? ' and the old CA' : ''} from the copied data (Job ${JOB_NAMES.importSecrets})`,
     gates: upgradeGates(config, m.postgresql, 'migration'),
   }, (chart) => {
@@ -304,7 +308,7 @@ export function migratePlan(config: UyuniConfig): PlanApp {
   addImportSecretsStep(plan, config, m);
   // The TLS after the import (a migrated CA is one of its Secrets), before the database upgrade
   // (its Job reads db-cert).
-  addTlsStep(plan, config, `Job ${JOB_NAMES.importSecrets} (kubectl -n ${config.namespace} logs job/${JOB_NAMES.importSecrets})`);
+  addTlsStep(plan, config, { step: IMPORT_SECRETS_STEP, job: JOB_NAMES.importSecrets });
   addDbUpgradeStep(plan, config, m.postgresql);
   addServicesStep(plan, config);
   addDatabaseStep(plan, config, [credentialRequirement(CREDENTIALS.dbAdmin, config.namespace), ...migrationDatabaseRequirements(config)]);

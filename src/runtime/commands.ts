@@ -6,10 +6,10 @@
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { EXIT } from '../plan/exit-codes';
+import { EndingSignal, EXIT } from '../plan/exit-codes';
 import { RUN_DEFAULTS } from '../plan/run-defaults';
 import { Cluster } from './client';
-import { destroyPlan, renderDestroy } from './destroy';
+import { destroyPlan, destroySummary, renderDestroy, waitGone } from './destroy';
 import { BadInput, RuntimeError } from './errors';
 import { loadKubeConfig } from './kubeconfig';
 import { forceUnlock, releaseHeldLocks, RunLock } from './lock';
@@ -19,7 +19,7 @@ import { hasChanges, planSteps, renderPlan } from './planview';
 import { stringify } from 'yaml';
 import { paletteFor, Palette } from './colour';
 import { OutputMode, Reporter } from './progress';
-import { runPlan, timestamp } from './run';
+import { interruptRun, RunOptions, RunState, runPlan, timestamp } from './run';
 import { isSavedPlan, planDigest, readSavedPlan, savedOptionsOf, writeSavedPlan } from './saved-plan';
 import { lostCredentials } from './secrets';
 import { renderStatus, statusExitCode, stepStatuses } from './status';
@@ -40,10 +40,11 @@ export interface Io {
   readonly err: (text: string) => void;
   readonly isTTY: boolean;
   /**
-   * Called once a run has started, with what to do when the user interrupts it (Ctrl-C) before
-   * the process ends; absent: nobody interrupts (tests).
+   * Called once a run has started, with what to do when the user interrupts it (Ctrl-C) or a
+   * signal ends it (SIGTERM, SIGHUP: src/cli/parse.ts `onEndingSignals`) before the process
+   * ends; absent: nobody interrupts (tests).
    */
-  readonly onInterrupt?: (cleanup: () => Promise<void>) => void;
+  readonly onInterrupt?: (cleanup: (signal?: EndingSignal) => Promise<void>) => void;
   /** Asks a question on the terminal and returns the answer; absent: no terminal to ask on (a pipe, CI, tests). */
   readonly ask?: (question: string) => Promise<string>;
 }
@@ -150,12 +151,11 @@ export function runCommand(planDir: string, o: RunCommandOptions, io: Io): Promi
     const reporter = new Reporter({
       mode: outputMode(o, io), format: o.output === 'yaml' ? 'yaml' : 'json', write: io.out, writeErr: io.err, intervalSeconds, palette: paletteOf(o, io), verbose: o.verbose,
     });
-    // Ctrl-C: nothing to undo (each step is idempotent or resumable); the CLI says how to continue.
-    io.onInterrupt?.(() => { reporter.close(); return releaseHeldLocks(); });
     const cluster = connect(o);
     // --timeout bounds everything, the first request included (the plan's own deadline applies from the first step)
     if (o.timeout) cluster.setDeadline(Date.now() + o.timeout * 1000);
-    return runPlan({
+    const state: RunState = {};
+    const options: RunOptions = {
       planDir,
       cluster,
       reporter,
@@ -177,7 +177,16 @@ export function runCommand(planDir: string, o: RunCommandOptions, io: Io): Promi
       ...from,
       adopt: o.adopt,
       lockTimeoutSeconds: o.lockTimeout,
+      state,
+    };
+    // Ctrl-C, SIGTERM, SIGHUP: nothing to undo (each step is idempotent or resumable); run-done
+    // says what still runs in the cluster and how to continue, then the lock goes.
+    io.onInterrupt?.(async (signal = 'SIGINT') => {
+      await interruptRun(options, signal).catch(() => undefined);
+      reporter.close();
+      await releaseHeldLocks();
     });
+    return runPlan(options);
   });
 }
 
@@ -304,6 +313,10 @@ export function supportCommand(planDir: string, o: SupportCommandOptions, io: Io
 export interface DestroyCommandOptions extends CommonOptions {
   readonly yes?: boolean;
   readonly purgeVolumes?: boolean;
+  /** `--wait=false`: return once the deletes are sent, not when the objects are gone. @default true */
+  readonly wait?: boolean;
+  /** Seconds `--yes` waits for what it deleted to be gone. @default RUN_DEFAULTS.destroyTimeoutSeconds */
+  readonly timeout?: number;
   /** Seconds to wait for the namespace's lock. @default 0 */
   readonly lockTimeout?: number;
 }
@@ -321,10 +334,24 @@ export function destroyCommand(planDir: string, o: DestroyCommandOptions, io: Io
     try {
       items = await destroyPlan(cluster, plan, objectsOf, opts);
     } finally {
+      // released before the wait: the Lease is in the namespace that goes (a run meanwhile refuses a terminating namespace)
       await lock?.release();
     }
     const target = targetOf(cluster);
-    io.out(mode === 'json' ? machine(o, { plan: plan.name, namespace: plan.namespace, cluster: target, dryRun: !opts.yes, items }) : renderDestroy(plan, items, opts, target) + '\n');
+    const wait = opts.yes && o.wait !== false;
+    const shown = items.map(({ ref: _r, ...i }) => i);
+    if (mode !== 'json') io.out(renderDestroy(plan, items, opts, target) + '\n');
+    let waited: { gone: boolean; seconds?: number; still?: string } | undefined;
+    try {
+      if (wait) waited = { gone: true, seconds: await waitGone(cluster, items, { timeoutSeconds: o.timeout, progress: (l) => io.err(`destroy: ${l}\n`) }) };
+    } catch (e) {
+      if (mode === 'json') io.out(machine(o, { plan: plan.name, namespace: plan.namespace, cluster: target, dryRun: !opts.yes, items: shown, waited: { gone: false, message: (e as Error).message } }));
+      throw e;
+    }
+    const summary = destroySummary(items, { ...opts, waited: wait });
+    io.out(mode === 'json'
+      ? machine(o, { plan: plan.name, namespace: plan.namespace, cluster: target, dryRun: !opts.yes, items: shown, ...(waited ? { waited } : {}), summary })
+      : `${summary}\n`);
     return EXIT.ok;
   });
 }

@@ -10,7 +10,9 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { LABELS, ObjectRef, Plan } from '../plan/types';
 import { Cluster, refString } from './client';
-import { MissingKind } from './errors';
+import { MissingKind, RuntimeError } from './errors';
+import { EXIT } from '../plan/exit-codes';
+import { RUN_DEFAULTS } from '../plan/run-defaults';
 import { HISTORY_CONFIGMAP } from './history';
 import { Manifest, refOf, sameRef, selectorString } from './manifests';
 import { ADOPTED_FROM, othersIn } from './ownership';
@@ -25,6 +27,8 @@ export interface DestroyItem {
   readonly object: string;
   readonly result: 'deleted' | 'would delete' | 'kept' | 'absent' | 'not ours';
   readonly detail?: string;
+  /** What `waitGone` waits for (not in the JSON output: `object` names it). */
+  readonly ref?: ObjectRef;
 }
 
 function carries(obj: KubernetesObject, selector: Readonly<Record<string, string>>): boolean {
@@ -149,7 +153,7 @@ async function destroyOne(d: Destroying, ref: ObjectRef): Promise<DestroyItem> {
   const nsKept = ref.kind === 'Namespace' ? await namespaceKept(d, obj) : undefined;
   if (nsKept) return { object, result: 'kept', detail: nsKept };
   if (!d.o.yes) return { object, result: 'would delete' };
-  return { object, result: (await d.cluster.delete(ref, 'Background')) ? 'deleted' : 'absent' };
+  return (await d.cluster.delete(ref, 'Background')) ? { object, result: 'deleted', ref } : { object, result: 'absent' };
 }
 
 export async function destroyPlan(cluster: Cluster, plan: Plan, objectsOf: (step: string) => Manifest[], o: DestroyOptions): Promise<DestroyItem[]> {
@@ -171,4 +175,79 @@ export function renderDestroy(plan: Plan, items: DestroyItem[], o: DestroyOption
   const lines = [`${o.yes ? 'destroy' : 'destroy (dry run: nothing deleted; pass --yes to delete)'} plan ${plan.name}, namespace ${plan.namespace}${target ? `, ${targetText(target)}` : ''}`];
   for (const i of items) lines.push(`  ${i.result.padEnd(12)}  ${i.object}${i.detail ? `  (${i.detail})` : ''}`);
   return lines.join('\n');
+}
+
+export interface WaitGoneOptions {
+  /** Seconds. @default RUN_DEFAULTS.destroyTimeoutSeconds */
+  readonly timeoutSeconds?: number;
+  /** A progress line (stderr): what is still there, on each change and every `intervalSeconds`. */
+  readonly progress: (line: string) => void;
+  /** @default 5 */
+  readonly intervalSeconds?: number;
+  /** @default 1000 */
+  readonly pollMs?: number;
+}
+
+/** Why a deleted object is still there: Terminating (a namespace being emptied), its finalizers, a pod's grace period. */
+function lingering(obj: KubernetesObject): string {
+  const finalizers = [...(obj.metadata?.finalizers ?? []), ...((obj as { spec?: { finalizers?: string[] } }).spec?.finalizers ?? [])];
+  const phase = (obj as { status?: { phase?: string } }).status?.phase;
+  const why = [obj.kind === 'Namespace' && phase === 'Terminating' ? 'Terminating' : 'being deleted', finalizers.length ? `finalizers ${finalizers.join(', ')}` : ''];
+  return why.filter(Boolean).join(', ');
+}
+
+/**
+ * As `kubectl delete` waits: until every deleted object is gone (a Namespace too, which the API
+ * server keeps Terminating until it is empty), or the deadline passes (exit 1, naming what is
+ * still there; the cluster goes on deleting it). Returns the seconds waited.
+ */
+export async function waitGone(cluster: Cluster, items: readonly DestroyItem[], o: WaitGoneOptions): Promise<number> {
+  const started = Date.now();
+  const timeout = o.timeoutSeconds ?? RUN_DEFAULTS.destroyTimeoutSeconds;
+  const deadline = started + timeout * 1000;
+  let pending = items.filter((i) => i.result === 'deleted' && i.ref).map((i) => i.ref!);
+  let said = '';
+  let saidAt = 0;
+  for (;;) {
+    const still: Array<{ ref: ObjectRef; why: string }> = [];
+    for (const ref of pending) {
+      const obj = await cluster.get(ref).catch((e) => (e instanceof MissingKind ? undefined : Promise.reject(e)));
+      if (obj) still.push({ ref, why: lingering(obj) });
+    }
+    pending = still.map((s) => s.ref);
+    const seconds = (Date.now() - started) / 1000;
+    if (pending.length === 0) return seconds;
+    const what = still.map((s) => `${refString(s.ref)} (${s.why})`);
+    const shown = what.length > 3 ? `${what.slice(0, 3).join(', ')} and ${what.length - 3} more` : what.join(', ');
+    if (Date.now() >= deadline) {
+      throw new RuntimeError(`timed out after ${timeout}s waiting for what destroy deleted to be gone: ${pending.length} still there: ${shown}; `
+        + 'the cluster goes on deleting them (run the same destroy again to wait again; --timeout waits longer)', EXIT.stepFailed);
+    }
+    const line = `waiting for ${pending.length} deleted object${pending.length > 1 ? 's' : ''} to be gone: ${shown}`;
+    if (line !== said || Date.now() - saidAt >= (o.intervalSeconds ?? 5) * 1000) {
+      o.progress(`${line} (${Math.floor(seconds)}s of ${timeout}s)`);
+      said = line;
+      saidAt = Date.now();
+    }
+    await new Promise((r) => setTimeout(r, Math.min(o.pollMs ?? 1000, Math.max(0, deadline - Date.now()))));
+  }
+}
+
+/** The closing line: what was deleted (and whether it is gone), what was kept and why, what was left alone. */
+export function destroySummary(items: readonly DestroyItem[], o: DestroyOptions & { readonly waited?: boolean }): string {
+  const n = (r: DestroyItem['result']) => items.filter((i) => i.result === r).length;
+  const kept = items.filter((i) => i.result === 'kept');
+  const kinds = new Map<string, number>();
+  for (const i of kept) {
+    const kind = i.object.split('/')[0];
+    kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+  }
+  const keptText = kept.length
+    ? `, ${kept.length} kept (${[...kinds].map(([k, c]) => `${c} ${k}${c > 1 ? 's' : ''}`).join(', ')}${o.purgeVolumes ? '' : '; --purge-volumes deletes the data'})`
+    : '';
+  const rest = [n('absent') ? `${n('absent')} already absent` : '', n('not ours') ? `${n('not ours')} not ours (left alone)` : ''].filter(Boolean);
+  const tail = `${keptText}${rest.length ? `, ${rest.join(', ')}` : ''}.`;
+  if (!o.yes) return `Dry run: ${n('would delete')} would be deleted${tail} Nothing was deleted: --yes deletes.`;
+  if (o.waited === false) return `Destroy started: ${n('deleted')} deleted, not waited for (--wait=false)${tail}`;
+  return `Destroy complete: ${n('deleted')} deleted and gone${tail}`;
 }

@@ -1,7 +1,8 @@
 /**
  * After a failed run: the command that continues it, as the user would type it (the same plan
- * directory, namespace and connection), with `--rerun <step>` when the failed step has Jobs (a
- * failed Job is only run again on request; a step without Jobs resumes by itself).
+ * directory, namespace and connection), with `--rerun <step>` when the failed step has Jobs and
+ * they ran (a failed Job is only run again on request; a step without Jobs resumes by itself, and
+ * so does one that failed before its Jobs were applied: a gate, a requirement, an action).
  */
 import type { Plan } from '../plan/types';
 
@@ -25,11 +26,11 @@ export function followLogsCommand(planDir: string, plan: Plan, connection: Conne
   return words.map(shellWord).join(' ');
 }
 
-export function nextCommand(planDir: string, plan: Plan, connection: Connection, failedStep?: string): string {
+export function nextCommand(planDir: string, plan: Plan, connection: Connection, failedStep?: string, jobsRan = true): string {
   const step = plan.steps.find((s) => s.name === failedStep);
   const words = ['uyuni-cdk', 'run', planDir, '-n', plan.namespace];
   if (connection.kubeconfig) words.push('--kubeconfig', connection.kubeconfig);
   if (connection.context) words.push('--context', connection.context);
-  if (step?.objects.some((o) => o.kind === 'Job')) words.push('--rerun', step.name);
+  if (jobsRan && step?.objects.some((o) => o.kind === 'Job')) words.push('--rerun', step.name);
   return words.map(shellWord).join(' ');
 }

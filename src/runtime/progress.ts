@@ -113,7 +113,11 @@ export type RunEvent =
   | { type: 'step-done'; step: string; index: number; total: number; elapsedSeconds: number }
   | { type: 'step-failed'; step: string; index: number; total: number; elapsedSeconds: number; reason: string; pods: FailedContainer[] }
   | {
-    type: 'run-done'; status: 'done' | 'failed'; exitCode: number; elapsedSeconds: number; message?: string;
+    type: 'run-done'; status: 'done' | 'failed' | 'interrupted'; exitCode: number; elapsedSeconds: number; message?: string;
+    /** `interrupted`: the signal that ended the run (SIGINT, SIGTERM, SIGHUP). */
+    signal?: string;
+    /** `interrupted`: what goes on in the cluster without the run, each with the command that stops it. */
+    stillRunning?: Array<{ object: ObjectId; stop: string }>;
     /** A failed run that got as far as its run directory: where its logs and events are. */
     runDir?: string;
     /** A failed step: the command that continues the run (`--rerun <step>` when it has Jobs). */
@@ -335,7 +339,7 @@ export class Reporter {
     const text = this.render(ev);
     if (text === undefined) return;
     this.clearLive();
-    if (ev.type === 'run-done' && ev.status === 'failed') this.writeErr(text + '\n');
+    if (ev.type === 'run-done' && ev.status !== 'done') this.writeErr(text + '\n');
     else this.write(text + '\n');
     this.drawLive();
   }
@@ -444,6 +448,13 @@ export class Reporter {
       case 'run-done': {
         const t = ev.resources ?? this.tally;
         if (ev.status === 'done') return p.green(`Run complete in ${secs(ev.elapsedSeconds)}: ${tallyText(t)}.`);
+        if (ev.status === 'interrupted') {
+          const out = [`uyuni-cdk: interrupted (${ev.signal}) after ${secs(ev.elapsedSeconds)}. Run the same command again to resume: finished steps are skipped, running Jobs attached to.`];
+          for (const r of ev.stillRunning ?? []) out.push(`  still running in the cluster: ${idText(r.object)} (it goes on without the run; to stop it: ${r.stop})`);
+          if (ev.runDir) out.push(`  logs and events: ${ev.runDir}`);
+          if (ev.next) out.push(`  next: ${ev.next}`);
+          return out.join('\n');
+        }
         const out = [p.red(`run failed (exit ${ev.exitCode}) after ${secs(ev.elapsedSeconds)}${ev.message ? `: ${ev.message}` : ''}`)];
         const changed = t.created + t.updated + t.deleted + t.stopped + t.scaled + t.jobsRun + t.applied;
         if (changed) out.push(`  changed before it stopped: ${tallyText(t)}`);

@@ -8,10 +8,10 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import type { KubernetesObject } from '@kubernetes/client-node';
-import { EXIT } from '../plan/exit-codes';
+import type { KubernetesObject, V1Job } from '@kubernetes/client-node';
+import { EndingSignal, EXIT, SIGNAL_EXIT } from '../plan/exit-codes';
 import { defaultRunsDir, RUN_DEFAULTS } from '../plan/run-defaults';
-import type { Plan } from '../plan/types';
+import type { ObjectRef, Plan } from '../plan/types';
 import { applySetOf, groupKind, readParent, writeParent } from './applyset';
 import type { Cluster } from './client';
 import { approve, ApprovalOptions } from './confirm';
@@ -22,17 +22,20 @@ import type { IdentityFlags } from './identity';
 import { planSteps, PlanResult } from './planview';
 import { readRecords, recordPlanFinished } from './record';
 import { planDigest, planDrift, SavedPlan } from './saved-plan';
-import type { Manifest } from './manifests';
+import { Manifest, refOf } from './manifests';
 import { Connection, nextCommand } from './next-command';
 import { openPlanDir } from './plan-dir';
 import { memberKinds, pruneCandidates } from './prune';
-import { objectId, Reporter } from './progress';
+import { ObjectId, objectId, Reporter } from './progress';
+import { jobPhase } from './readiness/batch_v1_job';
 import type { RunLock } from './lock';
 import type { Foreign } from './ownership';
 import { adopt, guardRun, SafeguardOptions } from './safeguards';
 import { openAttempt, pruneSeries } from './run-dirs';
 import { RunContext, runStep } from './steps';
+import { ReportedStepFailure } from './steps/context';
 import { notesEvent } from './steps/finish';
+import { unmetRefusal } from './steps/preflight';
 import { targetOf } from './target';
 
 export interface RunOptions extends IdentityFlags, ApprovalOptions, SafeguardOptions {
@@ -61,6 +64,48 @@ export interface RunOptions extends IdentityFlags, ApprovalOptions, SafeguardOpt
   readonly purgeVolumes?: boolean;
   /** `run FILE`: apply exactly this saved plan (its options are the ones above). */
   readonly saved?: SavedPlan;
+  /** Filled in as the run goes: what `interruptRun` reports when a signal ends it. */
+  readonly state?: RunState;
+}
+
+/** Where a run is, for a signal that ends it (SIGINT, SIGTERM, SIGHUP). */
+export interface RunState {
+  started?: number;
+  begun?: RunContext;
+  /** The step under way and its Jobs. */
+  step?: { readonly name: string; readonly jobs: readonly ObjectRef[] };
+  /** run-done was emitted: nothing more to say. */
+  ended?: boolean;
+}
+
+/** How long a signal's report may wait for the cluster: the process must end. */
+const INTERRUPT_READ_MS = 2000;
+
+/** The Jobs of the step under way that still run in the cluster (read once, briefly). */
+async function stillRunning(cluster: Cluster, jobs: readonly ObjectRef[]): Promise<Array<{ object: ObjectId; stop: string }>> {
+  const read = Promise.all(jobs.map(async (ref) => ({ ref, job: await cluster.get<V1Job>(ref).catch(() => undefined) })));
+  const timeout = new Promise<[]>((resolve) => setTimeout(() => resolve([]), INTERRUPT_READ_MS).unref());
+  const found = await Promise.race([read, timeout]);
+  return found
+    .filter(({ job }) => job && !['complete', 'failed'].includes(jobPhase(job)))
+    .map(({ ref }) => ({ object: objectId(ref), stop: `kubectl -n ${ref.namespace} delete job ${ref.name}` }));
+}
+
+/**
+ * A signal ends the run (the CLI exits after this): run-done `interrupted`, with what still runs
+ * in the cluster (the step's Jobs go on: a data sync keeps copying) and the command that resumes.
+ * Nothing to undo: each step is idempotent or resumable. The lock is the caller's to release.
+ */
+export async function interruptRun(o: RunOptions, signal: EndingSignal): Promise<void> {
+  const s = o.state;
+  if (!s || s.ended) return;
+  s.ended = true;
+  const running = s.step ? await stillRunning(o.cluster, s.step.jobs) : [];
+  o.reporter.emit({
+    type: 'run-done', status: 'interrupted', exitCode: SIGNAL_EXIT[signal], signal, elapsedSeconds: s.started ? (Date.now() - s.started) / 1000 : 0,
+    ...(running.length ? { stillRunning: running } : {}),
+    ...(s.begun ? { runDir: s.begun.runDir, next: nextCommand(o.planDir, s.begun.plan, o.connection ?? {}, undefined, false) } : {}),
+  });
 }
 
 export function timestamp(d = new Date()): string {
@@ -90,9 +135,9 @@ async function decideBeforeWriting(
   if (drift.length) {
     throw new RuntimeError(`the cluster changed since the plan was saved (${o.saved!.savedAt}): ${drift.join('; ')}; nothing was done: make and review a new plan (uyuni-cdk plan --out)`, EXIT.stepFailed);
   }
-  if (decided.refusals.length) {
-    throw new RuntimeError(`refused before any write: ${decided.refusals.join('; ')}`, EXIT.stepFailed);
-  }
+  // every requirement of the whole plan and the gates decided now, all at once (steps/preflight.ts)
+  const refused = unmetRefusal(decided.unmet, decided.refusals, decided.namespaceFirst);
+  if (refused) throw new RuntimeError(refused, EXIT.stepFailed);
   await approve([...destructiveChanges(decided), ...adoptions(toAdopt)], { ...o, savedPlan: o.saved !== undefined }, o.reporter);
   await adopt(o.cluster, toAdopt, o.reporter);
   return decided;
@@ -195,6 +240,8 @@ async function recordHistory(run: RunContext, plan: Plan, objectsOf: ReadonlyMap
 export async function runPlan(o: RunOptions): Promise<number> {
   const started = Date.now();
   const r = o.reporter;
+  const state = o.state ?? {};
+  state.started = started;
   const elapsedSeconds = () => (Date.now() - started) / 1000;
   let runDone = false;
   let begun: RunContext | undefined;
@@ -203,14 +250,18 @@ export async function runPlan(o: RunOptions): Promise<number> {
   try {
     const { run, objectsOf, approvedPrunes, lock: l } = await startRun(o, started, dirs);
     begun = run;
+    state.begun = run;
     lock = l;
     const steps = run.plan.steps;
     for (const [i, step] of steps.entries()) {
+      state.step = { name: step.name, jobs: objectsOf.get(step.name)!.filter((m) => m.kind === 'Job').map(refOf) };
       await l.beforeStep(step);
       await runStep({ ...run, step, index: i + 1, total: steps.length, objects: objectsOf.get(step.name)! });
     }
     await pruneSet(run, objectsOf, o, approvedPrunes);
     await recordHistory(run, run.plan, objectsOf);
+    if (state.ended) return EXIT.interrupted;
+    state.ended = true;
     const notes = notesEvent(run);
     if (notes) r.emit(notes);
     r.emit({ type: 'run-done', status: 'done', exitCode: EXIT.ok, elapsedSeconds: elapsedSeconds() });
@@ -220,9 +271,16 @@ export async function runPlan(o: RunOptions): Promise<number> {
     const code = e instanceof RuntimeError ? e.exitCode : EXIT.stepFailed;
     const message = e instanceof Error ? e.message : String(e);
     // said on the first failure already: where the logs are, and how to go on
-    const rerun = e instanceof StepFailed ? e.o.rerun ?? [e.step] : [];
-    const next = code === EXIT.stepFailed && begun ? nextCommand(o.planDir, begun.plan, o.connection ?? {}, rerun[0]) + rerun.slice(1).map((x) => ` --rerun ${x}`).join('') : undefined;
+    // the steps to re-run: those the failure names (facts lost: the steps that print them), else
+    // the failed one, and only when its Jobs ran (--rerun does not help a refused gate)
+    const named = e instanceof StepFailed ? e.o.rerun : undefined;
+    const jobsRan = !(e instanceof ReportedStepFailure && e.beforeJobs);
+    const next = code !== EXIT.stepFailed || !begun ? undefined
+      : named?.length ? nextCommand(o.planDir, begun.plan, o.connection ?? {}, named[0]) + named.slice(1).map((x) => ` --rerun ${x}`).join('')
+        : nextCommand(o.planDir, begun.plan, o.connection ?? {}, e instanceof StepFailed ? e.step : undefined, jobsRan);
     const after = begun ? { runDir: begun.runDir, ...(next ? { next } : {}), ...(e instanceof StepFailed && e.o.stillStarting ? { stillStarting: true } : {}) } : {};
+    if (state.ended) return code;
+    state.ended = true;
     if (!runDone) r.emit({ type: 'run-done', status: 'failed', exitCode: code, elapsedSeconds: elapsedSeconds(), message, ...after });
     o.onFailure?.(e);
     return code;

@@ -34,7 +34,7 @@ function keysOf(obj: (V1Secret & V1ConfigMap) | undefined): string[] {
 export type RequirementCheck =
   | { readonly state: 'present' }
   /** `run` stops: `why` follows the object's name (`is missing`, `lacks key(s) …`, and the plan's message). */
-  | { readonly state: 'missing'; readonly why: string }
+  | { readonly state: 'missing'; readonly why: string; readonly existing: boolean; readonly missingKeys: readonly string[] }
   /** `run` creates the Secret, or adds the keys it lacks. */
   | { readonly state: 'generate'; readonly existing: boolean; readonly missingKeys: readonly string[] };
 
@@ -44,9 +44,24 @@ export function checkRequirement(r: Requirement, existing: (V1Secret & V1ConfigM
   if (existing && missingKeys.length === 0) return { state: 'present' };
   if (r.ifMissing === 'fail' || r.kind !== 'Secret') {
     const what = existing ? `lacks key(s) ${missingKeys.join(', ')}` : 'is missing';
-    return { state: 'missing', why: `${what}${r.message ? `: ${r.message}` : ''}` };
+    return { state: 'missing', why: `${what}${r.message ? `: ${r.message}` : ''}`, existing: existing !== undefined, missingKeys };
   }
   return { state: 'generate', existing: existing !== undefined, missingKeys };
+}
+
+/**
+ * The command that makes a missing requirement, when the plan's message does not name one (its
+ * messages carry the `kubectl create` for what only the user can make): created with each key
+ * from a file, or the keys it lacks added.
+ */
+export function fixCommand(r: Requirement, check: RequirementCheck): string | undefined {
+  if (check.state !== 'missing' || /\bkubectl\b/.test(r.message ?? '')) return undefined;
+  const kind = r.kind === 'Secret' ? 'secret' : 'configmap';
+  if (!check.existing) {
+    return `kubectl -n ${r.namespace} create ${kind}${r.kind === 'Secret' ? ' generic' : ''} ${r.name} ${r.keys.map((k) => `--from-file=${k}=<file>`).join(' ')}`.trimEnd();
+  }
+  const field = r.kind === 'Secret' ? 'stringData' : 'data';
+  return `kubectl -n ${r.namespace} patch ${kind} ${r.name} --type merge -p '{"${field}": {${check.missingKeys.map((k) => `"${k}": "<value>"`).join(', ')}}}'`;
 }
 
 /** Creates; a 409 after a retried create means the first attempt went through (never overwrite a Secret). */

@@ -85,7 +85,8 @@ describe("run's first failure", () => {
 
   it('suggests the same command without --rerun when the failed step has no Job (it resumes by itself)', async () => {
     sim = await startSimulator();
-    const requires = [{ kind: 'Secret' as const, name: 'uyuni-ca', namespace: NS, keys: ['tls.crt'], ifMissing: 'fail' as const, message: 'create Secret uyuni-ca' }];
+    // said made by an earlier step (so not refused before the first write), which did not make it: the step fails
+    const requires = [{ kind: 'Secret' as const, name: 'uyuni-ca', namespace: NS, keys: ['tls.crt'], ifMissing: 'fail' as const, message: 'create Secret uyuni-ca', madeBy: 'namespace' }];
     const dir = writePlan([{ name: 'namespace', objects: [namespace()] }, { name: 'server', objects: [deployment('uyuni', 1)], requires }]);
     const r = await cli('run', dir, { kubeconfig: sim.kubeconfigPath });
     expect(r.code).toBe(EXIT.stepFailed);

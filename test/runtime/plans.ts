@@ -127,3 +127,7 @@ export function miniInstall(dir?: string): string {
     { name: 'server', objects: [service('uyuni'), deployment('uyuni')], timeoutSeconds: 120 },
   ], { dir });
 }
+
+export const configMap = (name: string, data: Record<string, string>) => ({
+  apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: NS }, data,
+});

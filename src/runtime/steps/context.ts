@@ -55,8 +55,13 @@ export interface StepContext extends RunContext {
   readonly objects: readonly Manifest[];
 }
 
+/** The stages of a step, in order (src/runtime/steps/index.ts). */
+export type Stage = 'resume' | 'preflight' | 'actions' | 'apply' | 'wait' | 'finish';
+
 export class StepRun {
   readonly started = Date.now();
+  /** Where the step is: a failure before `apply` left its Jobs as they were (none made, none re-made). */
+  stage: Stage = 'resume';
   /** The step's Jobs, in file order. */
   readonly jobs: readonly Manifest[];
 
@@ -97,6 +102,14 @@ export class StepRun {
   async fail(reason: string, pods: readonly V1Pod[] = [], logs?: StepLogs, saved: FailedContainer[] = [], rerun?: readonly string[]): Promise<never> {
     const report = await failureReport(this.cluster, pods, logs, this.c.runDir, this.c.step.name);
     this.emit({ type: 'step-failed', ...this.tag, elapsedSeconds: this.elapsed(), reason, pods: report.length ? report : saved });
-    throw new StepFailed(this.c.step.name, `step ${this.c.step.name}: ${reason}`, { rerun });
+    throw new ReportedStepFailure(this.c.step.name, `step ${this.c.step.name}: ${reason}`, this.stage === 'preflight' || this.stage === 'actions', rerun);
+  }
+}
+
+/** A step's failure, reported by its `step-failed` event: where in the step it failed. */
+export class ReportedStepFailure extends StepFailed {
+  /** The step failed before its Jobs were applied (gates, requirements, actions): `--rerun` would not help. */
+  constructor(step: string, message: string, readonly beforeJobs: boolean, rerun?: readonly string[]) {
+    super(step, message, { rerun });
   }
 }

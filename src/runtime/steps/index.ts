@@ -68,10 +68,15 @@ export async function runStep(c: StepContext): Promise<void> {
     return;
   }
   s.emit({ type: 'step-start', ...s.tag, description: s.step.description });
+  s.stage = 'preflight';
   await preflightStage(s);
+  s.stage = 'actions';
   await actionsStage(s);
+  s.stage = 'apply';
   const applied = await applyStage(s, decisions);
+  s.stage = 'wait';
   const waited = await waitStage(s, applied);
+  s.stage = 'finish';
   await finishStage(s, waited);
   await recordDone(s, hash);
 }

@@ -1,12 +1,42 @@
 /**
- * Stage 2, preflight: the step's gates, from the facts gathered so far, then its required
- * Secrets and ConfigMaps (generated when the plan says so). A refusal fails the step before
- * anything of it is applied.
+ * Preflight, twice. Before the first write of a run (`unmetRefusal`): every requirement of the
+ * whole plan and every gate that can be decided now, all listed at once (planview.ts collects
+ * them). Then stage 2 of each step (`preflightStage`): the step's gates, from the facts gathered
+ * so far, then its required Secrets and ConfigMaps (generated when the plan says so). A refusal
+ * fails the step before anything of it is applied.
  */
 import { StepFailed } from '../errors';
 import { evaluateGate } from '../gates';
+import type { Unmet } from '../planview';
 import { satisfyRequirements } from '../secrets';
 import type { StepRun } from './context';
+
+/** One unmet requirement or gate as one line: what, in which step, why, and how to fix it. */
+export function unmetLine(u: Unmet): string {
+  const what = u.object ? `${u.object} (step ${u.step}) ${u.reason}` : `step ${u.step}: ${u.reason}`;
+  return `  - ${what}${u.fix ? `; make it with: ${u.fix}` : ''}`;
+}
+
+/**
+ * What `run` says when requirements of the plan are not met (and the refusals decided with them):
+ * all of them, each once, before anything was written. Undefined when there are none.
+ */
+export function unmetRefusal(unmet: readonly Unmet[], refusals: readonly string[], namespaceFirst?: string): string | undefined {
+  if (unmet.length === 0) return refusals.length ? `refused before any write: ${refusals.join('; ')}` : undefined;
+  const requirements = unmet.filter((u) => u.object).length;
+  const gates = unmet.length - requirements;
+  const counted = [
+    requirements ? `${requirements} requirement${requirements > 1 ? 's are' : ' is'} not met` : '',
+    gates ? `${gates} gate${gates > 1 ? 's' : ''} refuse${gates > 1 ? '' : 's'}` : '',
+  ].filter(Boolean).join(', ');
+  return [
+    `refused before any write (nothing was changed): ${counted}:`,
+    ...(namespaceFirst ? [`  first: ${namespaceFirst}`] : []),
+    ...refusals.map((r) => `  - ${r}`),
+    ...unmet.map(unmetLine),
+    `  then run the same command again (\`uyuni-cdk plan\` shows the same list)`,
+  ].join('\n');
+}
 
 export async function preflightStage(s: StepRun): Promise<void> {
   for (const g of s.step.gates) {

@@ -83,7 +83,7 @@ afterEach(async () => {
 });
 
 (have('migrate') ? describe : describe.skip)('dist/migrate', () => {
-  it('stops at each missing user-made object in step order, naming it, then resumes and migrates once all exist', async () => {
+  it('refuses before any write while user-made objects are missing, naming them all at once, then resumes and migrates once all exist', async () => {
     sim = await startSimulator({ jobs: inspectJobs({
       fqdn: 'old-server.example.com', current_release: '2024.10', timezone: 'Europe/Berlin', has_hub: 'false', debug_java: 'false',
       tftp_enabled: 'true', ca_fingerprint_match: 'true',
@@ -94,10 +94,12 @@ afterEach(async () => {
       expect(stopped.code).toBe(1);
       expect(stopped.out + stopped.err).toContain(text);
     };
+    // Before hours of copying, all at once: the ssh key and config, and the migrated CA's password.
     await stopsAt('kubectl -n uyuni create secret generic uyuni-migration-key');
+    await stopsAt('kubectl -n uyuni create secret generic uyuni-ca-password');
+    expect(sim.get('v1', 'Namespace', 'uyuni')).toBeUndefined();
     sim.put({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'uyuni-migration-key', namespace: 'uyuni' }, data: { key: b64('k'), 'key.pub': b64('p') } });
     sim.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'uyuni-migration-ssh', namespace: 'uyuni' }, data: { config: 'Host *', known_hosts: 'old-server.example.com ssh-ed25519 AAAA' } });
-    // Before hours of copying: the migrated CA's password.
     await stopsAt('kubectl -n uyuni create secret generic uyuni-ca-password');
     expect(sim.get('batch/v1', 'Job', 'uyuni-data-sync', 'uyuni')).toBeUndefined();
     sim.put({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'uyuni-ca-password', namespace: 'uyuni' }, data: { password: b64('pw') } });

@@ -14,12 +14,12 @@ afterEach(async () => {
 
 const missingConfig = { kind: 'ConfigMap' as const, name: 'site', namespace: NS, keys: ['a'], ifMissing: 'fail' as const, message: `create it: kubectl -n ${NS} create configmap site --from-literal=a=1` };
 
-/** A plan whose `work` step holds Job `work`; a later step may require a ConfigMap that is missing. */
-function plan(script: string, opts: { dir?: string; later?: boolean } = {}): string {
+/** A plan whose `work` step holds Job `work`; a later step (Job `later`) may require a ConfigMap that is missing. */
+function plan(script: string, opts: { dir?: string; later?: boolean; laterRequires?: boolean } = {}): string {
   return writePlan([
     { name: 'namespace', objects: [namespace()] },
     { name: 'work', objects: [job('work', script)] },
-    ...(opts.later ? [{ name: 'later', objects: [job('later')], requires: [missingConfig] }] : []),
+    ...(opts.later ? [{ name: 'later', objects: [job('later')], requires: opts.laterRequires === false ? [] : [missingConfig] }] : []),
   ], { dir: opts.dir });
 }
 
@@ -94,13 +94,11 @@ describe('plan predicts run, for every row of the resume table', () => {
   });
 
   it('other hash, otherwise (a run that did not finish): refused, --rerun re-creates', async () => {
-    sim = await startSimulator();
-    const dir = plan('echo one', { later: true });
-    // The work Job completes, then the run stops at the missing ConfigMap: not a finished run.
-    const first = await cli('plan', dir, { kubeconfig: sim.kubeconfigPath, output: 'json' });
-    expect(JSON.parse(first.out).stopsAt).toEqual({ step: 'later', reason: `ConfigMap ${NS}/site is missing: ${missingConfig.message}` });
+    sim = await startSimulator({ jobs: { later: { outcome: 'fail' } } });
+    const dir = plan('echo one', { later: true, laterRequires: false });
+    // The work Job completes, then the run stops at the failed Job later: not a finished run.
     expect((await cli('run', dir, { kubeconfig: sim.kubeconfigPath })).code).toBe(1);
-    plan('echo two', { dir, later: true });
+    plan('echo two', { dir, later: true, laterRequires: false });
     expect(await planThenRun(dir)).toEqual({ planned: 'blocked-immutable', ran: 'blocked-immutable' });
     expect(await planThenRun(dir, { rerun: ['work'] }, { yes: true })).toEqual({ planned: 'recreate', ran: 'recreate' });
   });
@@ -112,7 +110,8 @@ describe('plan checks the requirements and honours --namespace in every hint', (
     const dir = plan('echo one', { later: true });
     const r = await cli('plan', dir, { kubeconfig: sim.kubeconfigPath, namespace: 'mig' });
     expect(r.out).toContain('requires  missing     ConfigMap mig/site  (is missing: create it: kubectl -n mig create configmap site --from-literal=a=1)');
-    expect(r.out).toContain('run would stop at step later: ConfigMap mig/site is missing: create it: kubectl -n mig create configmap site');
+    expect(r.out).toContain('run would refuse before any write:\n  first: namespace mig does not exist yet: make it first with: kubectl create namespace mig');
+    expect(r.out).toContain('\n  - ConfigMap mig/site (step later) is missing: create it: kubectl -n mig create configmap site');
     expect(r.out).not.toContain(`-n ${NS}`);
     const code = await cli('plan', dir, { kubeconfig: sim.kubeconfigPath, namespace: 'mig', detailedExitcode: true });
     expect(code.code).toBe(1);

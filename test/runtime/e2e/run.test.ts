@@ -338,7 +338,8 @@ describe('resume', () => {
     run.child.kill('SIGINT');
     const r = await run.done;
     expect(r.code).toBe(130);
-    expect(r.err).toContain('interrupted. Run the same command again to resume');
+    expect(r.err).toContain('interrupted (SIGINT) after');
+    expect(r.err).toContain('Run the same command again to resume');
   });
 
   it('refuses a changed Job of an unfinished run, then --rerun deletes it (propagationPolicy Background) and re-creates it', async () => {

@@ -57,6 +57,6 @@ describe('the exit codes: one table', () => {
     expect(new BadInput('m').exitCode).toBe(EXIT.badInput);
     expect(new Unreachable('m').exitCode).toBe(EXIT.unreachable);
     expect(new MissingKind('cert-manager.io/v1', 'Certificate').exitCode).toBe(EXIT.stepFailed);
-    expect(EXIT).toEqual({ ok: 0, stepFailed: 1, badInput: 2, unreachable: 3, incomplete: 4, planChanges: 2, interrupted: 130 });
+    expect(EXIT).toEqual({ ok: 0, stepFailed: 1, badInput: 2, unreachable: 3, incomplete: 4, planChanges: 2, interrupted: 130, hangup: 129, terminated: 143 });
   });
 });

@@ -17,6 +17,11 @@ describe('reading uyuni.plan (bad input is exit 2)', () => {
     expect(readPlan(mutate(() => {})).steps.map((s) => s.name)).toEqual(['namespace', 'setup']);
   });
 
+  it('accepts a requirement made by an earlier step (madeBy)', () => {
+    const dir = mutate((p) => { p.steps[1].requires = [{ kind: 'Secret', name: 's', namespace: p.namespace, keys: ['a'], ifMissing: 'fail', madeBy: 'namespace' }]; });
+    expect(readPlan(dir).steps[1].requires[0].madeBy).toBe('namespace');
+  });
+
   it.each([
     ['an unknown wait condition', (p: any) => { p.steps[1].waits[0].for = 'finished'; }, /waits\[0\] needs an object and a "for"/],
     ['a missing timeout', (p: any) => { delete p.steps[1].timeoutSeconds; }, /timeoutSeconds must be a positive number/],
@@ -25,6 +30,8 @@ describe('reading uyuni.plan (bad input is exit 2)', () => {
     ['no namespace', (p: any) => { delete p.namespace; }, /namespace and selector are required/],
     ['another format version', (p: any) => { p.formatVersion = 2; }, /formatVersion 2 is not supported/],
     ['a step file that is not there', (p: any) => { p.steps[0].file = 'nope.yaml'; }, /does not exist/],
+    ['a madeBy naming no earlier step', (p: any) => { p.steps[1].requires = [{ kind: 'Secret', name: 's', namespace: p.namespace, keys: ['a'], ifMissing: 'fail', madeBy: 'setup' }]; },
+      /steps\[1\] \(setup\)\.requires\[0\]\.madeBy "setup" is not an earlier step of the plan/],
   ])('refuses %s', (_what, fn, message) => {
     expect(() => readPlan(mutate(fn))).toThrow(PlanError);
     expect(() => readPlan(mutate(fn))).toThrow(message);

@@ -1,0 +1,89 @@
+/**
+ * `destroy --yes` waits, as `kubectl delete` does, until what it deleted is gone (the namespace
+ * too, which the API server keeps Terminating until it is empty), with progress lines and a
+ * deadline (`--timeout`); `--wait=false` returns at once; a closing summary line.
+ */
+import { startSimulator, Simulator } from '../../sim';
+import { cli, spawnCli } from './harness';
+import { job, namespace, NS, writePlan } from '../plans';
+
+let sim: Simulator;
+afterEach(async () => {
+  await sim?.stop();
+});
+
+/** A plan with a ConfigMap that a finalizer holds once deleted (as a controller's would). */
+const held = () => writePlan([
+  { name: 'namespace', objects: [namespace()] },
+  { name: 'config', objects: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'held', namespace: NS, finalizers: ['example.com/hold'] }, data: { a: '1' } }] },
+  { name: 'work', objects: [job('work')] },
+]);
+
+/** What the controller holding the ConfigMap does when it is done: removes its finalizer. */
+async function release(): Promise<void> {
+  const res = await fetch(`${sim.url}/api/v1/namespaces/${NS}/configmaps/held`, {
+    method: 'PATCH', headers: { 'content-type': 'application/merge-patch+json' }, body: JSON.stringify({ metadata: { finalizers: null } }),
+  });
+  expect(res.status).toBe(200);
+}
+
+describe('destroy --yes waits until what it deleted is gone', () => {
+  it('prints what it waits for (the Terminating namespace, the finalizer), returns once all is gone, then the summary', async () => {
+    sim = await startSimulator();
+    const dir = held();
+    expect((await cli('run', dir, { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
+    let finished = false;
+    const destroying = cli('destroy', dir, { kubeconfig: sim.kubeconfigPath, yes: true, purgeVolumes: true }).finally(() => { finished = true; });
+    // the in-process run's stderr is only returned at the end: watch the cluster instead
+    const start = Date.now();
+    while (!sim.get('v1', 'Namespace', NS)?.metadata?.deletionTimestamp && Date.now() - start < 20_000) await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(finished).toBe(false);
+    expect(sim.get('v1', 'Namespace', NS)?.status?.phase).toBe('Terminating');
+    await release();
+    const r = await destroying;
+    expect(r.code).toBe(0);
+    expect(sim.get('v1', 'Namespace', NS)).toBeUndefined();
+    expect(r.err).toMatch(new RegExp(`destroy: waiting for 2 deleted objects to be gone: ConfigMap/held \\(${NS}\\) \\(being deleted, finalizers example.com/hold\\), Namespace/${NS} \\(Terminating, finalizers kubernetes\\) \\(\\d+s of 600s\\)`));
+    expect(r.out).toMatch(/deleted {7}Namespace\/uyuni-test/);
+    expect(r.out.trim().split('\n').pop()).toBe('Destroy complete: 5 deleted and gone.');
+  });
+
+  it('--timeout: exit 1 naming what is still there, which the cluster goes on deleting', async () => {
+    sim = await startSimulator();
+    const dir = held();
+    expect((await cli('run', dir, { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
+    const r = await cli('destroy', dir, { kubeconfig: sim.kubeconfigPath, yes: true, purgeVolumes: true, timeout: 2 });
+    expect(r.code).toBe(1);
+    expect(r.err).toContain(`uyuni-cdk: timed out after 2s waiting for what destroy deleted to be gone: 2 still there: ConfigMap/held (${NS}) (being deleted, finalizers example.com/hold), Namespace/${NS} (Terminating`);
+    expect(r.err).toContain('run the same destroy again to wait again');
+    expect(sim.get('v1', 'Namespace', NS)?.status?.phase).toBe('Terminating');
+  });
+
+  it('--wait=false (the real CLI) returns once the deletes are sent, saying it did not wait', async () => {
+    sim = await startSimulator();
+    const dir = held();
+    expect((await cli('run', dir, { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
+    const r = await spawnCli(['destroy', dir, '--kubeconfig', sim.kubeconfigPath, '--yes', '--purge-volumes', '--wait=false']).done;
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    expect(sim.get('v1', 'Namespace', NS)?.status?.phase).toBe('Terminating');
+    expect(r.out.trim().split('\n').pop()).toBe('Destroy started: 5 deleted, not waited for (--wait=false).');
+  });
+
+  it('a dry run and a destroy that keeps the data close with what was kept', async () => {
+    sim = await startSimulator();
+    const dir = writePlan([
+      { name: 'namespace', objects: [namespace()] },
+      { name: 'volumes', objects: [{ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data', namespace: NS }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } }] },
+      { name: 'work', objects: [job('work')] },
+    ]);
+    expect((await cli('run', dir, { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
+    const dry = await cli('destroy', dir, { kubeconfig: sim.kubeconfigPath });
+    expect(dry.out.trim().split('\n').pop()).toBe('Dry run: 2 would be deleted, 3 kept (1 ConfigMap, 1 PersistentVolumeClaim, 1 Namespace; --purge-volumes deletes the data). Nothing was deleted: --yes deletes.');
+    const r = await cli('destroy', dir, { kubeconfig: sim.kubeconfigPath, yes: true });
+    expect(r.code).toBe(0);
+    expect(sim.get('batch/v1', 'Job', 'work', NS)).toBeUndefined();
+    expect(r.out.trim().split('\n').pop()).toBe('Destroy complete: 2 deleted and gone, 3 kept (1 ConfigMap, 1 PersistentVolumeClaim, 1 Namespace; --purge-volumes deletes the data).');
+  });
+});
