@@ -15,6 +15,9 @@ import type { VolumeSpec } from '../model/volumes';
 import { PlanApp } from './plan-app';
 import { claimOf } from './server-props';
 
+
+/** The step whose Job makes proxy-cert and uyuni-ca from the config tarball. */
+const CERTS_STEP = 'certs';
 /**
  * The squid cache volume of the proxy. proxy-helm sizes it from `max_cache_size_mb` of
  * config.yaml, which synth does not read: `proxy.cache.size` sizes it.
@@ -73,7 +76,10 @@ export function proxyPlan(config: UyuniConfig): PlanApp {
   // proxy-helm makes proxy-cert and uyuni-ca from the tarball itself (templates/cert.yaml @
   // 00f177a9); with proxy.tls.issuer they come from the server's Certificate instead.
   const derivedBy = issued ? undefined : ProxyCertsJob.NAME;
-  const requirements = proxyConfigRequirements({ namespace: ns, fqdn: proxy.fqdn, issued, derivedBy });
+  // The certs step's Job makes them: `madeBy`, so a check of the whole plan before the first
+  // write does not count them missing (src/runtime/planview.ts `made-earlier`).
+  const requirements = proxyConfigRequirements({ namespace: ns, fqdn: proxy.fqdn, issued, derivedBy })
+    .map((r) => (derivedBy && (r.name === PROXY_CONFIG.cert || r.name === PROXY_CONFIG.ca) ? { ...r, madeBy: CERTS_STEP } : r));
 
   plan.addStep('namespace', { description: `namespace ${ns}` }, (chart) => {
     new UyuniNamespace(chart, 'Namespace', { name: ns, partOf: 'uyuni-proxy', component: 'proxy' });
@@ -107,7 +113,7 @@ export function proxyPlan(config: UyuniConfig): PlanApp {
     });
   }
   if (derivedBy) {
-    plan.addStep('certs', {
+    plan.addStep(CERTS_STEP, {
       description: `Secret ${PROXY_CONFIG.cert} and ConfigMap ${PROXY_CONFIG.ca} from the config tarball, unless you made them (Job ${derivedBy})`,
       requires: requirements.filter((r) => r.name === PROXY_CONFIG.configMap || r.name === PROXY_CONFIG.httpd),
     }, (chart) => {

@@ -5,7 +5,6 @@
  * or generates is not counted as missing. The `next:` hint names `--rerun` only for a step whose
  * Jobs ran.
  */
-import * as fs from 'fs';
 import * as path from 'path';
 import { startSimulator, Simulator } from '../../sim';
 import { changes, cli, ROOT } from './harness';
@@ -13,7 +12,7 @@ import { inspectJobs } from './inspect-facts';
 import { configMap, job, namespace, NS, writePlan } from '../plans';
 
 const MIGRATE = path.join(ROOT, 'dist', 'migrate');
-const have = fs.existsSync(path.join(MIGRATE, 'uyuni.plan'));
+const PROXY = path.join(ROOT, 'dist', 'proxy');
 const count = (text: string, s: string) => text.split(s).length - 1;
 const b64 = (t: string) => Buffer.from(t).toString('base64');
 
@@ -27,7 +26,7 @@ const migrationFacts = () => inspectJobs({
   tftp_enabled: 'true', ca_fingerprint_match: 'true',
 }, { current_pg_version: '14' });
 
-(have ? describe : describe.skip)('dist/migrate on an empty cluster', () => {
+describe('dist/migrate on an empty cluster', () => {
   it('run lists the three user-made objects at once, each once with its command, and writes nothing', async () => {
     sim = await startSimulator({ jobs: migrationFacts() });
     const mark = sim.requests.length;
@@ -153,5 +152,20 @@ describe('preflight of hand-written plans', () => {
     const failed = await cli('run', made, { kubeconfig: sim.kubeconfigPath });
     expect(failed.code).toBe(1);
     expect(failed.err).toContain('--rerun work');
+  });
+});
+
+describe('dist/proxy with the config tarball\'s objects', () => {
+  it('counts proxy-cert and uyuni-ca as made by the certs step, not missing; without ssh only that one is unmet', async () => {
+    sim = await startSimulator({});
+    const ns = 'uyuni-proxy';
+    sim.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    sim.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'proxy-configmap', namespace: ns }, data: { 'config.yaml': 'server: uyuni.example.com\n' } });
+    sim.put({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'httpd', namespace: ns }, data: { 'httpd.yaml': b64('httpd: {}\n') } });
+    const json = JSON.parse((await cli('plan', PROXY, { kubeconfig: sim.kubeconfigPath, output: 'json' })).out);
+    expect(json.unmet.map((u: { object?: string }) => u.object)).toEqual([`Secret ${ns}/ssh`]);
+    const made = json.steps.find((st: { name: string }) => st.name === 'proxy').requires
+      .filter((q: { action: string }) => q.action === 'made-earlier').map((q: { object: string }) => q.object);
+    expect(made).toEqual(expect.arrayContaining([`Secret ${ns}/proxy-cert`, `ConfigMap ${ns}/uyuni-ca`]));
   });
 });
