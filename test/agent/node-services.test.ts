@@ -89,15 +89,7 @@ describe('the node-services plan', () => {
     ]);
   });
 
-  const analyze = (() => {
-    try {
-      execFileSync('systemd-analyze', ['--version'], { stdio: 'ignore' });
-      return true;
-    } catch {
-      return false;
-    }
-  })();
-  (analyze ? it : it.skip)('writes an agent unit that systemd-analyze verify accepts', () => {
+  it('writes an agent unit that systemd-analyze verify accepts', () => {
     const dir = fs.mkdtempSync(path.join(out.root, 'verify-'));
     const file = path.join(dir, 'uyuni-cdk-agent.service');
     fs.writeFileSync(file, renderAgentUnit({ executable: process.execPath, kubeconfig: '/root/.kube/config' }));

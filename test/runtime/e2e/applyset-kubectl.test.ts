@@ -5,7 +5,6 @@
  * annotation), as KEP-3659 asks, so neither prunes what the other applied.
  */
 import { execFile } from 'child_process';
-import * as fs from 'fs';
 import * as path from 'path';
 import { applySetId } from '../../../src/runtime/applyset';
 import { APPLYSET } from '../../../src/plan/types';
@@ -31,7 +30,7 @@ function kubectl(sim: Simulator, args: string[]): Promise<{ code: number; stdout
 const PARENT = { apiVersion: 'v1', kind: 'ConfigMap', name: 'uyuni-applyset', namespace: NS };
 const members = (sim: Simulator) => ['Service', 'Deployment'].map((k) => sim.get(k === 'Service' ? 'v1' : 'apps/v1', k, 'uyuni', NS).metadata.labels[APPLYSET.partOf]);
 
-(fs.existsSync(KUBECTL) ? describe : describe.skip)('the ApplySet and kubectl apply --prune --applyset', () => {
+describe('the ApplySet and kubectl apply --prune --applyset', () => {
   it('kubectl computes the same id, member labels and kinds for the same parent; each refuses the other\'s parent', async () => {
     const ours = await startSimulator();
     const theirs = await startSimulator();
