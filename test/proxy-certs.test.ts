@@ -2,11 +2,11 @@
 // both: its uyuni-configure.py reads the tarball with them) against the API simulator, with a
 // config tarball whose fields hold what the server writes there: an OpenSSL text dump followed by
 // the PEM block (proxy-helm README @ 00f177a9), made here by the real openssl.
-import { spawn, spawnSync } from 'child_process';
+import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
 import YAML from 'yaml';
-import { readScript } from '../src/constructs/script-job';
+import { runScript } from './helpers/script-run';
 import { tempDir } from './helpers/synth';
 import { Simulator, startSimulator } from './sim';
 
@@ -62,24 +62,11 @@ afterEach(async () => {
 function run(t: Tarball, env: Record<string, string> = {}): Promise<{ code: number; out: string }> {
   const sa = tempDir('uyuni-cdk-sa-');
   fs.writeFileSync(path.join(sa, 'token'), 'test-token');
-  return new Promise((resolve) => {
-    const child = spawn('python3', ['-c', readScript('proxy-certs.py')], {
-      env: {
-        PATH: process.env.PATH ?? '/usr/bin:/bin',
-        NAMESPACE: NS, CONFIG_FILE: t.config, HTTPD_FILE: t.httpd, CERT_SECRET: 'proxy-cert', CA_CONFIGMAP: 'uyuni-ca',
-        OBJECT_LABELS: JSON.stringify(OURS), MANAGED_BY_LABEL: 'app.kubernetes.io/managed-by', MANAGED_BY: 'uyuni-cdk',
-        API_URL: sim.url, SA_DIR: sa, ...env,
-      },
-    });
-    let out = '';
-    child.stdout.on('data', (d) => { out += d; });
-    child.stderr.on('data', (d) => { out += d; });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code: code ?? -1, out });
-    });
-  });
+  return runScript('proxy-certs.py', {
+    NAMESPACE: NS, CONFIG_FILE: t.config, HTTPD_FILE: t.httpd, CERT_SECRET: 'proxy-cert', CA_CONFIGMAP: 'uyuni-ca',
+    OBJECT_LABELS: JSON.stringify(OURS), MANAGED_BY_LABEL: 'app.kubernetes.io/managed-by', MANAGED_BY: 'uyuni-cdk',
+    API_URL: sim.url, SA_DIR: sa, ...env,
+  }, 'python3');
 }
 
 const secret = () => sim.get('v1', 'Secret', 'proxy-cert', NS);

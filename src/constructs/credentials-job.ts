@@ -1,8 +1,9 @@
 import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
-import { commonLabels, PartOf } from '../model/labels';
+import type { PartOf } from '../model/labels';
 import type { GeneratedValue } from '../plan/types';
 import { ScriptJob } from './script-job';
+import { stepAccount } from './step-account';
 
 /** A Secret the Job makes when it is missing: the shape of a plan requirement with `generate`. */
 export interface GeneratedSecret {
@@ -52,20 +53,10 @@ export class CredentialsJob extends Construct {
     if (props.secrets.length === 0) throw new Error('CredentialsJob: secrets must list at least one Secret');
     this.secretsSpec = props.secrets.map(specLine).join('\n');
     const name = CredentialsJob.NAME;
-    const metadata = { name, namespace: props.namespace, labels: commonLabels(props.partOf ?? 'uyuni', 'step') };
-    new k8s.KubeServiceAccount(this, 'ServiceAccount', { metadata, automountServiceAccountToken: true });
-    new k8s.KubeRole(this, 'Role', {
-      metadata,
-      rules: [
-        { apiGroups: [''], resources: ['secrets'], verbs: ['get'], resourceNames: props.secrets.map((s) => s.name) },
-        { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
-      ],
-    });
-    new k8s.KubeRoleBinding(this, 'RoleBinding', {
-      metadata,
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
-      subjects: [{ kind: 'ServiceAccount', name, namespace: props.namespace }],
-    });
+    stepAccount(this, props.namespace, name, props.partOf ?? 'uyuni', [
+      { apiGroups: [''], resources: ['secrets'], verbs: ['get'], resourceNames: props.secrets.map((s) => s.name) },
+      { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
+    ]);
     this.job = new ScriptJob(this, 'Job', {
       name,
       namespace: props.namespace,

@@ -1,10 +1,10 @@
-import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
 import type { ImageRef } from '../model/images';
 import { commonLabels } from '../model/labels';
 import { LABELS, MANAGED_BY } from '../plan/types';
 import { PROXY_CONFIG, PROXY_FILES } from './proxy-config';
 import { ScriptJob } from './script-job';
+import { stepAccount } from './step-account';
 
 export interface ProxyCertsJobProps {
   /** The proxy's namespace. */
@@ -30,22 +30,12 @@ export class ProxyCertsJob extends Construct {
   constructor(scope: Construct, id: string, props: ProxyCertsJobProps) {
     super(scope, id);
     const name = ProxyCertsJob.NAME;
-    const metadata = { name, namespace: props.namespace, labels: commonLabels('uyuni-proxy', 'step') };
-    new k8s.KubeServiceAccount(this, 'ServiceAccount', { metadata, automountServiceAccountToken: true });
-    new k8s.KubeRole(this, 'Role', {
-      metadata,
-      // create cannot be limited to names; get and update can, to the two objects it makes.
-      rules: [
-        { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'update'], resourceNames: [PROXY_CONFIG.cert] },
-        { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'update'], resourceNames: [PROXY_CONFIG.ca] },
-        { apiGroups: [''], resources: ['secrets', 'configmaps'], verbs: ['create'] },
-      ],
-    });
-    new k8s.KubeRoleBinding(this, 'RoleBinding', {
-      metadata,
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
-      subjects: [{ kind: 'ServiceAccount', name, namespace: props.namespace }],
-    });
+    // create cannot be limited to names; get and update can, to the two objects it makes.
+    stepAccount(this, props.namespace, name, 'uyuni-proxy', [
+      { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'update'], resourceNames: [PROXY_CONFIG.cert] },
+      { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'update'], resourceNames: [PROXY_CONFIG.ca] },
+      { apiGroups: [''], resources: ['secrets', 'configmaps'], verbs: ['create'] },
+    ]);
     this.job = new ScriptJob(this, 'Job', {
       name,
       namespace: props.namespace,

@@ -6,10 +6,11 @@ import { CocoDeployment } from '../constructs/coco-deployment';
 import { DbDeployment } from '../constructs/db-deployment';
 import { HubApiDeployment } from '../constructs/hub-api-deployment';
 import { ScriptJob } from '../constructs/script-job';
+import { stepAccount } from '../constructs/step-account';
 import { ServerDeployment } from '../constructs/server-deployment';
 import { TftpDeployment } from '../constructs/tftp-deployment';
 import { CREDENTIALS } from '../model/credentials';
-import { commonLabels, Component, PartOf } from '../model/labels';
+import type { Component, PartOf } from '../model/labels';
 import { TLS_NAMES } from '../model/tls';
 import {
   DB_VOLUME, INSTALL_VOLUMES, RELEASE_DIR, volumeNamed, VolumeSpec,
@@ -134,17 +135,6 @@ export function inspectDbJob(chart: Construct, id: string, config: UyuniConfig, 
   preferNodeOf(job.job, 'db');
 }
 
-export function serviceAccount(scope: Construct, namespace: string, name: string, partOf: PartOf, rules: k8s.PolicyRule[]): void {
-  const metadata = { name, namespace, labels: commonLabels(partOf, 'step') };
-  new k8s.KubeServiceAccount(scope, 'ServiceAccount', { metadata, automountServiceAccountToken: true });
-  new k8s.KubeRole(scope, 'Role', { metadata, rules });
-  new k8s.KubeRoleBinding(scope, 'RoleBinding', {
-    metadata,
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
-    subjects: [{ kind: 'ServiceAccount', name, namespace }],
-  });
-}
-
 /** Reads the pods of the server (to wait until none is left). */
 export const LIST_PODS: k8s.PolicyRule = { apiGroups: [''], resources: ['pods'], verbs: ['list'] };
 
@@ -244,7 +234,7 @@ export function backupPlan(config: UyuniConfig): PlanApp {
       for: 'exists' as const,
     }))],
   }, (chart) => {
-    serviceAccount(chart, ns, BACKUP_JOBS.backup, BACKUP_PART_OF, [
+    stepAccount(chart, ns, BACKUP_JOBS.backup, BACKUP_PART_OF, [
       { apiGroups: [''], resources: ['secrets'], verbs: ['get'], resourceNames: backedUpSecrets(config) },
       LIST_PODS,
     ]);

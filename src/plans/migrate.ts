@@ -1,13 +1,12 @@
 import type { MigrationConfig, UyuniConfig } from '../config/schema';
 import { claimMounts, claimVolumes } from '../constructs/claims';
 import { ScriptJob } from '../constructs/script-job';
+import { stepAccount } from '../constructs/step-account';
 import {
   INSTALL_VOLUMES, LEGACY_DB_VOLUME, MIGRATION_VOLUME, SERVER_VOLUMES, volumeNamed,
 } from '../model/volumes';
-import { k8s } from 'cdk8s-plus-28';
 import { CREDENTIALS, credentialRequirement } from '../model/credentials';
 import { POSTGRES_UID } from '../model/db';
-import { commonLabels } from '../model/labels';
 import { TLS_NAMES } from '../model/tls';
 import { LABELS, MANAGED_BY, ObjectRef, Requirement } from '../plan/types';
 import {
@@ -215,25 +214,15 @@ export function addImportSecretsStep(plan: PlanApp, config: UyuniConfig, m: Migr
   const ns = config.namespace;
   const importCa = config.tls.mode === 'migrated';
   const image = imageOf(config, 'server');
-  const metadata = (name: string) => ({ name, namespace: ns, labels: commonLabels('uyuni', 'step') });
   plan.addStep(IMPORT_SECRETS_STEP, {
     description: `create the database credentials${importCa ? ' and the old CA' : ''} from the copied data (Job ${JOB_NAMES.importSecrets})`,
     gates: upgradeGates(config, m.postgresql, 'migration'),
   }, (chart) => {
-    new k8s.KubeServiceAccount(chart, 'ServiceAccount', { metadata: metadata(IMPORTER), automountServiceAccountToken: true });
-    new k8s.KubeRole(chart, 'Role', {
-      metadata: metadata(IMPORTER),
-      // create cannot be limited to names; get can, to the Secrets it makes.
-      rules: [
-        { apiGroups: [''], resources: ['secrets'], verbs: ['get'], resourceNames: [CREDENTIALS.db.secret, CREDENTIALS.reportdb.secret, TLS_NAMES.ca] },
-        { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
-      ],
-    });
-    new k8s.KubeRoleBinding(chart, 'RoleBinding', {
-      metadata: metadata(IMPORTER),
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: IMPORTER },
-      subjects: [{ kind: 'ServiceAccount', name: IMPORTER, namespace: ns }],
-    });
+    // create cannot be limited to names; get can, to the Secrets it makes.
+    stepAccount(chart, ns, IMPORTER, 'uyuni', [
+      { apiGroups: [''], resources: ['secrets'], verbs: ['get'], resourceNames: [CREDENTIALS.db.secret, CREDENTIALS.reportdb.secret, TLS_NAMES.ca] },
+      { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
+    ]);
     new ScriptJob(chart, 'ImportSecrets', {
       name: JOB_NAMES.importSecrets,
       namespace: ns,

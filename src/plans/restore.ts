@@ -1,9 +1,10 @@
 import type { UyuniConfig } from '../config/schema';
 import { ScriptJob } from '../constructs/script-job';
+import { stepAccount } from '../constructs/step-account';
 import { LABELS, MANAGED_BY, Gate, ObjectRef } from '../plan/types';
 import {
   addPrepareStep, BACKUP_JOBS, BACKUP_PATHS, backedUpSecrets, backupClaimVolume, claimsAt, dataPodSelector, inspectDbJob, LIST_PODS,
-  serviceAccount, stopActions,
+  stopActions,
 } from './backup';
 import { DATA_USERS, jobBase } from './db-steps';
 import { addDeploySteps, addNamespaceStep, addVolumesStep, serverPlan } from './install';
@@ -94,7 +95,7 @@ export function restorePlan(config: UyuniConfig): PlanApp {
     }))],
   }, (chart) => {
     const secrets = backedUpSecrets(config);
-    serviceAccount(chart, ns, BACKUP_JOBS.restore, 'uyuni', [
+    stepAccount(chart, ns, BACKUP_JOBS.restore, 'uyuni', [
       { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'update'], resourceNames: secrets },
       // create cannot be limited to names.
       { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },

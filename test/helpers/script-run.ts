@@ -2,13 +2,14 @@ import { spawn } from 'child_process';
 import { readScript } from '../../src/constructs/script-job';
 
 /**
- * Runs a step script as its Job's pod does (`sh -c <text>`, src/scripts/lib/ inlined), with only
- * PATH and `env` in its environment, asynchronously (an in-process simulator must keep serving);
- * killed after 30 s. Resolves with its exit code and its stdout and stderr interleaved.
+ * Runs a step script as its Job's pod does (`sh -c <text>`, or its `interpreter`: `python3 -c
+ * <text>`; src/scripts/lib/ inlined), with only PATH and `env` in its environment, asynchronously
+ * (an in-process simulator must keep serving); killed after 30 s. Resolves with its exit code and
+ * its stdout and stderr interleaved.
  */
-export function runScript(name: string, env: Record<string, string>): Promise<{ code: number; out: string }> {
+export function runScript(name: string, env: Record<string, string>, interpreter = 'sh'): Promise<{ code: number; out: string }> {
   return new Promise((resolve) => {
-    const child = spawn('sh', ['-c', readScript(name)], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env } });
+    const child = spawn(interpreter, ['-c', readScript(name)], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env } });
     let out = '';
     child.stdout.on('data', (d) => { out += d; });
     child.stderr.on('data', (d) => { out += d; });
