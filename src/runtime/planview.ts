@@ -15,7 +15,7 @@ import { LABELS } from '../plan/types';
 import { applySetOf, readParent } from './applyset';
 import { Cluster, refString } from './client';
 import { ApiError, MissingKind, StepFailed } from './errors';
-import { Facts, factsOfStep } from './facts';
+import { Facts, factsOfStep, lostFactsText } from './facts';
 import { NO_COLOUR, paintAction, paintDiffLine, Palette } from './colour';
 import { fieldDiff } from './field-diff';
 import { evaluateGate } from './gates';
@@ -103,6 +103,8 @@ export interface Unmet {
   readonly reason: string;
   /** The command that fixes it, when the plan's message does not carry one. */
   readonly fix?: string;
+  /** Gates that cannot be decided because facts are lost: the steps that print them again. */
+  readonly rerun?: readonly string[];
 }
 
 export interface PlanResult {
@@ -142,12 +144,12 @@ export interface PlanOptions extends PruneOptions, IdentityFlags {
 }
 
 /** A gate as `plan` shows it: decided now when the facts it needs are already in the cluster. */
-function gateLine(g: Gate, facts: Facts, lost: ReadonlyMap<string, string>, pending: ReadonlySet<string>): { line: string; refuses?: string } {
+function gateLine(g: Gate, facts: Facts, lost: ReadonlyMap<string, string>, pending: ReadonlySet<string>): { line: string; refuses?: string; rerun?: readonly string[] } {
   const needs = g.type === 'present' ? [g.fact] : [g.left, g.right].flatMap((o) => ('fact' in o ? [o.fact] : []));
   // A step that runs before it may still print what is missing; only when none does is a lost fact a refusal.
   if (!needs.every((f) => f in facts) && (lost.size === 0 || pending.size > 0)) return { line: `${g.message} (decided at run time from ${needs.join(', ')})` };
   const r = evaluateGate(g, facts, lost);
-  return r.ok ? { line: `${g.message} (would pass: ${r.detail})` } : { line: `would REFUSE: ${r.detail}`, refuses: `gate refused: ${r.detail}` };
+  return r.ok ? { line: `${g.message} (would pass: ${r.detail})` } : { line: `would REFUSE: ${r.detail}`, refuses: `gate refused: ${r.detail}`, ...(r.rerun ? { rerun: r.rerun } : {}) };
 }
 
 function jobAction(d: JobDecision): ObjectAction {
@@ -296,14 +298,17 @@ async function planStep(w: Walk, step: Step, objects: readonly Manifest[]): Prom
   // As `run`: the resume check first, then the gates, the requirements, the actions, the objects.
   const refused = planned.find((o) => REFUSING.has(o.action) && o.object.startsWith('Job/'));
   if (refused) stop(`${refused.object}: ${refused.detail ?? refused.action}`);
-  const gates: Array<{ line: string; refuses?: string }> = skipWhy
+  const gates: Array<{ line: string; refuses?: string; rerun?: readonly string[] }> = skipWhy
     ? step.gates.map((g) => ({ line: `${g.message} (not evaluated: the step is skipped)` }))
     : step.gates.map((g) => gateLine(g, w.facts, w.lost, w.pending));
   for (const g of gates) {
     if (!g.refuses) continue;
     stop(g.refuses);
     // facts an earlier step of this run gathers again may change the answer: decided at run time then
-    if (w.pending.size === 0) w.unmet.push({ step: step.name, reason: g.refuses });
+    if (w.pending.size > 0) continue;
+    // lost facts undecide every gate that needs them: said once, with the steps that print them again
+    if (!g.rerun) w.unmet.push({ step: step.name, reason: g.refuses });
+    else if (!w.unmet.some((u) => u.rerun)) w.unmet.push({ step: step.name, reason: `its gates cannot be decided: ${lostFactsText(w.lost)}`, rerun: g.rerun });
   }
   const requires: PlannedRequirement[] = [];
   for (const r of step.requires) {

@@ -339,7 +339,7 @@ describe('every --help example runs', () => {
     // "a step failed" is run's (and status's, for the step it reads); plan shows, destroy deletes
     for (const v of ['plan', 'destroy', 'logs', 'support'] as const) expect([v, /^ {2}1 {2}a step failed/m.test(HELP[v])]).toEqual([v, false]);
     expect(HELP.plan).toMatch(/^ {2}0 {2}shown, also when run would stop/m);
-    expect(HELP.destroy).toMatch(/^ {2}0 {2}listed \(without --yes\) or deleted/m);
+    expect(HELP.destroy).toMatch(/^ {2}0 {2}listed \(without --yes\), or deleted \(and gone, unless --wait=false\)/m);
     expect(HELP.run).toMatch(/^ {2}130 {2}interrupted/m);
   });
 

@@ -24,17 +24,19 @@ export function unmetLine(u: Unmet): string {
 export function unmetRefusal(unmet: readonly Unmet[], refusals: readonly string[], namespaceFirst?: string): string | undefined {
   if (unmet.length === 0) return refusals.length ? `refused before any write: ${refusals.join('; ')}` : undefined;
   const requirements = unmet.filter((u) => u.object).length;
-  const gates = unmet.length - requirements;
+  const rerun = [...new Set(unmet.flatMap((u) => u.rerun ?? []))];
+  const gates = unmet.filter((u) => !u.object && !u.rerun).length;
   const counted = [
     requirements ? `${requirements} requirement${requirements > 1 ? 's are' : ' is'} not met` : '',
     gates ? `${gates} gate${gates > 1 ? 's' : ''} refuse${gates > 1 ? '' : 's'}` : '',
+    rerun.length ? 'facts the gates need are gone' : '',
   ].filter(Boolean).join(', ');
   return [
     `refused before any write (nothing was changed): ${counted}:`,
     ...(namespaceFirst ? [`  first: ${namespaceFirst}`] : []),
     ...refusals.map((r) => `  - ${r}`),
     ...unmet.map(unmetLine),
-    `  then run the same command again (\`uyuni-cdk plan\` shows the same list)`,
+    `  then run the same command again${rerun.length ? ` with ${rerun.map((x) => `--rerun ${x}`).join(' ')}` : ''} (\`uyuni-cdk plan\` shows the same list)`,
   ].join('\n');
 }
 
