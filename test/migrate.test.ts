@@ -738,7 +738,7 @@ describe('migration configuration errors', () => {
     ['a PostgreSQL the migration image does not upgrade from', migrationWith({ postgresql: { from: 12 } }), 'migration.postgresql.from'],
     ['a PostgreSQL version given as text', migrationWith({ postgresql: { from: '14; rm -rf /' } }), 'migration.postgresql.from'],
     ['a target other than the images\' PostgreSQL', migrationWith({ postgresql: { from: 14, to: 16 } }), 'migration.postgresql.to'],
-    ['the removed db section', JSON.stringify({ ...example(), db: { separate: true } }), 'db: removed'],
+    ['the removed db.separate setting', JSON.stringify({ ...example(), db: { separate: true } }), 'db.separate: removed'],
     ['an unknown setting', migrationWith({ sshAgent: true }), 'migration.sshAgent'],
   ])('rejects %s with exit 2, naming the field, dist/ untouched', (_what, text, field) => {
     const r = synthWith(text);

@@ -59,8 +59,9 @@ describe('agent run reconciles pods independently', () => {
     // The agent's own DELETE (grace period 0, once the unit is stopped) fails twice.
     node.sim.failNext(2, 503, 'DELETE /api/v1/namespaces/default/pods/again');
     await until('again gone', () => getPod('again') === undefined, 10_000);
+    // The agent logs its DELETE once the answer is in: the object may be gone a moment before.
+    await until('the deletion logged', () => node.agent!.stderr().includes('The pod [default/again] was deleted with grace period 0'));
     expect(node.agent!.stderr().match(/The pod \[default\/again\] could not be deleted/g)).toHaveLength(2);
-    expect(node.agent!.stderr()).toContain('The pod [default/again] was deleted with grace period 0');
   });
 
   it('retries a failed status write with backoff', async () => {
