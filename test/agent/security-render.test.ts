@@ -4,6 +4,7 @@
  */
 import { renderPodUnits } from '../../src/systemd';
 import { cpuPercent, memoryBytes } from '../../src/systemd/security';
+import { REFERENCE_UNIT as REFERENCE } from './reference';
 
 const OPTS = { packageDir: '/opt/stackable/packages', kubeconfig: '/root/.kube/config' };
 
@@ -17,23 +18,6 @@ function reference(extra: Record<string, unknown> = {}, podSc?: Record<string, u
   };
 }
 
-const REFERENCE = `[Unit]
-Description=default-cleanup-test-ok-noop-service
-StartLimitIntervalSec=0
-
-[Service]
-Environment="KUBECONFIG=/root/.kube/config"
-ExecStart=/opt/stackable/packages/noop-service-1.0.0/noop-service-1.0.0/start.sh
-RemainAfterExit=no
-Restart=always
-RestartSec=2
-Slice=system-stackable.slice
-StandardError=journal
-StandardOutput=journal
-TimeoutStopSec=30
-
-[Install]
-WantedBy=multi-user.target`;
 
 const serviceLines = (content: string): string[] => content.split('\n\n')[1].split('\n');
 
