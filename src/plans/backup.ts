@@ -145,11 +145,15 @@ export const LIST_PODS: k8s.PolicyRule = { apiGroups: [''], resources: ['pods'],
  * server that runs again after the plan.
  */
 export function stopActions(namespace: string) {
-  const stop = deploymentRefs(namespace);
-  return {
-    actions: stop.map((object) => ({ type: 'scale' as const, object, replicas: 0 })),
-    waits: [] as Array<{ object: ObjectRef; for: 'scaled-down' }>,
-  };
+  return deploymentRefs(namespace).map((object) => ({ type: 'scale' as const, object, replicas: 0 }));
+}
+
+/** Waits until a step Job's ServiceAccount, Role and RoleBinding (stepAccount) exist. */
+export function accountWaits(namespace: string, name: string) {
+  return (['ServiceAccount', 'Role', 'RoleBinding'] as const).map((kind) => ({
+    object: { apiVersion: kind === 'ServiceAccount' ? 'v1' : 'rbac.authorization.k8s.io/v1', kind, name, namespace },
+    for: 'exists' as const,
+  }));
 }
 
 /** The Deployments the configuration runs, with their replicas: the database first. */
@@ -224,15 +228,11 @@ export function backupPlan(config: UyuniConfig): PlanApp {
     inspectDbJob(chart, 'InspectDb', config, BACKUP_JOBS.inspectDb, BACKUP_PART_OF);
   });
 
-  const stop = stopActions(ns);
   plan.addStep('stop-server', {
     description: `stop the server and its database for a consistent copy (${DATA_USERS.join(', ')} to 0 replicas); the backup's service account`,
     gates: backupGates(config),
-    actions: stop.actions,
-    waits: [...stop.waits, ...['ServiceAccount', 'Role', 'RoleBinding'].map((kind) => ({
-      object: { apiVersion: kind === 'ServiceAccount' ? 'v1' : 'rbac.authorization.k8s.io/v1', kind, name: BACKUP_JOBS.backup, namespace: ns },
-      for: 'exists' as const,
-    }))],
+    actions: stopActions(ns),
+    waits: accountWaits(ns, BACKUP_JOBS.backup),
   }, (chart) => {
     stepAccount(chart, ns, BACKUP_JOBS.backup, BACKUP_PART_OF, [
       { apiGroups: [''], resources: ['secrets'], verbs: ['get'], resourceNames: backedUpSecrets(config) },

@@ -4,7 +4,7 @@ import { stepAccount } from '../constructs/step-account';
 import { LABELS, MANAGED_BY, Gate, ObjectRef } from '../plan/types';
 import {
   addPrepareStep, BACKUP_JOBS, BACKUP_PATHS, backedUpSecrets, backupClaimVolume, claimsAt, dataPodSelector, inspectDbJob, LIST_PODS,
-  stopActions,
+  accountWaits, stopActions,
 } from './backup';
 import { DATA_USERS, jobBase } from './db-steps';
 import { addDeploySteps, addNamespaceStep, addVolumesStep, serverPlan } from './install';
@@ -84,15 +84,11 @@ export function restorePlan(config: UyuniConfig): PlanApp {
     inspectDbJob(chart, 'RestoreInspectDb', config, BACKUP_JOBS.restoreInspectDb);
   });
 
-  const stop = stopActions(ns);
   plan.addStep('stop-server', {
     description: `stop the server and its database (${DATA_USERS.join(', ')} to 0 replicas); the restore's service account`,
     gates: restoreGates(config),
-    actions: stop.actions,
-    waits: [...stop.waits, ...['ServiceAccount', 'Role', 'RoleBinding'].map((kind) => ({
-      object: { apiVersion: kind === 'ServiceAccount' ? 'v1' : 'rbac.authorization.k8s.io/v1', kind, name: BACKUP_JOBS.restore, namespace: ns },
-      for: 'exists' as const,
-    }))],
+    actions: stopActions(ns),
+    waits: accountWaits(ns, BACKUP_JOBS.restore),
   }, (chart) => {
     const secrets = backedUpSecrets(config);
     stepAccount(chart, ns, BACKUP_JOBS.restore, 'uyuni', [
