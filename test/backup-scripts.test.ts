@@ -9,7 +9,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { parseFacts } from '../src/runtime/facts';
-import { runScript } from './helpers/script-run';
+import { runScript, serviceAccountDir } from './helpers/script-run';
 import { readScript } from '../src/constructs/script-job';
 import { Simulator, startSimulator } from './sim';
 
@@ -120,11 +120,6 @@ afterEach(async () => {
   await sim?.stop();
 });
 
-function sa(): string {
-  const d = temp('uyuni-cdk-sa-');
-  fs.writeFileSync(path.join(d, 'token'), 'test-token');
-  return d;
-}
 
 function backupEnv(claims: string, backups: string, more: Record<string, string> = {}): Record<string, string> {
   return {
@@ -132,14 +127,14 @@ function backupEnv(claims: string, backups: string, more: Record<string, string>
     SERVER_IMAGE: 'registry.example.org/uyuni/server', DB_IMAGE: 'registry.example.org/uyuni/server-postgresql', IMAGE_TAG: '2026.08',
     TLS_MODE: 'generated', RELEASE_DIR: 'etc-rhn/uyuni-cdk', SECRETS: 'db-credentials uyuni-ca absent-one',
     POD_SELECTOR: 'app.kubernetes.io/part-of=uyuni,app.kubernetes.io/component in (server,db)', STOP_WAIT_SECONDS: '5',
-    NAMESPACE: NS, API_URL: sim.url, SA_DIR: sa(), ...more,
+    NAMESPACE: NS, API_URL: sim.url, SA_DIR: serviceAccountDir(), ...more,
   };
 }
 function restoreEnv(claims: string, backups: string, more: Record<string, string> = {}): Record<string, string> {
   return {
     BACKUP_DIR: backups, FROM: 'latest', CLAIMS_DIR: claims, FORCE: 'false', NAMESPACE: NS, SECRET_LABELS: LABELS,
     POD_SELECTOR: 'app.kubernetes.io/part-of=uyuni,app.kubernetes.io/component in (server,db)', STOP_WAIT_SECONDS: '5',
-    API_URL: sim.url, SA_DIR: sa(), ...more,
+    API_URL: sim.url, SA_DIR: serviceAccountDir(), ...more,
   };
 }
 function emptyClaims(root: string): string {

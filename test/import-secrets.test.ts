@@ -3,7 +3,7 @@
 import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
-import { runScript } from './helpers/script-run';
+import { runScript, serviceAccountDir } from './helpers/script-run';
 import { tempDir } from './helpers/synth';
 import { Simulator, startSimulator } from './sim';
 
@@ -43,8 +43,7 @@ afterEach(async () => {
 
 /** Runs the script as the Job would, with the simulator as the API and a service account token. */
 function run(dir: string, env: Record<string, string> = {}): Promise<{ code: number; out: string }> {
-  const sa = tempDir('uyuni-cdk-sa-');
-  fs.writeFileSync(path.join(sa, 'token'), 'test-token');
+  const sa = serviceAccountDir();
   return runScript('import-secrets.sh', {
     MIGRATION_DIR: dir, NAMESPACE: NS, IMPORT_CA: 'true', CA_PASSWORD: PASSWORD,
     SECRET_LABELS: '{"app.kubernetes.io/part-of":"uyuni","app.kubernetes.io/managed-by":"uyuni-cdk"}',

@@ -6,7 +6,7 @@ import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
 import YAML from 'yaml';
-import { runScript } from './helpers/script-run';
+import { runScript, serviceAccountDir } from './helpers/script-run';
 import { tempDir } from './helpers/synth';
 import { Simulator, startSimulator } from './sim';
 
@@ -60,8 +60,7 @@ afterEach(async () => {
 
 /** Runs the script as the Job does (python3 -c <text>), with only PATH and its environment. */
 function run(t: Tarball, env: Record<string, string> = {}): Promise<{ code: number; out: string }> {
-  const sa = tempDir('uyuni-cdk-sa-');
-  fs.writeFileSync(path.join(sa, 'token'), 'test-token');
+  const sa = serviceAccountDir();
   return runScript('proxy-certs.py', {
     NAMESPACE: NS, CONFIG_FILE: t.config, HTTPD_FILE: t.httpd, CERT_SECRET: 'proxy-cert', CA_CONFIGMAP: 'uyuni-ca',
     OBJECT_LABELS: JSON.stringify(OURS), MANAGED_BY_LABEL: 'app.kubernetes.io/managed-by', MANAGED_BY: 'uyuni-cdk',

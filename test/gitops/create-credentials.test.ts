@@ -2,9 +2,8 @@
 // the SECRETS of the Job synth writes for gitops.credentials: job (derived from the plan's
 // requirements), as the Job's pod would run it.
 import * as fs from 'fs';
-import * as path from 'path';
-import { runScript } from '../helpers/script-run';
-import { defaultConfigWith, synthYaml, tempDir } from '../helpers/synth';
+import { runScript, serviceAccountDir } from '../helpers/script-run';
+import { defaultConfigWith, synthYaml } from '../helpers/synth';
 import { Simulator, startSimulator } from '../sim';
 
 const NS = 'uyuni';
@@ -23,8 +22,7 @@ let sa: string;
 beforeEach(async () => {
   sim = await startSimulator();
   sim.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
-  sa = tempDir('uyuni-cdk-sa-');
-  fs.writeFileSync(path.join(sa, 'token'), 'test-token');
+  sa = serviceAccountDir();
 });
 afterEach(async () => {
   await sim?.stop();

@@ -1,5 +1,15 @@
 import { spawn } from 'child_process';
+import * as fs from 'fs';
+import * as path from 'path';
 import { readScript } from '../../src/constructs/script-job';
+import { tempDir } from './synth';
+
+/** A service account directory as a pod mounts it (`SA_DIR`): a token the simulator accepts. */
+export function serviceAccountDir(): string {
+  const dir = tempDir('uyuni-cdk-sa-');
+  fs.writeFileSync(path.join(dir, 'token'), 'test-token');
+  return dir;
+}
 
 /**
  * Runs a step script as its Job's pod does (`sh -c <text>`, or its `interpreter`: `python3 -c
