@@ -14,6 +14,7 @@ import { startSimulator } from '../test/sim';
 import { clients } from '../test/sim/helpers';
 import { startAgent } from '../test/agent/harness/agent-process';
 import { startUserSystemd } from '../test/agent/harness/systemd-user';
+import { median } from './stats';
 
 /** The installed command (bin/bundle.js: the bundles), which a node runs. */
 const BIN = path.join(__dirname, '..', 'bin', 'uyuni-cdk.js');
@@ -23,11 +24,6 @@ const IDLE_PODS = 100;
 const ROUNDS = 20;
 const MAX_MEDIAN_MS = 300;
 const MAX_RSS_MB = 110;
-
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 
 const pod = (name: string): any => ({
   apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default' },

@@ -18,6 +18,7 @@ import * as path from 'path';
 import { readPlan } from '../src/plan/reader';
 import type { Step } from '../src/plan/types';
 import { startSimulator, Simulator } from '../test/sim';
+import { median } from './stats';
 
 const ROOT = path.join(__dirname, '..');
 const BIN = path.join(ROOT, 'bin', 'uyuni-cdk.js');
@@ -87,11 +88,6 @@ fs.writeFileSync(script, ['set -eu', `k="${KUBECTL} --kubeconfig $KC"`, ...plan.
 const kinds = [...new Set(plan.steps.flatMap((s) => s.objects.map((o) => o.kind.toLowerCase())))];
 const objects = plan.steps.reduce((n, s) => n + s.objects.length, 0);
 const getArgs = ['get', '-n', plan.namespace, kinds.join(',')];
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 
 async function main(): Promise<number> {
   const runMs: number[] = [];

@@ -14,6 +14,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { startSimulator, Simulator } from '../test/sim';
 import { job, namespace, writePlan } from '../test/runtime/plans';
+import { median } from './stats';
 
 const BIN = path.join(__dirname, '..', 'bin', 'uyuni-cdk.js');
 const TARGET = { latencyMs: 50, tenStepsMs: 2000, rssMb: 150 };
@@ -49,11 +50,6 @@ function runCli(sim: Simulator, dir: string): Promise<{ ms: number; code: number
     resolve({ ms: performance.now() - t0, code, rssKb, out });
   }));
 }
-
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 
 async function main(): Promise<void> {
   const misses: string[] = [];
