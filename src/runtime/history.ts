@@ -43,9 +43,9 @@ export async function finishedRuns(cluster: Cluster, namespace: string): Promise
   return parse(await readHistory(cluster, namespace));
 }
 
-/** The uids of the Jobs of every finished run recorded in the namespace (of any plan). */
-export async function finishedJobUids(cluster: Cluster, namespace: string): Promise<Set<string>> {
-  return new Set(Object.values(parse(await readHistory(cluster, namespace))).flatMap((r) => Object.values(r.jobs)));
+/** The uids of the Jobs of every finished run (of any plan) in the history ConfigMap's entries (`readHistory`). */
+export function finishedJobUids(history: Readonly<Record<string, string>>): Set<string> {
+  return new Set(Object.values(parse(history)).flatMap((r) => Object.values(r.jobs)));
 }
 
 /** The history ConfigMap's entries as they are (plans' finished runs, flow records: src/runtime/record.ts). */

@@ -19,7 +19,7 @@ import { Facts, factsOfStep, lostFactsText } from './facts';
 import { NO_COLOUR, paintAction, paintDiffLine, Palette } from './colour';
 import { fieldDiff } from './field-diff';
 import { evaluateGate } from './gates';
-import { finishedJobUids } from './history';
+import { finishedJobUids, readHistory } from './history';
 import { IdentityChange, IdentityFlags, identityChanges } from './identity';
 import { jobsOf } from './jobs';
 import { Manifest, refOf, sameRef, stampForApply } from './manifests';
@@ -27,7 +27,7 @@ import { decideOneShot, finishedPlanRefusal, OneShotDecision } from './oneshot';
 import { pruneCandidates, PruneOptions } from './prune';
 import { Limit, limiter, READ_CONCURRENCY } from '../kube/limit';
 import { namespaceTerminating } from './namespace-state';
-import { caFingerprint, oneShotHash, readRecords, recordedJobFacts, Records } from './record';
+import { caFingerprint, oneShotHash, parseRecords, recordedJobFacts, Records } from './record';
 import { checkRequirement, fixCommand } from './secrets';
 import { jobPhase } from './readiness/batch_v1_job';
 import type { JobDecision } from './resume';
@@ -393,16 +393,18 @@ function prefetch(
 export async function planSteps(cluster: Cluster, plan: Plan, objectsOf: (step: string) => Manifest[], o: PlanOptions = {}): Promise<PlanResult> {
   const set = applySetOf(plan);
   // The reads that do not depend on each other, together (each is one or two requests).
-  const [parent, records, finished, terminating] = await Promise.all([
+  const [parent, history, terminating] = await Promise.all([
     readParent(cluster, set).then((p) => ({ kinds: p.kinds, refused: undefined }), (e: unknown) => {
       // Another tool's parent: `run` would refuse it before the first step. Anything else is an error of plan's own.
       if (!(e instanceof StepFailed)) throw e;
       return { kinds: [] as string[], refused: e.message };
     }),
-    readRecords(cluster, plan.namespace),
-    finishedJobUids(cluster, plan.namespace),
+    readHistory(cluster, plan.namespace),
     namespaceTerminating(cluster, plan.namespace),
   ]);
+  // one read of the history ConfigMap: the flow records and the finished runs beside them
+  const records = parseRecords(history);
+  const finished = finishedJobUids(history);
   const parentKinds = parent.kinds;
   const parentRefused = parent.refused;
   const rerun = o.rerun ?? [];

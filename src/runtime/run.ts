@@ -17,10 +17,10 @@ import type { Cluster } from './client';
 import { approve, ApprovalOptions } from './confirm';
 import { adoptions, destructiveChanges } from './destructive';
 import { BadInput, RuntimeError, StepFailed } from './errors';
-import { finishedJobUids, HISTORY_CONFIGMAP, recordFinishedRun } from './history';
+import { finishedJobUids, HISTORY_CONFIGMAP, readHistory, recordFinishedRun } from './history';
 import type { IdentityFlags } from './identity';
 import { planSteps, PlanResult } from './planview';
-import { readRecords, recordPlanFinished } from './record';
+import { parseRecords, recordPlanFinished } from './record';
 import { planDigest, planDrift, SavedPlan } from './saved-plan';
 import { Manifest, refOf } from './manifests';
 import { Connection, nextCommand } from './next-command';
@@ -182,13 +182,14 @@ async function startRun(o: RunOptions, started: number, dirs: RunDirs): Promise<
     // what each object was before the run: its apply then says created, updated or unchanged
     const before = new Map<string, KubernetesObject | undefined>();
     const decided = await decideBeforeWriting(o, plan, objects, toAdopt, before);
+    const history = await readHistory(o.cluster, plan.namespace);
     const run: RunContext = {
       cluster: o.cluster, reporter: o.reporter, plan, runId, runDir, planDir: o.planDir, connection: o.connection ?? {},
       deadline: started + (o.timeoutSeconds ?? plan.deadlineSeconds) * 1000,
       facts: {},
       lostFacts: new Map(),
-      finished: await finishedJobUids(o.cluster, plan.namespace),
-      records: await readRecords(o.cluster, plan.namespace),
+      finished: finishedJobUids(history),
+      records: parseRecords(history),
       rerun: o.rerun ?? [],
       stuckGraceSeconds: o.stuckGraceSeconds ?? RUN_DEFAULTS.stuckGraceSeconds,
       applySet: { set, parentKinds, kinds: memberKinds(plan, (s) => objects.get(s) ?? []), parentWritten: false },
