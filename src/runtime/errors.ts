@@ -25,13 +25,15 @@ export { ApiError };
 
 /** A step failed, was refused (gate, requirement, changed Job) or timed out: exit 1. */
 export class StepFailed extends RuntimeError {
-  /**
-   * `stillStarting`: the step timed out while the server was still in its startup probe (not
-   * broken: the same command waits on). `rerun`: the steps the next command re-runs, when not the
-   * failed one (src/runtime/run.ts).
-   */
-  constructor(readonly step: string, message: string, readonly o: { readonly stillStarting?: boolean; readonly rerun?: readonly string[] } = {}) {
+  /** The step timed out while the server was still in its startup probe: not broken, the same command waits on. */
+  readonly stillStarting: boolean;
+  /** The steps the next command re-runs, when not the failed one (src/runtime/run.ts). */
+  readonly rerun?: readonly string[];
+
+  constructor(readonly step: string, message: string, o: { readonly stillStarting?: boolean; readonly rerun?: readonly string[] } = {}) {
     super(message, EXIT.stepFailed);
+    this.stillStarting = o.stillStarting ?? false;
+    this.rerun = o.rerun;
   }
 }
 

@@ -274,12 +274,12 @@ export async function runPlan(o: RunOptions): Promise<number> {
     // said on the first failure already: where the logs are, and how to go on
     // the steps to re-run: those the failure names (facts lost: the steps that print them), else
     // the failed one, and only when its Jobs ran (--rerun does not help a refused gate)
-    const named = e instanceof StepFailed ? e.o.rerun : undefined;
+    const named = e instanceof StepFailed ? e.rerun : undefined;
     const jobsRan = !(e instanceof ReportedStepFailure && e.beforeJobs);
     const next = code !== EXIT.stepFailed || !begun ? undefined
       : named?.length ? nextCommand(o.planDir, begun.plan, o.connection ?? {}, named[0]) + named.slice(1).map((x) => ` --rerun ${x}`).join('')
         : nextCommand(o.planDir, begun.plan, o.connection ?? {}, e instanceof StepFailed ? e.step : undefined, jobsRan);
-    const after = begun ? { runDir: begun.runDir, ...(next ? { next } : {}), ...(e instanceof StepFailed && e.o.stillStarting ? { stillStarting: true } : {}) } : {};
+    const after = begun ? { runDir: begun.runDir, ...(next ? { next } : {}), ...(e instanceof StepFailed && e.stillStarting ? { stillStarting: true } : {}) } : {};
     if (state.ended) return code;
     state.ended = true;
     if (!runDone) r.emit({ type: 'run-done', status: 'failed', exitCode: code, elapsedSeconds: elapsedSeconds(), message, ...after });
