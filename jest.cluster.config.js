@@ -1,0 +1,16 @@
+// The cluster suites (test/cluster/): the runtime, kubectl and the agent against a real
+// kube-apiserver, etcd, kube-controller-manager and kube-scheduler with the fake kubelet
+// (test/cluster/plane), which globalSetup starts (building the binaries once) and globalTeardown
+// stops. UYUNI_CDK_PLANE=DIR uses a plane already up (`npm run --silent cluster -- up DIR`) and
+// leaves it running. One worker: the plane has the machine's two cores already.
+const base = require('./jest.config.js');
+
+module.exports = {
+  ...base,
+  roots: ['<rootDir>/test/cluster'],
+  testPathIgnorePatterns: [],
+  globalSetup: '<rootDir>/test/cluster/global-setup.ts',
+  globalTeardown: '<rootDir>/test/cluster/global-teardown.ts',
+  maxWorkers: 1,
+  testTimeout: 300000,
+};

@@ -1,0 +1,91 @@
+/**
+ * dist/install through the runtime against kube-apiserver: the real Deployment, ReplicaSet,
+ * PV and namespace controllers behind it, the fake kubelet running the pods and writing what
+ * cert-manager would. What the plane's audit log records is what the runtime sent.
+ */
+import * as path from 'path';
+import { cli } from '../runtime/e2e/harness';
+import { plane, until } from './helpers';
+import { auditEvents, auditSize, ROOT } from './plane/plane';
+
+const p = plane();
+const DIST = path.join(ROOT, 'dist', 'install');
+const WRITES = ['create', 'update', 'patch', 'delete', 'deletecollection'];
+
+/** The writes the admin (the runtime, kubectl) sent since `mark` to this namespace (or to it as an object), dry runs apart. */
+function writes(mark: number, ns: string): string[] {
+  return auditEvents(p.dir, mark)
+    .filter((e) => e.user.username === 'kubernetes-admin' && WRITES.includes(e.verb) && !/[?&]dryRun=/.test(e.requestURI))
+    .filter((e) => e.objectRef?.namespace === ns || (e.objectRef?.resource === 'namespaces' && e.objectRef?.name === ns))
+    .map((e) => `${e.verb} ${e.objectRef?.resource}${e.objectRef?.subresource ? `/${e.objectRef.subresource}` : ''}/${e.objectRef?.name ?? ''} ${e.responseStatus?.code}`);
+}
+
+describe('dist/install against kube-apiserver', () => {
+  const ns = p.namespace('install');
+  const opts = { kubeconfig: p.kubeconfig, namespace: ns };
+
+  afterAll(async () => {
+    await p.kubectl(['delete', 'namespace', ns, '--wait=false']);
+  });
+
+  it('runs to an available server, and plan then shows no change', async () => {
+    const first = await cli('run', DIST, { ...opts, yes: true });
+    expect({ code: first.code, err: first.err }).toEqual({ code: 0, err: expect.any(String) });
+    expect(first.out).toMatch(/Run complete/);
+    const deploy = JSON.parse((await p.kubectl(['-n', ns, 'get', 'deployment', 'uyuni', '-o', 'json'])).out);
+    expect(deploy.status.availableReplicas).toBe(1);
+    const claims = JSON.parse((await p.kubectl(['-n', ns, 'get', 'pvc', '-o', 'json'])).out).items;
+    expect(claims.length).toBe(26);
+
+    const plan = await cli('plan', DIST, { ...opts, detailedExitcode: true });
+    expect({ code: plan.code, out: plan.out }).toEqual({ code: 0, out: expect.stringContaining('unchanged') });
+  });
+
+  it('a second run writes nothing but its own lock and its record in the history', async () => {
+    const mark = auditSize(p.dir);
+    const again = await cli('run', DIST, { ...opts, yes: true });
+    expect(again.code).toBe(0);
+    const sent = writes(mark, ns);
+    // The lock: a Lease created, renewed while the run lasts, deleted at the end.
+    expect(sent.filter((w) => / leases\//.test(w)).length).toBeGreaterThanOrEqual(2);
+    // The run's record (started, done) in ConfigMap uyuni-cdk-history; no object of the plan.
+    expect(sent.filter((w) => !/ leases\//.test(w))).toEqual(['patch configmaps/uyuni-cdk-history 200', 'patch configmaps/uyuni-cdk-history 200']);
+  });
+
+  it('shows a kubectl scale and a kubectl label as drift, and run takes them back', async () => {
+    expect((await p.kubectl(['-n', ns, 'scale', 'deployment', 'uyuni', '--replicas=0'])).code).toBe(0);
+    expect((await p.kubectl(['-n', ns, 'label', 'service', 'web', 'app.kubernetes.io/component=edited', '--overwrite'])).code).toBe(0);
+    const plan = await cli('plan', DIST, { ...opts, detailedExitcode: true });
+    expect(plan.code).toBe(2);
+    expect(plan.out).toMatch(/Deployment\/uyuni[\s\S]*replicas/);
+    expect(plan.out).toMatch(/Service\/web/);
+    const run = await cli('run', DIST, { ...opts, yes: true });
+    expect(run.code).toBe(0);
+    await until('uyuni back at 1 replica', async () => JSON.parse((await p.kubectl(['-n', ns, 'get', 'deployment', 'uyuni', '-o', 'json'])).out).status.availableReplicas === 1);
+    const svc = JSON.parse((await p.kubectl(['-n', ns, 'get', 'service', 'web', '-o', 'json'])).out);
+    expect(svc.metadata.labels['app.kubernetes.io/component']).toBe('server');
+    expect((await cli('plan', DIST, { ...opts, detailedExitcode: true })).code).toBe(0);
+  });
+
+  it('refuses, in plan and in run, a Service whose part-of label now names another owner, and writes nothing', async () => {
+    expect((await p.kubectl(['-n', ns, 'label', 'service', 'web', 'app.kubernetes.io/part-of=someone-else', '--overwrite'])).code).toBe(0);
+    const plan = await cli('plan', DIST, { ...opts, detailedExitcode: true });
+    expect(plan.code).toBe(1);
+    expect(plan.out).toMatch(/refuse\s+Service\/web .*part-of someone-else/);
+    const mark = auditSize(p.dir);
+    const run = await cli('run', DIST, { ...opts, yes: true });
+    expect(run.code).not.toBe(0);
+    expect(writes(mark, ns).filter((w) => !/ leases\//.test(w))).toEqual([]);
+    await p.kubectl(['-n', ns, 'label', 'service', 'web', 'app.kubernetes.io/part-of=uyuni', '--overwrite']);
+  });
+
+  it('destroy --yes deletes what the plan made and keeps the claims, as documented', async () => {
+    const dry = await cli('destroy', DIST, opts);
+    expect(dry.code).toBe(0);
+    const done = await cli('destroy', DIST, { ...opts, yes: true });
+    expect({ code: done.code, err: done.err }).toEqual({ code: 0, err: expect.any(String) });
+    expect((await p.kubectl(['-n', ns, 'get', 'deployment', 'uyuni'])).code).not.toBe(0);
+    const claims = JSON.parse((await p.kubectl(['-n', ns, 'get', 'pvc', '-o', 'json'])).out).items;
+    expect(claims.length).toBe(26);
+  });
+});

@@ -1,0 +1,138 @@
+/**
+ * What cert-manager would write, for the real control plane (no cert-manager controller runs
+ * there): Issuers and ClusterIssuers get `Ready=True` (a CA issuer only once its Secret exists),
+ * and a Certificate whose issuer is Ready gets its Secret (`kubernetes.io/tls`: a real certificate
+ * for its dnsNames signed by the plane's CA, `tls.key`, `ca.crt`) and `Ready=True`, as
+ * cert-manager's certificates controller reports it. Runs in the fake kubelet's process.
+ */
+import { execFileSync } from 'child_process';
+import * as fs from 'fs';
+import * as os from 'os';
+import * as path from 'path';
+import { CoreV1Api, CustomObjectsApi, KubeConfig, KubernetesObject, PatchStrategy, makeInformer, setHeaderOptions } from '@kubernetes/client-node';
+
+const GROUP = 'cert-manager.io';
+const VERSION = 'v1';
+const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+
+interface CmObject extends KubernetesObject {
+  spec?: {
+    secretName?: string; dnsNames?: string[]; commonName?: string; isCA?: boolean;
+    issuerRef?: { name: string; kind?: string }; ca?: { secretName: string }; selfSigned?: object;
+  };
+  status?: { conditions?: Array<{ type: string; status: string; observedGeneration?: number }> };
+}
+
+export class FakeCertManager {
+  private readonly core: CoreV1Api;
+  private readonly custom: CustomObjectsApi;
+  private readonly informers: Array<{ stop(): Promise<void> }> = [];
+  private stopped = false;
+
+  constructor(private readonly kc: KubeConfig, private readonly ca: { cert: string; key: string }, private readonly log: (l: string) => void) {
+    this.core = kc.makeApiClient(CoreV1Api);
+    this.custom = kc.makeApiClient(CustomObjectsApi);
+  }
+
+  async start(): Promise<void> {
+    for (const plural of ['issuers', 'clusterissuers', 'certificates']) {
+      const list = () => this.custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural }) as never;
+      const informer = makeInformer<CmObject>(this.kc, `/apis/${GROUP}/${VERSION}/${plural}`, list);
+      const seen = (o: CmObject) => { void this.reconcile(plural, o).catch((e) => this.log(`${plural} ${o.metadata?.namespace ?? ''}/${o.metadata?.name}: ${(e as Error).message}`)); };
+      informer.on('add', seen);
+      informer.on('update', seen);
+      informer.on('error', () => { if (!this.stopped) setTimeout(() => { void informer.start().catch(() => undefined); }, 1000); });
+      await informer.start();
+      this.informers.push(informer);
+    }
+    // A CA issuer waits for its Secret, and a Certificate for its issuer: look again now and then.
+    const again = async () => {
+      if (this.stopped) return;
+      for (const plural of ['issuers', 'clusterissuers', 'certificates']) {
+        const list = await this.custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural }).catch(() => ({ items: [] })) as { items: CmObject[] };
+        for (const o of list.items) await this.reconcile(plural, o).catch(() => undefined);
+      }
+      setTimeout(() => { void again(); }, 2000).unref();
+    };
+    setTimeout(() => { void again(); }, 2000).unref();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await Promise.all(this.informers.map((i) => i.stop().catch(() => undefined)));
+  }
+
+  private ready(o: CmObject): boolean {
+    return Boolean(o.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True' && (c.observedGeneration ?? 0) >= (o.metadata?.generation ?? 0)));
+  }
+
+  private async setReady(plural: string, o: CmObject, reason: string, message: string): Promise<void> {
+    const body = { status: { conditions: [{ type: 'Ready', status: 'True', reason, message, lastTransitionTime: new Date().toISOString(), observedGeneration: o.metadata?.generation }] } };
+    const name = o.metadata!.name!;
+    if (o.metadata?.namespace) {
+      await this.custom.patchNamespacedCustomObjectStatus({ group: GROUP, version: VERSION, plural, namespace: o.metadata.namespace, name, body }, mergePatch);
+    } else {
+      await this.custom.patchClusterCustomObjectStatus({ group: GROUP, version: VERSION, plural, name, body }, mergePatch);
+    }
+  }
+
+  private async secretExists(namespace: string, name: string): Promise<boolean> {
+    try {
+      await this.core.readNamespacedSecret({ name, namespace });
+      return true;
+    } catch (e) {
+      if ((e as { code?: number }).code === 404) return false;
+      throw e;
+    }
+  }
+
+  private async issuerReady(ns: string, ref: { name: string; kind?: string }): Promise<boolean> {
+    try {
+      const o = (ref.kind === 'ClusterIssuer'
+        ? await this.custom.getClusterCustomObject({ group: GROUP, version: VERSION, plural: 'clusterissuers', name: ref.name })
+        : await this.custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, plural: 'issuers', namespace: ns, name: ref.name })) as CmObject;
+      return this.ready(o);
+    } catch {
+      return false;
+    }
+  }
+
+  private async reconcile(plural: string, o: CmObject): Promise<void> {
+    if (this.stopped || o.metadata?.deletionTimestamp || this.ready(o)) return;
+    const ns = o.metadata?.namespace ?? 'cert-manager';
+    if (plural !== 'certificates') {
+      if (o.spec?.ca && !(await this.secretExists(ns, o.spec.ca.secretName))) return;
+      await this.setReady(plural, o, 'KeyPairVerified', 'Signing CA verified');
+      return;
+    }
+    if (!o.spec?.issuerRef || !o.spec.secretName || !(await this.issuerReady(ns, o.spec.issuerRef))) return;
+    if (!(await this.secretExists(ns, o.spec.secretName))) {
+      const pem = this.sign(o);
+      await this.core.createNamespacedSecret({
+        namespace: ns,
+        body: {
+          metadata: { name: o.spec.secretName, namespace: ns, annotations: { 'cert-manager.io/certificate-name': o.metadata!.name!, 'cert-manager.io/issuer-name': o.spec.issuerRef.name, 'cert-manager.io/issuer-kind': o.spec.issuerRef.kind ?? 'Issuer' } },
+          type: 'kubernetes.io/tls',
+          data: { 'tls.crt': Buffer.from(pem.cert).toString('base64'), 'tls.key': Buffer.from(pem.key).toString('base64'), 'ca.crt': Buffer.from(fs.readFileSync(this.ca.cert)).toString('base64') },
+        },
+      }).catch((e) => { if ((e as { code?: number }).code !== 409) throw e; });
+    }
+    await this.setReady(plural, o, 'Ready', 'Certificate is up to date and has not expired');
+  }
+
+  /** A certificate for the Certificate's names, signed by the plane's CA (openssl, as the plane's PKI). */
+  private sign(o: CmObject): { cert: string; key: string } {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fake-cert-manager-'));
+    try {
+      const names = o.spec?.dnsNames?.length ? o.spec.dnsNames : [o.spec?.commonName ?? o.metadata!.name!];
+      const cn = (o.spec?.commonName ?? names[0]).slice(0, 64);
+      fs.writeFileSync(path.join(dir, 'ext'), `basicConstraints=critical,CA:${o.spec?.isCA ? 'TRUE' : 'FALSE'}\nsubjectAltName=${names.map((n) => `DNS:${n}`).join(',')}\n`);
+      const run = (args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+      run(['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'tls.key', '-out', 'tls.csr', '-subj', `/CN=${cn}`]);
+      run(['x509', '-req', '-in', 'tls.csr', '-CA', this.ca.cert, '-CAkey', this.ca.key, '-CAcreateserial', '-CAserial', path.join(dir, 'serial'), '-days', '90', '-extfile', 'ext', '-out', 'tls.crt']);
+      return { cert: fs.readFileSync(path.join(dir, 'tls.crt'), 'utf8'), key: fs.readFileSync(path.join(dir, 'tls.key'), 'utf8') };
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }
+}
