@@ -132,8 +132,8 @@ export interface PlanOptions extends PruneOptions, IdentityFlags {
   readonly rerun?: readonly string[];
   /**
    * Compare existing objects with a server-side apply dry run (`update` with its diff, or
-   * `unchanged`). `run` deciding before its first write needs no diff: existing objects are
-   * then `unchanged` (it applies them anyway). @default true
+   * `unchanged`); without, existing objects are `unchanged` with detail `exists (not compared)`.
+   * `run` compares too: what is unchanged it does not apply again. @default true
    */
   readonly diff?: boolean;
   /**

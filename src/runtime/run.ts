@@ -128,7 +128,7 @@ async function decideBeforeWriting(
   o: RunOptions, plan: RunContext['plan'], objects: ReadonlyMap<string, Manifest[]>, toAdopt: readonly Foreign[], seen: Map<string, KubernetesObject | undefined>,
 ): Promise<PlanResult> {
   const decided = await planSteps(o.cluster, plan, (s) => objects.get(s) ?? [], {
-    seen, rerun: o.rerun, prune: o.prune, purgeVolumes: o.purgeVolumes, diff: o.saved !== undefined,
+    seen, rerun: o.rerun, prune: o.prune, purgeVolumes: o.purgeVolumes, diff: true,
     allowFqdnChange: o.allowFqdnChange, allowDowngrade: o.allowDowngrade, allowNewCa: o.allowNewCa,
   });
   const drift = o.saved ? planDrift(o.saved.result, decided) : [];
@@ -141,6 +141,15 @@ async function decideBeforeWriting(
   await approve([...destructiveChanges(decided), ...adoptions(toAdopt)], { ...o, savedPlan: o.saved !== undefined }, o.reporter);
   await adopt(o.cluster, toAdopt, o.reporter);
   return decided;
+}
+
+/**
+ * What the dry runs before the first write found unchanged (bookkeeping labels apart): their
+ * apply is not sent, so a run over an installed plan writes nothing (kube-apiserver stores a
+ * server-side apply that only moves the run label as a new resourceVersion of every object).
+ */
+function unchangedObjects(decided: PlanResult): ReadonlySet<string> {
+  return new Set(decided.steps.flatMap((s) => s.objects).filter((x) => x.action === 'unchanged' && x.detail === undefined).map((x) => x.object));
 }
 
 /** The default runs directory and the series this attempt is in (none with `--run-dir`): retention after the run. */
@@ -194,6 +203,7 @@ async function startRun(o: RunOptions, started: number, dirs: RunDirs): Promise<
       stuckGraceSeconds: o.stuckGraceSeconds ?? RUN_DEFAULTS.stuckGraceSeconds,
       applySet: { set, parentKinds, kinds: memberKinds(plan, (s) => objects.get(s) ?? []), parentWritten: false },
       before,
+      unchanged: unchangedObjects(decided),
     };
     return { run, objectsOf: objects, approvedPrunes: new Set(decided.prune.filter((p) => p.action === 'delete').map((p) => p.object)), lock };
   } catch (e) {

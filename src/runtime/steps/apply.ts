@@ -1,7 +1,8 @@
 /**
  * Stage 4, apply: Jobs to re-create are deleted (propagationPolicy Background, so their pods go
  * too) and waited for until gone; then every object is applied (server-side apply, in file
- * order, with the run label), except Jobs the resume check attached to or skipped.
+ * order, with the run label), except Jobs the resume check attached to or skipped and objects
+ * the dry runs before the first write found unchanged.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { isMember, writeParent } from '../applyset';
@@ -73,6 +74,12 @@ export async function applyStage(s: StepRun, decisions: Decisions): Promise<Kube
     }
     if (d?.action === 'skip') {
       s.emit({ type: 'apply', step: s.step.name, object: objectId(refOf(obj)), result: 'already Complete with the same spec: skipped' });
+      continue;
+    }
+    const live = s.c.unchanged?.has(ref) ? s.c.before?.get(ref) : undefined;
+    if (live && obj.kind !== 'Job') {
+      applied.push(live);
+      s.emit({ type: 'apply', step: s.step.name, object: objectId(refOf(obj)), result: 'unchanged' });
       continue;
     }
     const after = await applyOne(s, obj, ref);

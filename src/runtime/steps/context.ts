@@ -46,6 +46,8 @@ export interface RunContext {
    * an apply is then reported as created, updated or unchanged. Absent: every apply is `applied`.
    */
   readonly before?: ReadonlyMap<string, KubernetesObject | undefined>;
+  /** Objects (not Jobs) whose dry run before the first write changed nothing: not applied again. */
+  readonly unchanged?: ReadonlySet<string>;
 }
 
 export interface StepContext extends RunContext {
