@@ -72,9 +72,9 @@ export function filesUnder(dir: string): Array<{ file: string; text: string }> {
   return out;
 }
 
-/** Requests that wrote (POST/PUT/PATCH/DELETE) to a path containing `fragment`. */
-export function writesTo(requests: ReadonlyArray<{ method: string; path: string }>, fragment: string): Array<{ method: string; path: string }> {
-  return requests.filter((r) => r.method !== 'GET' && r.path.includes(fragment));
+/** Requests that wrote (POST/PUT/PATCH/DELETE, not a dry run) to a path containing `fragment`. */
+export function writesTo<R extends { method: string; path: string; query?: string }>(requests: readonly R[], fragment: string): R[] {
+  return requests.filter((r) => r.method !== 'GET' && r.path.includes(fragment) && !(r.query ?? '').includes('dryRun'));
 }
 
 /** The install plan the lead synthesizes, when it exists; otherwise our small fixture. */

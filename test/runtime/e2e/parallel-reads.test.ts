@@ -27,10 +27,12 @@ describe('a slow API', () => {
     expect(sim.maxInFlight).toBeGreaterThanOrEqual(4);
     expect(sim.maxInFlight).toBeLessThanOrEqual(READ_CONCURRENCY);
 
-    // A change in every step: run applies them all, in the plan's order.
+    // A change in every step (the plan into a second namespace: every object new; a run over
+    // the installed one applies nothing, its dry runs found it unchanged): run applies them all,
+    // in the plan's order.
     sim.resetInFlight();
     const mark = sim.requests.length;
-    const r = await cli('run', install, { kubeconfig: sim.kubeconfigPath });
+    const r = await cli('run', install, { kubeconfig: sim.kubeconfigPath, namespace: 'uyuni-second' });
     expect(r.code).toBe(0);
     expect(sim.maxInFlight).toBeGreaterThanOrEqual(4);
     expect(sim.maxInFlight).toBeLessThanOrEqual(READ_CONCURRENCY);
