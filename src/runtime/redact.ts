@@ -94,7 +94,7 @@ const PATTERNS: ReadonlyArray<{ name: string; re: RegExp; keep: (m: RegExpExecAr
   },
   {
     name: 'password=…',
-    re: /((?:password|passwd|pwd|secret|token|api[-_]?key)["']?[ \t]*=[ \t]*)("[^"]*"|'[^']*'|[^\s"'&;,]+)/gi,
+    re: /((?:password|passwd|secret|token|api[-_]?key)["']?[ \t]*=[ \t]*)("[^"]*"|'[^']*'|[^\s"'&;,]+)/gi,
     keep: (m) => `${m[1]}${REDACTED}`,
   },
   {

@@ -25,6 +25,7 @@ const secrets: SecretValue[] = [
 
 const LOG = [
   'mounting var-pgsql and var-pgsql18 for the migration',
+  'env PWD=/srv/www/htdocs SECRET_NAME_FIELD: uyuni-db-pass',
   'image registry.opensuse.org/uyuni/server-postgresql:5.1 as user postgres, database susemanager',
   'setup: admin login spacewalk',
   `db password set: ${PASSWORD}`,
@@ -62,6 +63,7 @@ describe('the support scrubber', () => {
 
   it('keeps user, database and volume names, short values, certificates and a longer word that contains a secret', () => {
     expect(out).toContain('mounting var-pgsql and var-pgsql18 for the migration');
+    expect(out).toContain('env PWD=/srv/www/htdocs SECRET_NAME_FIELD: uyuni-db-pass');
     expect(out).toContain('registry.opensuse.org/uyuni/server-postgresql:5.1 as user postgres, database susemanager');
     expect(out).toContain('setup: admin login spacewalk');
     expect(out).toContain('{"user":"spacewalk","pass":"<redacted>"}');
