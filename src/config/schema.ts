@@ -81,12 +81,9 @@ function oneOf<const T extends readonly string[]>(values: T): Struct<T[number], 
  * it, so a struct several keys share (fqdn) gets each key's own. "Default: …" names a default
  * that is no plain value (one derived from another setting, or none).
  */
-export function about<T, S>(description: string, struct: Struct<T, S>): Struct<T, S> {
+function about<T, S>(description: string, struct: Struct<T, S>): Struct<T, S> {
   return Object.assign(Object.create(Object.getPrototypeOf(struct) as object) as Struct<T, S>, struct, { description });
 }
-
-/** The description `about` gave a key's struct. */
-export const descriptionOf = (struct: unknown): string | undefined => (struct as { description?: string }).description;
 
 /** A section: a mapping with known keys only; defaulted sections get a fresh object each time. */
 const section = <S extends ObjectSchema>(schema: S) => object(schema);
