@@ -42,4 +42,49 @@ describe('uyuni.schema.json', () => {
     expect(validate.errors!.map((e) => e.keyword)).toContain(keyword);
     expect(() => parseConfig(JSON.stringify(config))).toThrow();
   });
+
+  /** Every property of a schema, by its path (`<*>` a record's value, `[]` a list's item). */
+  const properties = (schema: any, at = ''): Array<[string, any]> => {
+    if (!schema || typeof schema !== 'object') return [];
+    return [
+      ...Object.entries(schema.properties ?? {}).flatMap(([k, v]) => [[`${at}${k}`, v] as [string, any], ...properties(v, `${at}${k}.`)]),
+      ...properties(typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined, `${at}<*>.`),
+      ...properties(schema.items, `${at}[].`),
+    ];
+  };
+
+  it('describes every property, from the configuration schema (editors show it on hover)', () => {
+    const all = properties(committed);
+    expect(all.length).toBeGreaterThan(150);
+    expect(all.filter(([, v]) => typeof v.description !== 'string' || v.description.length < 10).map(([p]) => p)).toEqual([]);
+    // a struct several keys share gets each key's own description
+    expect(committed.properties.fqdn.description).toMatch(/^The server's fully qualified domain name/);
+    expect(committed.properties.proxy.properties.fqdn.description).toMatch(/^The proxy's fully qualified domain name/);
+    expect(committed.properties.migration.properties.source.properties.fqdn.description).toMatch(/^The old server's fully qualified domain name/);
+  });
+
+  const FQDNS = [
+    'uyuni.example.com', 'a.b', 'x-1.example.org', `${'a'.repeat(63)}.example.com`, `${'a.'.repeat(126)}b`,
+    'uyuni', 'Uyuni.example.com', 'uyuni.example.com.', '.example.com', '-a.example.com', 'a-.example.com', 'a..b', 'a_b.example.com',
+    `${'a'.repeat(64)}.example.com`, `${'a.'.repeat(126)}bc`, 'uyuni example.com', '', 'ü.example.com',
+  ];
+
+  it.each(['fqdn', 'proxy.fqdn', 'migration.source.fqdn'])('%s: the pattern refuses exactly what synth refuses', (key) => {
+    const schema = key.split('.').reduce((s, k) => s.properties[k], committed as any);
+    expect(schema.pattern).toBeDefined();
+    const one = new Ajv2020({ strict: true }).compile(schema);
+    const verdicts = FQDNS.map((v) => {
+      const config = key === 'fqdn' ? { fqdn: v } : key === 'proxy.fqdn' ? { plans: ['proxy'], fqdn: 'a.example.org', proxy: { fqdn: v } } : { fqdn: 'a.example.org', migration: { source: { fqdn: v }, postgresql: { from: 14 } } };
+      let synth = true;
+      try {
+        parseConfig(JSON.stringify(config));
+      } catch {
+        synth = false;
+      }
+      return { v, schema: one(v), synth };
+    });
+    expect(verdicts.filter((x) => x.schema !== x.synth)).toEqual([]);
+    // both ways: some pass, some are refused
+    expect(new Set(verdicts.map((x) => x.synth))).toEqual(new Set([true, false]));
+  });
 });

@@ -1,8 +1,8 @@
 /**
  * The configuration's JSON Schema (draft 2020-12), written from the one superstruct schema
  * (src/config/schema.ts) for editors: `uyuni.yaml` names it in its `yaml-language-server`
- * modeline, so completion, types, allowed values, patterns and defaults come from the same
- * description synth checks against. Cross-field rules (which plans need which section) stay in
+ * modeline, so completion, descriptions (`about` in src/config/schema.ts), types, allowed values,
+ * patterns and defaults come from the same description synth checks against. Cross-field rules (which plans need which section) stay in
  * src/config/load.ts: an editor is told the shape, synth the whole truth.
  */
 import type { Struct } from 'superstruct';
@@ -42,7 +42,8 @@ export function toJsonSchema(s: AnyStruct): JsonSchema {
         const json = toJsonSchema(field);
         // a section defaulted to {} is no default worth showing: its keys show theirs
         const shown = missing.default !== undefined && !(typeof missing.default === 'object' && missing.default !== null && Object.keys(missing.default).length === 0);
-        properties[key] = shown ? { ...json, default: missing.default } : json;
+        const description = (field as { description?: unknown }).description;
+        properties[key] = { ...(typeof description === 'string' ? { description } : {}), ...json, ...(shown ? { default: missing.default } : {}) };
         if (!missing.optional) required.push(key);
       }
       // `type({...})` accepts more keys (extra volumes are Kubernetes objects); `object` does not

@@ -22,11 +22,14 @@ const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 /** A Kubernetes quantity as used for storage sizes. */
 const QUANTITY = /^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$/;
-const FQDN_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/i;
+/** What `fqdn` accepts, for the editors' schema: two or more labels, lower-case (with maxLength 253). */
+export const FQDN_PATTERN = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)+$/;
 
+const FQDN_ANY_CASE = new RegExp(FQDN_PATTERN.source, 'i');
+
+/** Two or more DNS labels, at most 253 characters, any case (`fqdn` then asks for lower-case). */
 export function isFqdn(value: string): boolean {
-  if (value.length > 253 || !value.includes('.')) return false;
-  return value.split('.').every((label) => FQDN_LABEL.test(label));
+  return value.length <= 253 && FQDN_ANY_CASE.test(value);
 }
 
 const REQUIRED = 'is required';
@@ -72,10 +75,23 @@ function oneOf<const T extends readonly string[]>(values: T): Struct<T[number], 
   });
 }
 
+/**
+ * A key's description, beside its definition: the editors' schema shows it on hover and in
+ * completion (src/config/json-schema.ts writes it as `description`). A copy of the struct carries
+ * it, so a struct several keys share (fqdn) gets each key's own. "Default: …" names a default
+ * that is no plain value (one derived from another setting, or none).
+ */
+function about<T, S>(description: string, struct: Struct<T, S>): Struct<T, S> {
+  return Object.assign(Object.create(Object.getPrototypeOf(struct) as object) as Struct<T, S>, struct, { description });
+}
+
 /** A section: a mapping with known keys only; defaulted sections get a fresh object each time. */
 const section = <S extends ObjectSchema>(schema: S) => object(schema);
 const defaultedSection = <T, S>(struct: Struct<T, S>) => defaulted(struct, () => ({}));
 
+/** A storage class name, or "-" for `storageClassName: ""`. */
+const storageClassName = text((v) => v === '-' || (v.length <= 253 && DNS1123_SUBDOMAIN.test(v)) || 'must be a storage class name or "-"',
+  { type: 'string', maxLength: 253, pattern: `^(-|${DNS1123_SUBDOMAIN.source.slice(1, -1)})$` });
 /** A DNS-1123 label: namespaces, object names that become Service/host names. */
 const dnsLabel = text((v) => {
   if (v.length > 63) return 'must be at most 63 characters (a DNS-1123 label)';
@@ -88,7 +104,7 @@ const dnsSubdomain = text((v) => (v.length <= 253 && DNS1123_SUBDOMAIN.test(v)) 
 const fqdn = text((v) => {
   if (!isFqdn(v)) return 'must be a fully qualified domain name such as uyuni.example.com (letters, digits, "-", dot-separated labels)';
   return v === v.toLowerCase() || `must be lower-case (Kubernetes host names are): ${v.toLowerCase()}`;
-});
+}, { type: 'string', maxLength: 253, pattern: FQDN_PATTERN.source });
 const quantity = matching(QUANTITY, 'must be a Kubernetes quantity such as 10Gi, 300Mi or 1Ti');
 /** Image tags and registries end up in image references, never in scripts. */
 const imageTag = matching(/^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/, 'must be an image tag: letters, digits, "_", "." and "-"');
@@ -97,7 +113,7 @@ const registry = matching(/^[a-z0-9]([a-z0-9.-]*[a-z0-9])?(:[0-9]+)?(\/[a-z0-9](
 const timezone = matching(/^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/, 'must be a tz database name such as Etc/UTC or Europe/Berlin');
 const positiveSeconds = integer(1, Number.MAX_SAFE_INTEGER, 'must be a whole number of seconds, at least 1');
 const duration = matching(/^(?=.)([0-9]+h)?([0-9]+m)?([0-9]+s)?$/, 'must be a Go duration such as 8760h or 720h0m0s');
-const absolutePath = text((v) => v.startsWith('/') || 'must be an absolute path');
+const absolutePath = text((v) => v.startsWith('/') || 'must be an absolute path', { type: 'string', pattern: '^/' });
 const email = matching(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, 'must be an e-mail address');
 
 /** The 8 groups of an IPv6 address (`::` expanded, a trailing dotted IPv4 as two groups), or undefined. */
@@ -163,18 +179,12 @@ const stringMap = () => record(text(), text());
 
 /** A claim's settings (the chart's `volumes.<claim>`). */
 const volumeSettings = section({
-  /** The claim's size. @default the claim table's size */
-  size: optional(quantity),
-  /** The claim's storage class; "-" means `storageClassName: ""` (no dynamic provisioning). @default volumes.storageClass */
-  storageClass: optional(text((v) => v === '-' || (v.length <= 253 && DNS1123_SUBDOMAIN.test(v)) || 'must be a storage class name or "-"')),
-  /** Extra labels of the claim. @default none */
-  labels: optional(stringMap()),
-  /** Annotations of the claim. @default none */
-  annotations: optional(stringMap()),
-  /** Bind to this PersistentVolume. @default none */
-  volumeName: optional(dnsSubdomain),
-  /** A label selector for the PersistentVolume (matchLabels / matchExpressions). @default none */
-  selector: optional(type({})),
+  size: about("The claim's size. Default: the claim table's size.", optional(quantity)),
+  storageClass: about('The claim\'s storage class; "-" means `storageClassName: ""` (no dynamic provisioning). Default: volumes.storageClass.', optional(storageClassName)),
+  labels: about('Extra labels of the claim. Default: none.', optional(stringMap())),
+  annotations: about('Annotations of the claim. Default: none.', optional(stringMap())),
+  volumeName: about('Bind to this PersistentVolume. Default: none.', optional(dnsSubdomain)),
+  selector: about('A label selector for the PersistentVolume (matchLabels / matchExpressions). Default: none.', optional(type({}))),
 });
 
 /** A claim of the claim table (src/model/volumes.ts), checked as a key beside its settings' values. */
@@ -186,72 +196,55 @@ const claimName = text((v) => {
 });
 
 const volumes = section({
-  /** The storage class of every claim without its own; "-" means "". @default the cluster's default class */
-  storageClass: optional(text((v) => v === '-' || (v.length <= 253 && DNS1123_SUBDOMAIN.test(v)) || 'must be a storage class name or "-"')),
-  /** Per-claim settings by claim name (var-spacewalk, var-pgsql18, srv-www, ...). */
-  overrides: defaulted(record(claimName, volumeSettings), () => ({})),
+  storageClass: about('The storage class of every claim without its own; "-" means "". Default: the cluster\'s default class.', optional(storageClassName)),
+  overrides: about('Per-claim settings by claim name (var-spacewalk, var-pgsql18, srv-www, ...).', defaulted(record(claimName, volumeSettings), () => ({}))),
 });
 
 const imageOverride = section({
-  /** Replaces `<registry>/<name>` for this component. */
-  image: optional(matching(/^[a-z0-9]([a-z0-9._/:-]*[a-z0-9])?$/, 'must be an image reference without tag, such as registry.example.org/uyuni/server')),
-  /** Replaces images.tag for this component. */
-  tag: optional(imageTag),
+  image: about('Replaces `<registry>/<name>` for this component.', optional(matching(/^[a-z0-9]([a-z0-9._/:-]*[a-z0-9])?$/, 'must be an image reference without tag, such as registry.example.org/uyuni/server'))),
+  tag: about('Replaces images.tag for this component.', optional(imageTag)),
 });
 
 const images = section({
-  registry: defaulted(registry, 'registry.opensuse.org/uyuni'),
-  tag: defaulted(imageTag, '2026.08'),
-  pullPolicy: defaulted(oneOf(['Always', 'IfNotPresent', 'Never'] as const), 'IfNotPresent'),
-  /** A dockerconfigjson Secret referenced in imagePullSecrets. */
-  pullSecret: optional(dnsSubdomain),
-  /** Per-component image and tag. @default `<registry>/<name>:<tag>` */
-  components: defaulted(section({
-    server: optional(imageOverride),
-    db: optional(imageOverride),
-    hubApi: optional(imageOverride),
-    coco: optional(imageOverride),
-    tftp: optional(imageOverride),
-    dbMigration: optional(imageOverride),
-  }), () => ({})),
+  registry: about('The registry path of every image: images are <registry>/<name>:<tag>.', defaulted(registry, 'registry.opensuse.org/uyuni')),
+  tag: about('The image generation: the tag of every image. Quote it ("2026.08"): YAML reads 2026.10 as a number.', defaulted(imageTag, '2026.08')),
+  pullPolicy: about('The imagePullPolicy of every container.', defaulted(oneOf(['Always', 'IfNotPresent', 'Never'] as const), 'IfNotPresent')),
+  pullSecret: about('A dockerconfigjson Secret referenced in imagePullSecrets.', optional(dnsSubdomain)),
+  components: about('Per-component image and tag. Default: `<registry>/<name>:<tag>`.', defaulted(section({
+    server: about('The server image (server).', optional(imageOverride)),
+    db: about('The database image (server-postgresql).', optional(imageOverride)),
+    hubApi: about('The Hub XML-RPC API image (server-hub-xmlrpc-api).', optional(imageOverride)),
+    coco: about('The confidential computing attestation image (server-attestation).', optional(imageOverride)),
+    tftp: about('The TFTP image (shared-tftpd).', optional(imageOverride)),
+    dbMigration: about('The database migration image (server-database-migration: pg_upgrade).', optional(imageOverride)),
+  }), () => ({}))),
 });
 
 const caSubject = section({
-  country: defaulted(matching(/^[A-Z]{2}$/, 'must be a two-letter country code such as DE'), 'DE'),
-  state: defaulted(text(), 'Bayern'),
-  city: defaulted(text(), 'Nuernberg'),
-  organization: defaulted(text(), 'Uyuni'),
-  organizationalUnit: defaulted(text(), 'Uyuni'),
-  email: optional(email),
+  country: about('The country (C) of the generated CA and of db-cert: two upper-case letters.', defaulted(matching(/^[A-Z]{2}$/, 'must be a two-letter country code such as DE'), 'DE')),
+  state: about('The state or province (ST) of the certificates\' subject.', defaulted(text(), 'Bayern')),
+  city: about('The locality (L) of the certificates\' subject.', defaulted(text(), 'Nuernberg')),
+  organization: about('The organization (O) of the certificates\' subject.', defaulted(text(), 'Uyuni')),
+  organizationalUnit: about('The organizational unit (OU) of the certificates\' subject.', defaulted(text(), 'Uyuni')),
+  email: about('The e-mail address of the certificates\' subject. Default: none.', optional(email)),
 });
 
 const tls = section({
-  /**
-   * generated: cert-manager makes a CA and the certificates.
-   * third-party: the user provides Secrets uyuni-cert and db-cert (tls.crt, tls.key, ca.crt).
-   * migrated: the user provides Secret uyuni-ca with the old CA (decrypted key); cert-manager issues from it.
-   */
-  mode: defaulted(oneOf(['generated', 'third-party', 'migrated'] as const), 'generated'),
-  ca: defaultedSection(caSubject),
-  /** Certificate lifetime. */
-  duration: defaulted(duration, '8760h'),
-  /** Renew this long before expiry. */
-  renewBefore: defaulted(duration, '720h'),
-  /** CA lifetime (generated mode). */
-  caDuration: defaulted(duration, '87600h'),
+  mode: about('generated: cert-manager makes a CA and the certificates. third-party: the user provides Secrets uyuni-cert and db-cert (tls.crt, tls.key, ca.crt). migrated: the user provides Secret uyuni-ca with the old CA (decrypted key); cert-manager issues from it.', defaulted(oneOf(['generated', 'third-party', 'migrated'] as const), 'generated')),
+  ca: about('The subject of the generated CA and of the database certificate.', defaultedSection(caSubject)),
+  duration: about('Certificate lifetime.', defaulted(duration, '8760h')),
+  renewBefore: about('Renew this long before expiry.', defaulted(duration, '720h')),
+  caDuration: about('CA lifetime (generated mode).', defaulted(duration, '87600h')),
 });
 
 const exposure = section({
-  type: defaulted(oneOf(['ClusterIP', 'LoadBalancer', 'NodePort'] as const), 'ClusterIP'),
-  /** NodePort only: node port per port name. @default the chart's node ports */
-  nodePorts: optional(record(text(), integer(30000, 32767, 'must be in the node port range 30000-32767'))),
-  /** Annotations of the Service (e.g. MetalLB's metallb.universe.tf/allow-shared-ip). @default none */
-  annotations: optional(stringMap()),
-  /** LoadBalancer only: the address to ask for. @default assigned by the load balancer */
-  loadBalancerIP: optional(matching(/^[0-9a-fA-F.:]+$/, 'must be an IP address')),
+  type: about('The Service type.', defaulted(oneOf(['ClusterIP', 'LoadBalancer', 'NodePort'] as const), 'ClusterIP')),
+  nodePorts: about("NodePort only: node port per port name. Default: the chart's node ports.", optional(record(text(), integer(30000, 32767, 'must be in the node port range 30000-32767')))),
+  annotations: about("Annotations of the Service (e.g. MetalLB's metallb.universe.tf/allow-shared-ip). Default: none.", optional(stringMap())),
+  loadBalancerIP: about('LoadBalancer only: the address to ask for. Default: assigned by the load balancer.', optional(matching(/^[0-9a-fA-F.:]+$/, 'must be an IP address'))),
 });
 
-const replicas = section({ replicas: defaulted(integer(0, 10), 0) });
+const replicas = section({ replicas: about('How many pods run (0: none, the Deployment is not written).', defaulted(integer(0, 10), 0)) });
 
 const MIGRATION_PG = [14, 16];
 const UPGRADE_PG = [14, 16, PG_MAJOR];
@@ -264,223 +257,162 @@ const pgTarget = defaulted(pgVersion([PG_MAJOR], `the PostgreSQL of the current 
 const sshUser = matching(/^[a-z_][a-z0-9_.-]{0,31}$/, 'must be a POSIX user name (lower-case letters, digits, "_", "-", "."; no spaces)');
 
 const migration = section({
-  source: section({
-    fqdn,
-    /** Logs in over ssh and runs rsync through sudo. */
-    user: defaulted(sshUser, 'root'),
-    port: defaulted(integer(1, 65535), 22),
-  }),
-  postgresql: section({
-    from: pgVersion(MIGRATION_PG, 'a PostgreSQL major version the migration image upgrades from'),
-    to: pgTarget,
-  }),
-  /** Keep the migration-data PVC (it holds the CA key and the DB password) after the migration. */
-  keepMigrationData: defaulted(boolean(), false),
+  source: about('The old server, reached over ssh from the migration\'s Jobs.', section({
+    fqdn: about('The old server\'s fully qualified domain name: its clients keep using it.', fqdn),
+    user: about('Logs in over ssh and runs rsync through sudo.', defaulted(sshUser, 'root')),
+    port: about('The old server\'s ssh port.', defaulted(integer(1, 65535), 22)),
+  })),
+  postgresql: about('The PostgreSQL major versions of the migration.', section({
+    from: about('The old server\'s PostgreSQL major version.', pgVersion(MIGRATION_PG, 'a PostgreSQL major version the migration image upgrades from')),
+    to: about('The PostgreSQL of the images (only that).', pgTarget),
+  })),
+  keepMigrationData: about('Keep the migration-data PVC (it holds the CA key and the DB password) after the migration.', defaulted(boolean(), false)),
 });
 
 const upgrade = section({
-  postgresql: section({
-    /** The running database's version: 14 or 16 (claim var-pgsql, upgraded into var-pgsql18), or 18 (var-pgsql18 already). */
-    from: pgVersion(UPGRADE_PG, 'the PostgreSQL major version of the running database'),
-    to: pgTarget,
-  }),
-  /**
-   * The install has the `root` claim of servers before 5.2.5, whose /root/.MANAGER_SETUP_COMPLETE
-   * the upgrade moves to /var/spacewalk (the current Deployment mounts no /root). @default true
-   * when postgresql.from is below 18 (those installs), else false
-   */
-  rootClaim: optional(boolean()),
-  /**
-   * The CA of a tls.mode generated install: keep (adopt the CA the running server's uyuni-cert
-   * was issued by, wherever it lives: the chart's ClusterIssuer uyuni-issuer, mgradm's Issuer
-   * uyuni-ca-issuer; every client keeps trusting the server) or new (mint a new CA in the
-   * namespace: every minion and proxy must then be given it). @default keep
-   */
-  ca: defaulted(oneOf(['keep', 'new'] as const), 'keep'),
+  postgresql: about('The PostgreSQL major versions of the upgrade.', section({
+    from: about("The running database's version: 14 or 16 (claim var-pgsql, upgraded into var-pgsql18), or 18 (var-pgsql18 already).", pgVersion(UPGRADE_PG, 'the PostgreSQL major version of the running database')),
+    to: about('The PostgreSQL of the images (only that).', pgTarget),
+  })),
+  rootClaim: about('The install has the `root` claim of servers before 5.2.5, whose /root/.MANAGER_SETUP_COMPLETE the upgrade moves to /var/spacewalk (the current Deployment mounts no /root). Default: true when postgresql.from is below 18 (those installs), else false.', optional(boolean())),
+  ca: about("The CA of a tls.mode generated install: keep (adopt the CA the running server's uyuni-cert was issued by, wherever it lives: the chart's ClusterIssuer uyuni-issuer, mgradm's Issuer uyuni-ca-issuer; every client keeps trusting the server) or new (mint a new CA in the namespace: every minion and proxy must then be given it). Default: keep.", defaulted(oneOf(['keep', 'new'] as const), 'keep')),
 });
+
+const nonEmpty = text((v) => v.length > 0 || 'must not be empty', { type: 'string', minLength: 1 });
 
 /** A tuning file's content: configuration lines, written as they are. */
 const tuningText = text();
 
 const proxy = section({
-  namespace: defaulted(dnsLabel, 'uyuni-proxy'),
-  /** The proxy's FQDN (its certificate names it). */
-  fqdn,
-  /**
-   * The squid cache claim squid-cache (proxy-helm `volumes.squid`). Upstream sizes it from
-   * `max_cache_size_mb` of config.yaml, which synth does not read: size it here. @default 10Gi, class volumes.storageClass
-   */
-  cache: defaultedSection(volumeSettings),
-  tls: defaultedSection(section({
-    /**
-     * Issue the proxy's certificate from the server's Issuer uyuni-issuer (the proxy runs in the
-     * server's cluster): Certificate <proxy.namespace>-proxy-cert in the server's namespace, whose
-     * Secret the user copies as proxy-cert. @default false: the user creates Secret proxy-cert
-     */
-    issuer: defaulted(boolean(), false),
-  })),
-  /** Lines added to the configuration of squid, sshd and Apache (proxy-helm `squid.tuning`, `ssh.tuning`, `httpd.tuning`). @default none */
-  tuning: defaultedSection(section({
-    squid: optional(tuningText),
-    ssh: optional(tuningText),
-    apache: optional(tuningText),
-  })),
-  tftp: defaultedSection(section({
-    /** Run Deployment uyuni-proxy-tftp in the node's network instead of behind the tftp LoadBalancer Service. @default false */
-    hostNetwork: defaulted(boolean(), false),
-  })),
-  /**
-   * The proxy through the cluster's Traefik (proxy-helm `ingress.type: traefik`): IngressRouteTCPs
-   * for ssh and salt on Traefik's entry points ssh, salt-publish, salt-request (not for a NodePort
-   * Service) and the plain-HTTP Ingress of the proxy's FQDN. @default type none: no route
-   */
-  ingress: defaultedSection(section({
-    type: defaulted(oneOf(['none', 'traefik'] as const), 'none'),
-    /** @default traefik */
-    className: optional(text((v) => v.length > 0 || 'must not be empty')),
-  })),
-  /**
-   * The proxy pod's DNS settings (proxy-helm `dnsConfig`: nameservers, searches, options with
-   * string values), e.g. options [{name: ndots, value: "1"}] so the server's FQDN is not tried
-   * with every search domain. @default none
-   */
-  dnsConfig: optional(section({
-    nameservers: optional(array(text((v) => v.length > 0 || 'must not be empty'))),
-    searches: optional(array(text((v) => v.length > 0 || 'must not be empty'))),
-    options: optional(array(section({ name: text((v) => v.length > 0 || 'must not be empty'), value: optional(text()) }))),
-  })),
-  /** Exposure per proxy Service name (web, salt, ssh); ClusterIP unless said otherwise. tftp is always a LoadBalancer. */
-  services: defaulted(record(text(), exposure), () => ({})),
+  namespace: about('The namespace of the proxy\'s objects.', defaulted(dnsLabel, 'uyuni-proxy')),
+  fqdn: about('The proxy\'s fully qualified domain name (its certificate names it).', fqdn),
+  cache: about('The squid cache claim squid-cache (proxy-helm `volumes.squid`). Upstream sizes it from `max_cache_size_mb` of config.yaml, which synth does not read: size it here. Default: 10Gi, class volumes.storageClass.', defaultedSection(volumeSettings)),
+  tls: about('The proxy\'s certificate.', defaultedSection(section({
+    issuer: about("Issue the proxy's certificate from the server's Issuer uyuni-issuer (the proxy runs in the server's cluster): Certificate <proxy.namespace>-proxy-cert in the server's namespace, whose Secret the user copies as proxy-cert. Default: false: the user creates Secret proxy-cert.", defaulted(boolean(), false)),
+  }))),
+  tuning: about('Lines added to the configuration of squid, sshd and Apache (proxy-helm `squid.tuning`, `ssh.tuning`, `httpd.tuning`). Default: none.', defaultedSection(section({
+    squid: about('Lines added to squid.conf.', optional(tuningText)),
+    ssh: about('Lines added to sshd_config.', optional(tuningText)),
+    apache: about('Lines added to Apache\'s configuration.', optional(tuningText)),
+  }))),
+  tftp: about('The proxy\'s TFTP server.', defaultedSection(section({
+    hostNetwork: about("Run Deployment uyuni-proxy-tftp in the node's network instead of behind the tftp LoadBalancer Service. Default: false.", defaulted(boolean(), false)),
+  }))),
+  ingress: about("The proxy through the cluster's Traefik (proxy-helm `ingress.type: traefik`): IngressRouteTCPs for ssh and salt on Traefik's entry points ssh, salt-publish, salt-request (not for a NodePort Service) and the plain-HTTP Ingress of the proxy's FQDN. Default: type none: no route.", defaultedSection(section({
+    type: about('traefik: the routes above; none: no route.', defaulted(oneOf(['none', 'traefik'] as const), 'none')),
+    className: about('spec.ingressClassName of the Ingress. Default: traefik.', optional(nonEmpty)),
+  }))),
+  dnsConfig: about('The proxy pod\'s DNS settings (proxy-helm `dnsConfig`: nameservers, searches, options with string values), e.g. options [{name: ndots, value: "1"}] so the server\'s FQDN is not tried with every search domain. Default: none.', optional(section({
+    nameservers: about('Name server addresses, before the cluster\'s.', optional(array(nonEmpty))),
+    searches: about('DNS search domains, before the cluster\'s.', optional(array(nonEmpty))),
+    options: about('resolv.conf options, e.g. {name: ndots, value: "1"}.', optional(array(section({
+      name: about('The option\'s name (ndots, timeout, ...).', nonEmpty),
+      value: about('Its value, a string. Default: none.', optional(text())),
+    })))),
+  }))),
+  services: about('Exposure per proxy Service name (web, salt, ssh); ClusterIP unless said otherwise. tftp is always a LoadBalancer.', defaulted(record(text(), exposure), () => ({}))),
 });
 
-const nonEmpty = text((v) => v.length > 0 || 'must not be empty');
 
 /** A container of a node pod (the subset of the Pod API the agent renders into a unit). */
 const nodeContainer = section({
-  name: dnsLabel,
-  image: nonEmpty,
-  command: defaulted(array(text()), () => []),
-  args: defaulted(array(text()), () => []),
-  env: defaulted(array(section({ name: nonEmpty, value: defaulted(text(), '') })), () => []),
+  name: about('The container\'s name: part of its unit\'s name.', dnsLabel),
+  image: about('<name>:<tag>: the package directory <nodeServices.packageDir>/<name>-<tag>/ the agent runs it from.', nonEmpty),
+  command: about('The executable and its arguments; a relative command[0] resolves under the package. Default: none.', defaulted(array(text()), () => [])),
+  args: about('Arguments after command. Default: none.', defaulted(array(text()), () => [])),
+  env: about('Environment variables of the unit. Default: none.', defaulted(array(section({
+    name: about('The variable\'s name.', nonEmpty),
+    value: about('Its value.', defaulted(text(), '')),
+  })), () => [])),
 });
 
 const nodePod = section({
-  name: dnsSubdomain,
-  namespace: defaulted(dnsLabel, 'default'),
-  nodeName: dnsSubdomain,
-  restartPolicy: defaulted(oneOf(['Always', 'OnFailure', 'Never'] as const), 'Always'),
-  terminationGracePeriodSeconds: optional(integer(0, Number.MAX_SAFE_INTEGER)),
-  initContainers: defaulted(array(nodeContainer), () => []),
-  containers: refine(array(nodeContainer), 'non-empty', (v) => v.length > 0 || 'must list at least one container'),
+  name: about('The Pod\'s name.', dnsSubdomain),
+  namespace: about('The Pod\'s namespace.', defaulted(dnsLabel, 'default')),
+  nodeName: about('The systemd-backed node it runs on.', dnsSubdomain),
+  restartPolicy: about('When systemd restarts its containers (Restart= of their units).', defaulted(oneOf(['Always', 'OnFailure', 'Never'] as const), 'Always')),
+  terminationGracePeriodSeconds: about('Seconds a stop may take before the processes are killed (TimeoutStopSec=). Default: 30.', optional(integer(0, Number.MAX_SAFE_INTEGER))),
+  initContainers: about('Containers run one after another, to completion, before the others. Default: none.', defaulted(array(nodeContainer), () => [])),
+  containers: about('The Pod\'s containers, each a systemd unit.', refine(array(nodeContainer), 'non-empty', (v) => v.length > 0 || 'must list at least one container')),
 });
 
 const nodeServices = section({
-  /** Where the agent unpacks packages; a relative command[0] resolves under it. */
-  packageDir: defaulted(absolutePath, DEFAULT_PACKAGE_DIR),
-  /** The kubeconfig path written into units as KUBECONFIG. */
-  kubeconfig: defaulted(absolutePath, '/root/.kube/config'),
-  /** The `uyuni-cdk` executable the agent's unit (dist/agent/) runs: the npm install, or the self-contained agent. */
-  agentExecutable: defaulted(absolutePath, DEFAULT_AGENT_EXECUTABLE),
-  pods: defaulted(array(nodePod), () => []),
+  packageDir: about('Where the agent unpacks packages; a relative command[0] resolves under it.', defaulted(absolutePath, DEFAULT_PACKAGE_DIR)),
+  kubeconfig: about('The kubeconfig path written into units as KUBECONFIG.', defaulted(absolutePath, '/root/.kube/config')),
+  agentExecutable: about("The `uyuni-cdk` executable the agent's unit (dist/agent/) runs: the npm install, or the self-contained agent.", defaulted(absolutePath, DEFAULT_AGENT_EXECUTABLE)),
+  pods: about('The Pods that run as systemd services on systemd-backed nodes (dist/node-services/). Default: none.', defaulted(array(nodePod), () => [])),
 });
 
 const timeouts = section({
-  /** Any step without its own timeout. */
-  defaultStepSeconds: defaulted(positiveSeconds, 600),
-  /** The server's rollout: the first start sets the server up (the chart's startup probe allows 10 h). */
-  serverStartSeconds: defaulted(refine(positiveSeconds, 'startup-probe', (v) => v >= 36000
-    || 'must be at least 36000 (10 h): the server\'s startup probe allows its first start that long'), 36000),
-  /** The db rollout (after an upgrade its start runs the upgrade hooks). */
-  dbStartSeconds: defaulted(positiveSeconds, 3600),
-  /** Copying the old server's data. */
-  dataSyncSeconds: defaulted(positiveSeconds, 86400),
-  /** The PostgreSQL major upgrade (a copy: proportional to the database size). */
-  dbUpgradeSeconds: defaulted(positiveSeconds, 21600),
-  /** REINDEX and database checks: can run for hours on a large database. */
-  dbFinalizeSeconds: defaulted(positiveSeconds, 86400),
-  /** The whole run. */
-  deadlineSeconds: defaulted(positiveSeconds, 7 * 86400),
+  defaultStepSeconds: about('Any step without its own timeout.', defaulted(positiveSeconds, 600)),
+  serverStartSeconds: about("The server's rollout: the first start sets the server up (the chart's startup probe allows 10 h).", defaulted(refine(positiveSeconds, 'startup-probe', (v) => v >= 36000
+    || 'must be at least 36000 (10 h): the server\'s startup probe allows its first start that long'), 36000)),
+  dbStartSeconds: about('The db rollout (after an upgrade its start runs the upgrade hooks).', defaulted(positiveSeconds, 3600)),
+  dataSyncSeconds: about("Copying the old server's data.", defaulted(positiveSeconds, 86400)),
+  dbUpgradeSeconds: about('The PostgreSQL major upgrade (a copy: proportional to the database size).', defaulted(positiveSeconds, 21600)),
+  dbFinalizeSeconds: about('REINDEX and database checks: can run for hours on a large database.', defaulted(positiveSeconds, 86400)),
+  deadlineSeconds: about('The whole run.', defaulted(positiveSeconds, 7 * 86400)),
 });
 
 /** A pod volume or mount passed through to the server pod (only its name and path are checked). */
-const extraVolume = type({ name: dnsLabel });
-const extraVolumeMount = type({ name: dnsLabel, mountPath: absolutePath });
+const extraVolume = type({ name: about('The volume\'s name; the rest is a Kubernetes pod volume, passed through.', dnsLabel) });
+const extraVolumeMount = type({
+  name: about('The name of the volume to mount; the rest is a Kubernetes volume mount, passed through.', dnsLabel),
+  mountPath: about('Where in the server container.', absolutePath),
+});
 
 const server = section({
-  /** MANAGER_ADMIN_EMAIL and MANAGER_MAIL_FROM (ConfigMap uyuni-config key email). @default root@<fqdn> */
-  email: optional(email),
-  /** A basic-auth Secret with the SUSE Customer Center credentials (SCC_USER / SCC_PASS). @default none */
-  sccSecret: optional(dnsSubdomain),
-  /** SELinux type spc_t and AppArmor Unconfined: mounting cgroup2 works anywhere (unsafe). @default false */
-  superPrivileged: defaulted(boolean(), false),
-  /** A Localhost AppArmor profile that allows the cgroup2 mount (e.g. k8s-systemd-uyuni). @default none */
-  apparmorProfile: optional(text((v) => /^[A-Za-z0-9_./-]+$/.test(v) || 'must be an AppArmor profile name')),
-  /** An SELinux type that allows the cgroup2 mount (e.g. uyuni_container_t). @default none */
-  selinuxType: optional(matching(/^[a-z0-9_]+$/, 'must be an SELinux type such as uyuni_container_t')),
-  /** systemd's log level on the console (SYSTEMD_LOG_LEVEL; tty). @default unset */
-  systemdLogLevel: optional(oneOf(['emerg', 'alert', 'crit', 'err', 'warning', 'notice', 'info', 'debug'] as const)),
-  /** A package mirror mounted at /mirror: an existing claim or a node path. @default none */
-  mirror: optional(section({ claimName: optional(dnsSubdomain), hostPath: optional(absolutePath) })),
-  /** Pod volumes added to the server pod. @default none */
-  extraVolumes: defaulted(array(extraVolume), () => []),
-  /** Mounts added to the server container. @default none */
-  extraVolumeMounts: defaulted(array(extraVolumeMount), () => []),
+  email: about('MANAGER_ADMIN_EMAIL and MANAGER_MAIL_FROM (ConfigMap uyuni-config key email). Default: root@<fqdn>.', optional(email)),
+  sccSecret: about('A basic-auth Secret with the SUSE Customer Center credentials (SCC_USER / SCC_PASS). Default: none.', optional(dnsSubdomain)),
+  superPrivileged: about('SELinux type spc_t and AppArmor Unconfined: mounting cgroup2 works anywhere (unsafe). Default: false.', defaulted(boolean(), false)),
+  apparmorProfile: about('A Localhost AppArmor profile that allows the cgroup2 mount (e.g. k8s-systemd-uyuni). Default: none.', optional(matching(/^[A-Za-z0-9_./-]+$/, 'must be an AppArmor profile name'))),
+  selinuxType: about('An SELinux type that allows the cgroup2 mount (e.g. uyuni_container_t). Default: none.', optional(matching(/^[a-z0-9_]+$/, 'must be an SELinux type such as uyuni_container_t'))),
+  systemdLogLevel: about("systemd's log level on the console (SYSTEMD_LOG_LEVEL; tty). Default: unset.", optional(oneOf(['emerg', 'alert', 'crit', 'err', 'warning', 'notice', 'info', 'debug'] as const))),
+  mirror: about('A package mirror mounted at /mirror: an existing claim or a node path. Default: none.', optional(section({
+    claimName: about('An existing claim holding the mirror (exactly one of claimName, hostPath).', optional(dnsSubdomain)),
+    hostPath: about('A node path holding the mirror (exactly one of claimName, hostPath).', optional(absolutePath)),
+  }))),
+  extraVolumes: about('Pod volumes added to the server pod. Default: none.', defaulted(array(extraVolume), () => [])),
+  extraVolumeMounts: about('Mounts added to the server container. Default: none.', defaulted(array(extraVolumeMount), () => [])),
 });
 
 const ingressAnnotations = section({
-  ssl: optional(stringMap()),
-  sslRedirect: optional(stringMap()),
-  nossl: optional(stringMap()),
-  exporters: optional(stringMap()),
-  hub: optional(stringMap()),
+  ssl: about('Of the HTTPS Ingress uyuni-ingress-ssl.', optional(stringMap())),
+  sslRedirect: about('Of the Ingress uyuni-ingress-ssl-redirect (HTTP to HTTPS).', optional(stringMap())),
+  nossl: about('Of the plain-HTTP Ingress uyuni-ingress-nossl (paths clients reach without TLS).', optional(stringMap())),
+  exporters: about('Of the Ingress exporters-ingress-ssl (the exporter paths, with monitoring).', optional(stringMap())),
+  hub: about('Of the Ingress hubapi-ingress-ssl (the Hub XML-RPC API, with hubApi).', optional(stringMap())),
 });
 
 const ingress = section({
-  /** traefik: Ingresses with Traefik's annotations, Middlewares and IngressRouteTCP for salt; nginx: Ingresses for ingress-nginx; none: no Ingress. */
-  type: defaulted(oneOf(['traefik', 'nginx', 'none'] as const), 'traefik'),
-  /** spec.ingressClassName. @default the type's name */
-  className: optional(dnsSubdomain),
-  /** Extra annotations per Ingress. @default none */
-  annotations: defaultedSection(ingressAnnotations),
+  type: about("traefik: Ingresses with Traefik's annotations, Middlewares and IngressRouteTCP for salt; nginx: Ingresses for ingress-nginx; none: no Ingress.", defaulted(oneOf(['traefik', 'nginx', 'none'] as const), 'traefik')),
+  className: about("spec.ingressClassName. Default: the type's name.", optional(dnsSubdomain)),
+  annotations: about('Extra annotations per Ingress. Default: none.', defaultedSection(ingressAnnotations)),
 });
 
 const gitops = section({
-  /**
-   * Who creates the credential Secrets the plans need: `runtime` (uyuni-cdk run, when missing) or
-   * `job`, a first-wave Job of each plan, for Argo CD and Flux (docs/gitops.md). @default runtime
-   */
-  credentials: defaulted(oneOf(['runtime', 'job'] as const), 'runtime'),
+  credentials: about('Who creates the credential Secrets the plans need: `runtime` (uyuni-cdk run, when missing) or `job`, a first-wave Job of each plan, for Argo CD and Flux (docs/gitops.md). Default: runtime.', defaulted(oneOf(['runtime', 'job'] as const), 'runtime')),
 });
 
 const tftp = section({
-  /** Serve TFTP (69/UDP) for PXE boot from Deployment tftp. @default false, as upstream */
-  enabled: defaulted(boolean(), false),
-  /** Run it in the node's network instead of behind a LoadBalancer Service. @default false */
-  hostNetwork: defaulted(boolean(), false),
+  enabled: about('Serve TFTP (69/UDP) for PXE boot from Deployment tftp. Default: false, as upstream.', defaulted(boolean(), false)),
+  hostNetwork: about("Run it in the node's network instead of behind a LoadBalancer Service. Default: false.", defaulted(boolean(), false)),
 });
 
-const storageClassName = text((v) => v === '-' || (v.length <= 253 && DNS1123_SUBDOMAIN.test(v)) || 'must be a storage class name or "-"');
 
 /** Backups of the server (dist/backup/, dist/restore/; docs/backup.md). */
 const backup = section({
-  /** The claim the backups go to, in the server's namespace. @default uyuni-backup */
-  claim: defaulted(dnsSubdomain, 'uyuni-backup'),
-  /** Set: dist/backup/ makes the claim with this size. Unset: the claim exists already (an NFS volume, ...) and is never changed. @default unset */
-  size: optional(quantity),
-  /** The claim's storage class (with size); "-" means "". @default volumes.storageClass */
-  storageClass: optional(storageClassName),
-  /** Complete backups kept on the claim; older ones are removed after a new one verified. @default 7 */
-  keep: defaulted(integer(1, 1000), 7),
-  /** How long the copy (Job uyuni-backup) may take. @default 86400 */
-  timeoutSeconds: defaulted(positiveSeconds, 86400),
+  claim: about("The claim the backups go to, in the server's namespace. Default: uyuni-backup.", defaulted(dnsSubdomain, 'uyuni-backup')),
+  size: about('Set: dist/backup/ makes the claim with this size. Unset: the claim exists already (an NFS volume, ...) and is never changed. Default: unset.', optional(quantity)),
+  storageClass: about('The claim\'s storage class (with size); "-" means "". Default: volumes.storageClass.', optional(storageClassName)),
+  keep: about('Complete backups kept on the claim; older ones are removed after a new one verified. Default: 7.', defaulted(integer(1, 1000), 7)),
+  timeoutSeconds: about('How long the copy (Job uyuni-backup) may take. Default: 86400.', defaulted(positiveSeconds, 86400)),
 });
 
 /** What dist/restore/ writes back (docs/backup.md). */
 const restore = section({
-  /** latest (the newest complete backup) or a backup id such as 20261201T203000Z. @default latest */
-  from: defaulted(matching(/^(latest|[0-9]{8}T[0-9]{6}Z)$/, 'must be latest or a backup id such as 20261201T203000Z'), 'latest'),
-  /** Replace claims that hold data and Secrets that differ from the backup's. @default false: refused */
-  force: defaulted(boolean(), false),
+  from: about('latest (the newest complete backup) or a backup id such as 20261201T203000Z. Default: latest.', defaulted(matching(/^(latest|[0-9]{8}T[0-9]{6}Z)$/, 'must be latest or a backup id such as 20261201T203000Z'), 'latest')),
+  force: about("Replace claims that hold data and Secrets that differ from the backup's. Default: false: refused.", defaulted(boolean(), false)),
 });
 
 /**
@@ -488,12 +420,7 @@ const restore = section({
  * Deployment db (an external database, `db.enable: false`, is "not supported yet" upstream).
  */
 const db = section({
-  /**
-   * The network the server's pods connect from: the database allows plain-text (non-SSL)
-   * connections from it only (server-helm `db.podsCIDR`, bsc#1270038). Set it to the cluster's
-   * pod network, e.g. GKE's, a multi-pool or an IPv6 one. @default 10.42.0.0/16 (RKE2's and K3s' default)
-   */
-  podsCIDR: defaulted(cidr, '10.42.0.0/16'),
+  podsCIDR: about("The network the server's pods connect from: the database allows plain-text (non-SSL) connections from it only (server-helm `db.podsCIDR`, bsc#1270038). Set it to the cluster's pod network, e.g. GKE's, a multi-pool or an IPv6 one. Default: 10.42.0.0/16 (RKE2's and K3s' default).", defaulted(cidr, '10.42.0.0/16')),
 });
 
 export const PLAN_NAMES = ['install', 'migrate', 'migrate-prepare', 'upgrade', 'proxy', 'node-services', 'backup', 'restore'] as const;
@@ -515,39 +442,30 @@ export const REMOVED_SETTINGS: Readonly<Record<string, string>> = {
 };
 
 export const configSchema = section({
-  /** The namespace of every namespaced object. */
-  namespace: defaulted(dnsLabel, 'uyuni'),
-  /** The server's fully qualified domain name. */
-  fqdn,
-  /** TZ of the server and database containers. */
-  timezone: defaulted(timezone, 'Etc/UTC'),
-  images: defaultedSection(images),
-  volumes: defaultedSection(volumes),
-  tls: defaultedSection(tls),
-  server: defaultedSection(server),
-  hubApi: defaultedSection(replicas),
-  coco: defaultedSection(replicas),
-  tftp: defaultedSection(tftp),
-  db: defaultedSection(db),
-  /** Open the Java debug ports (8001-8003) and their Services. */
-  debugJava: defaulted(boolean(), false),
-  /** The exporters (5556, 5557, 9187, 9800) and their Ingress paths. */
-  monitoring: defaulted(boolean(), true),
-  /** Exposure per Service name (ClusterIP unless said otherwise). */
-  services: defaulted(record(text(), exposure), () => ({})),
-  ingress: defaultedSection(ingress),
-  gitops: defaultedSection(gitops),
-  timeouts: defaultedSection(timeouts),
-  migration: optional(migration),
-  upgrade: optional(upgrade),
-  proxy: optional(proxy),
-  nodeServices: optional(nodeServices),
-  /** Backups: dist/backup/ and dist/restore/ (docs/backup.md). @default none */
-  backup: optional(backup),
-  /** What dist/restore/ restores (with backup). @default from latest, not forced */
-  restore: optional(restore),
-  /** Which plans to write. @default the server flow (install, or migrate / upgrade when configured), plus proxy and node-services when configured */
-  plans: optional(refine(array(oneOf(PLAN_NAMES)), 'non-empty', (v) => v.length > 0 || 'must list at least one plan')),
+  namespace: about('The namespace of every namespaced object.', defaulted(dnsLabel, 'uyuni')),
+  fqdn: about('The server\'s fully qualified domain name, lower-case: UYUNI_HOSTNAME, its certificates, the Ingress host.', fqdn),
+  timezone: about('TZ of the server and database containers.', defaulted(timezone, 'Etc/UTC')),
+  images: about('Where the images come from and which generation.', defaultedSection(images)),
+  volumes: about('The PersistentVolumeClaims: storage class, and size and more per claim.', defaultedSection(volumes)),
+  tls: about('Where the certificates come from: generated by cert-manager, third-party, or the migrated CA.', defaultedSection(tls)),
+  server: about('The server pod: e-mail, SCC credentials, confinement, mirror, extra volumes.', defaultedSection(server)),
+  hubApi: about('The Hub XML-RPC API: Deployment uyuni-hub-xmlrpc, Service hub-xmlrpc (2830), path /hub/rpc/api.', defaultedSection(replicas)),
+  coco: about('The confidential computing attestation: Deployment uyuni-coco-attestation.', defaultedSection(replicas)),
+  tftp: about('TFTP for PXE boot: Deployment tftp.', defaultedSection(tftp)),
+  db: about('Deployment db, PostgreSQL.', defaultedSection(db)),
+  debugJava: about('Open the Java debug ports (8001-8003) and their Services.', defaulted(boolean(), false)),
+  monitoring: about('The exporters (5556, 5557, 9187, 9800) and their Ingress paths.', defaulted(boolean(), true)),
+  services: about('Exposure per Service name (ClusterIP unless said otherwise).', defaulted(record(text(), exposure), () => ({}))),
+  ingress: about('The Ingresses and routes of the server\'s web and salt ports.', defaultedSection(ingress)),
+  gitops: about('Plans for Argo CD and Flux (docs/gitops.md).', defaultedSection(gitops)),
+  timeouts: about('How long uyuni-cdk run waits for each step, and for the whole run.', defaultedSection(timeouts)),
+  migration: about('A migration from an old host: dist/migrate/ and dist/migrate-prepare/. Default: none.', optional(migration)),
+  upgrade: about('An upgrade of a running server to these images: dist/upgrade/. Default: none.', optional(upgrade)),
+  proxy: about('A proxy attached to this server: dist/proxy/. Default: none.', optional(proxy)),
+  nodeServices: about('Pods that run as systemd services on systemd-backed nodes: dist/node-services/ and dist/agent/ (docs/agent.md). Default: none.', optional(nodeServices)),
+  backup: about('Backups: dist/backup/ and dist/restore/ (docs/backup.md). Default: none.', optional(backup)),
+  restore: about('What dist/restore/ restores (with backup). Default: from latest, not forced.', optional(restore)),
+  plans: about('Which plans to write. Default: the server flow (install, or migrate / upgrade when configured), plus proxy and node-services when configured.', optional(refine(array(oneOf(PLAN_NAMES)), 'non-empty', (v) => v.length > 0 || 'must list at least one plan'))),
 });
 
 export type UyuniConfig = Infer<typeof configSchema>;

@@ -286,6 +286,8 @@ export interface SupportCommandOptions extends CommonOptions {
   readonly file?: string;
   /** `--no-exec` sets it false: the server's supportconfig is not run. @default true */
   readonly exec?: boolean;
+  /** `--without-logs`: no log or event text in the bundle; what a bundle may be when Secrets cannot be read. */
+  readonly withoutLogs?: boolean;
 }
 
 /** `support`: one .tar.gz with what helping needs and nothing secret (src/runtime/support.ts). */
@@ -299,10 +301,10 @@ export function supportCommand(planDir: string, o: SupportCommandOptions, io: Io
     const parent = fs.mkdtempSync(path.join(os.tmpdir(), 'uyuni-support-'));
     try {
       const staging = path.join(parent, top);
-      const r = await collectSupport(cluster, plan, dir, objectsOf, staging, { exec: o.exec ?? true, progress: (l) => io.err(`support: ${l}\n`) });
+      const r = await collectSupport(cluster, plan, dir, objectsOf, staging, { exec: o.exec ?? true, withoutLogs: o.withoutLogs, progress: (l) => io.err(`support: ${l}\n`) });
       pack(parent, top, file);
       const kib = Math.ceil(fs.statSync(file).size / 1024);
-      io.err(`uyuni-cdk: wrote ${file} (${r.files} files, ${kib} KiB)${r.notes.length ? `; ${r.notes.length} not collected: see ${top}/notes.txt` : ''}\n`);
+      io.err(`uyuni-cdk: wrote ${file} (${r.files} files, ${kib} KiB${o.withoutLogs ? ', without logs and events' : ''})${r.notes.length ? `; ${r.notes.length} not collected: see ${top}/notes.txt` : ''}; what was scrubbed: ${top}/redactions.txt\n`);
       return EXIT.ok;
     } finally {
       fs.rmSync(parent, { recursive: true, force: true });

@@ -8,10 +8,14 @@
  * server's own `supportconfig`, run in it through the API's exec (as upstream's test suite
  * collects it: uyuni-project/uyuni testsuite/podman_runner/20_get_server_logs.sh).
  *
- * Nothing secret: Secret values are never written; every text file is scrubbed of every value of
- * every Secret in the namespace (and its base64 form) and of the kubeconfig user's credentials;
- * env values whose names say they are secret are replaced. What cannot be read (RBAC, a missing
- * CRD) is noted in `notes.txt`, and the rest is still collected.
+ * Nothing secret: Secret values are never written; every text file but the plan copy is scrubbed
+ * (src/runtime/redact.ts) of the values of the namespace's Secret keys that hold secrets and of
+ * the kubeconfig user's credentials, as whole tokens and in their encoded forms, and of credential
+ * patterns (`password=…`, `Authorization: …`); env values whose names say they are secret are
+ * replaced; `redactions.txt` says what was replaced where. When the Secrets cannot be read their
+ * values cannot be scrubbed: the bundle is refused, or with `withoutLogs` holds no log and no event
+ * text. What else cannot be read (RBAC, a missing CRD) is noted in `notes.txt`, and the rest is
+ * still collected.
  */
 import { spawnSync } from 'child_process';
 import * as fs from 'fs';
@@ -19,10 +23,13 @@ import * as path from 'path';
 import { PassThrough } from 'stream';
 import type { KubernetesObject, CoreV1Event as V1Event, V1Deployment, V1Node, V1Pod, V1Secret } from '@kubernetes/client-node';
 import { stringify } from 'yaml';
+import { EXIT } from '../plan/exit-codes';
 import { defaultRunsDir } from '../plan/run-defaults';
 import type { Plan } from '../plan/types';
 import type { Cluster } from './client';
+import { RuntimeError } from './errors';
 import { safeComponent } from './logs';
+import { REDACTED, Redactor, SecretValue } from './redact';
 import { Manifest, selectorString as recordSelector } from './manifests';
 import { podsOfWorkloads, workloadsOf } from './pod-logs';
 import { selectorString } from './readiness';
@@ -37,6 +44,11 @@ export interface SupportOptions {
   readonly logBytes?: number;
   /** One line per stage, for the terminal. */
   readonly progress: (line: string) => void;
+  /**
+   * Leave out every log and event text (pod logs, Events, run logs, supportconfig, termination
+   * messages): what a bundle may hold when the Secrets, hence what to scrub, cannot be read.
+   */
+  readonly withoutLogs?: boolean;
 }
 
 export interface SupportResult {
@@ -45,37 +57,12 @@ export interface SupportResult {
   readonly notes: readonly string[];
 }
 
-const REDACTED = '<redacted>';
-/** Shorter values (`0`, `yes`) would scrub ordinary words; no credential is that short. */
-const MIN_SECRET_LENGTH = 4;
+/** The flag that makes a bundle without logs and events, named in the refusal. */
+export const WITHOUT_LOGS_FLAG = '--without-logs';
 const SECRET_ENV = /pass|secret|token|credential|private|(^|_)key($|_)/i;
 const LOG_LINES = 20_000;
 /** The server's supportconfig: written into a temporary directory of the container, printed, removed. */
 const SUPPORTCONFIG = ['sh', '-c', 'd=$(mktemp -d) && supportconfig -R "$d" >&2 && cat "$d"/scc_*.txz; s=$?; rm -rf "$d"; exit $s'];
-
-/** Replaces every known secret value in text. */
-export class Redactor {
-  private readonly values: string[];
-
-  constructor(secrets: Iterable<string>) {
-    const all = new Set<string>();
-    for (const v of secrets) {
-      if (v.length < MIN_SECRET_LENGTH) continue;
-      all.add(v);
-      all.add(Buffer.from(v).toString('base64'));
-      // a multi-line value (a key, a certificate) also appears line by line
-      for (const line of v.split('\n')) if (line.trim().length >= 16) all.add(line.trim());
-    }
-    // longest first: a value that contains another is replaced whole
-    this.values = [...all].sort((a, b) => b.length - a.length);
-  }
-
-  scrub(text: string): string {
-    let out = text;
-    for (const v of this.values) if (out.includes(v)) out = out.split(v).join(REDACTED);
-    return out;
-  }
-}
 
 /** A Secret as the bundle shows it: its metadata and the names of its keys, with their sizes. */
 function secretShape(s: V1Secret): KubernetesObject {
@@ -97,10 +84,10 @@ function scrubEnv(value: unknown): unknown {
 class Staging {
   files = 0;
 
-  constructor(readonly root: string, private readonly redactor: Redactor) {}
+  constructor(readonly root: string, readonly redactor: Redactor) {}
 
   text(rel: string, content: string): void {
-    this.raw(rel, Buffer.from(this.redactor.scrub(content)));
+    this.raw(rel, Buffer.from(this.redactor.scrub(content, rel)));
   }
 
   raw(rel: string, content: Buffer): void {
@@ -113,22 +100,43 @@ class Staging {
 
 const yamlDocs = (objs: readonly unknown[]) => objs.map((o) => stringify(o)).join('---\n');
 
-/** Every Secret value the bundle must not contain: the namespace's Secrets, the kubeconfig user's credentials. */
-async function knownSecrets(cluster: Cluster, namespace: string, notes: string[]): Promise<{ values: string[]; secrets: V1Secret[] }> {
-  const values: string[] = [];
+/**
+ * Every Secret value the bundle must not contain, by where it is: the namespace's Secrets' keys,
+ * the kubeconfig user's credentials; `unreadable` says why the Secrets could not be listed.
+ */
+async function knownSecrets(cluster: Cluster, namespace: string): Promise<{ values: SecretValue[]; secrets: V1Secret[]; unreadable?: string }> {
+  const values: SecretValue[] = [];
   let secrets: V1Secret[] = [];
+  let unreadable: string | undefined;
   try {
     secrets = (await cluster.list<V1Secret>({ apiVersion: 'v1', kind: 'Secret', namespace })).items;
   } catch (e) {
-    notes.push(`Secrets of ${namespace}: not readable (${(e as Error).message}); their values cannot be scrubbed from logs`);
+    unreadable = (e as Error).message;
   }
   for (const s of secrets) {
-    for (const v of Object.values(s.data ?? {})) values.push(Buffer.from(v, 'base64').toString('utf8'));
-    values.push(...Object.values(s.stringData ?? {}));
+    const ref = (key: string) => `${namespace}/${s.metadata?.name}/${key}`;
+    for (const [key, v] of Object.entries(s.data ?? {})) values.push({ ref: ref(key), key, value: Buffer.from(v, 'base64').toString('utf8') });
+    for (const [key, v] of Object.entries(s.stringData ?? {})) values.push({ ref: ref(key), key, value: v });
   }
   const user = cluster.kc.getCurrentUser();
-  for (const v of [user?.token, user?.password, user?.keyData, user?.keyData && Buffer.from(user.keyData, 'base64').toString('utf8')]) if (v) values.push(v);
-  return { values, secrets };
+  const cred = (key: string, value: string | undefined) => value && values.push({ ref: `kubeconfig user ${user?.name}: ${key}`, key, value });
+  cred('token', user?.token);
+  cred('password', user?.password);
+  cred('client-key-data', user?.keyData);
+  cred('client-key', user?.keyData && Buffer.from(user.keyData, 'base64').toString('utf8'));
+  return { values, secrets, unreadable };
+}
+
+/** Log text a pod object carries: its containers' termination messages (their last output). */
+function withoutTerminationMessages(pod: unknown): unknown {
+  const p = pod as V1Pod;
+  const strip = (cs: NonNullable<NonNullable<V1Pod['status']>['containerStatuses']>[number]) => ({
+    ...cs,
+    state: cs.state?.terminated ? { ...cs.state, terminated: { ...cs.state.terminated, message: undefined } } : cs.state,
+    lastState: cs.lastState?.terminated ? { ...cs.lastState, terminated: { ...cs.lastState.terminated, message: undefined } } : cs.lastState,
+  });
+  if (!p.status) return p;
+  return { ...p, status: { ...p.status, containerStatuses: p.status.containerStatuses?.map(strip), initContainerStatuses: p.status.initContainerStatuses?.map(strip) } };
 }
 
 /** The kinds of the plan's objects, each once, plus what describes them at run time. */
@@ -175,7 +183,7 @@ async function collectEvents(cluster: Cluster, namespace: string, out: Staging, 
   }
 }
 
-function describe(pod: V1Pod, events: readonly V1Event[]): string {
+function describe(pod: V1Pod, events: readonly V1Event[] | undefined): string {
   const lines = [`Name: ${pod.metadata?.name}`, `Node: ${pod.spec?.nodeName ?? '(not scheduled)'}`, `Phase: ${pod.status?.phase}`, `Started: ${pod.status?.startTime ?? '-'}`];
   for (const c of pod.status?.conditions ?? []) lines.push(`Condition ${c.type}: ${c.status}${c.reason ? ` (${c.reason}${c.message ? `: ${c.message}` : ''})` : ''}`);
   for (const cs of [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])]) {
@@ -183,6 +191,7 @@ function describe(pod: V1Pod, events: readonly V1Event[]): string {
     lines.push(`Container ${cs.name}: ${cs.image}; ${state.trim()}; ready ${cs.ready}; restarts ${cs.restartCount}`);
     if (cs.lastState?.terminated) lines.push(`  last run: exit ${cs.lastState.terminated.exitCode} ${cs.lastState.terminated.reason ?? ''} at ${cs.lastState.terminated.finishedAt}`);
   }
+  if (!events) return `${lines.join('\n')}\nEvents: left out (${WITHOUT_LOGS_FLAG})\n`;
   const own = events.filter((e) => e.involvedObject?.kind === 'Pod' && e.involvedObject?.name === pod.metadata?.name);
   if (own.length) lines.push('Events:', ...own.map((e) => `  ${e.type} ${e.reason}: ${e.message}`));
   return `${lines.join('\n')}\n`;
@@ -196,13 +205,14 @@ function tailOf(text: string, bytes: number): string {
   return `[${buf.length - bytes} bytes left out]\n${kept.slice(kept.indexOf('\n') + 1)}`;
 }
 
-async function collectPods(cluster: Cluster, namespace: string, pods: readonly V1Pod[], events: readonly V1Event[], out: Staging, o: SupportOptions, notes: string[]): Promise<void> {
+async function collectPods(cluster: Cluster, namespace: string, pods: readonly V1Pod[], events: readonly V1Event[] | undefined, out: Staging, o: SupportOptions, notes: string[]): Promise<void> {
   const bytes = o.logBytes ?? 1024 * 1024;
   for (const [i, pod] of pods.entries()) {
     const name = pod.metadata?.name ?? '';
     o.progress(`pods ${i + 1}/${pods.length}: ${name}`);
     const dir = `pods/${safeComponent(name)}`;
     out.text(`${dir}/describe.txt`, describe(pod, events));
+    if (o.withoutLogs) continue;
     for (const cs of [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])]) {
       const runs: Array<[string, boolean]> = [[`${safeComponent(cs.name)}.log`, false]];
       if (cs.restartCount > 0 || cs.lastState?.terminated) runs.push([`${safeComponent(cs.name)}.previous.log`, true]);
@@ -218,7 +228,7 @@ async function collectPods(cluster: Cluster, namespace: string, pods: readonly V
   }
 }
 
-function collectRuns(runsDir: string, out: Staging): number {
+function collectRuns(runsDir: string, out: Staging, withoutLogs: boolean): number {
   let copied = 0;
   const walk = (dir: string, rel: string) => {
     let entries: fs.Dirent[];
@@ -230,7 +240,7 @@ function collectRuns(runsDir: string, out: Staging): number {
     for (const e of entries) {
       if (e.isDirectory()) walk(path.join(dir, e.name), `${rel}/${e.name}`);
       else if (e.isFile()) {
-        out.text(`${rel}/${e.name}`, fs.readFileSync(path.join(dir, e.name), 'utf8'));
+        if (!withoutLogs) out.text(`${rel}/${e.name}`, fs.readFileSync(path.join(dir, e.name), 'utf8'));
         copied++;
       }
     }
@@ -287,29 +297,45 @@ async function collectSupportconfig(cluster: Cluster, plan: Plan, objectsOf: (st
   out.raw('server/supportconfig.txz', Buffer.concat(chunks));
 }
 
-/** Collects the bundle into `staging` (a directory of its own). */
+/**
+ * Collects the bundle into `staging` (a directory of its own). Refuses, before it writes anything,
+ * when the Secrets cannot be read (what to scrub is unknown) unless `withoutLogs`.
+ */
 export async function collectSupport(cluster: Cluster, plan: Plan, planDir: string, objectsOf: (step: string) => Manifest[], staging: string, o: SupportOptions): Promise<SupportResult> {
   const notes: string[] = [];
   o.progress('credentials to scrub, cluster version and nodes');
-  const { values, secrets } = await knownSecrets(cluster, plan.namespace, notes);
+  const { values, secrets, unreadable } = await knownSecrets(cluster, plan.namespace);
+  const ns = plan.namespace;
+  if (unreadable && !o.withoutLogs) {
+    throw new RuntimeError(`support: the Secrets of namespace ${ns} cannot be read (${unreadable}), so their values cannot be scrubbed from logs and events; nothing was written. `
+      + `Grant get/list secrets in namespace ${ns} (kubectl auth can-i list secrets -n ${ns}), or run with ${WITHOUT_LOGS_FLAG} for a bundle without any log or event text`, EXIT.stepFailed);
+  }
+  const leftOut = o.withoutLogs ? `${WITHOUT_LOGS_FLAG}: no pod log, Event, run log, termination message or supportconfig is in this bundle${unreadable ? ` (the Secrets of ${ns} cannot be read: ${unreadable})` : ''}` : undefined;
+  if (leftOut) {
+    o.progress(leftOut);
+    notes.push(leftOut);
+  }
   const out = new Staging(staging, new Redactor(values));
   await collectCluster(cluster, out, notes);
+  // the plan as synthesized, not scrubbed: it holds no secret by construction (Secrets are required, never planned with values)
   for (const f of fs.readdirSync(planDir)) {
-    if (fs.statSync(path.join(planDir, f)).isFile()) out.text(`plan/${f}`, fs.readFileSync(path.join(planDir, f), 'utf8'));
+    if (fs.statSync(path.join(planDir, f)).isFile()) out.raw(`plan/${f}`, fs.readFileSync(path.join(planDir, f)));
   }
   o.progress('objects of the plan');
   await collectObjects(cluster, plan, secrets, out, notes);
   // the pods of the plan's Jobs and Deployments (their templates need not carry the plan's labels)
   const pods = await podsOfWorkloads(cluster, workloadsOf(plan, objectsOf, ['Job', 'Deployment']));
-  out.text('objects/Pod.v1.yaml', yamlDocs(pods.map(scrubEnv)));
-  const events = await collectEvents(cluster, plan.namespace, out, notes);
-  await collectPods(cluster, plan.namespace, pods, events, out, o, notes);
+  out.text('objects/Pod.v1.yaml', yamlDocs(pods.map((p) => scrubEnv(o.withoutLogs ? withoutTerminationMessages(p) : p))));
+  const events = o.withoutLogs ? undefined : await collectEvents(cluster, ns, out, notes);
+  await collectPods(cluster, ns, pods, events, out, o, notes);
   o.progress('run directories');
-  const runsDir = o.runsDir ?? defaultRunsDir(plan.namespace, plan.name);
-  if (collectRuns(runsDir, out) === 0) notes.push(`run directories: none in ${runsDir}`);
-  if (o.exec) await collectSupportconfig(cluster, plan, objectsOf, pods, out, o, notes);
+  const runsDir = o.runsDir ?? defaultRunsDir(ns, plan.name);
+  if (collectRuns(runsDir, out, Boolean(o.withoutLogs)) === 0) notes.push(`run directories: none in ${runsDir}`);
+  if (o.withoutLogs) notes.push(`supportconfig: not run (${WITHOUT_LOGS_FLAG})`);
+  else if (o.exec) await collectSupportconfig(cluster, plan, objectsOf, pods, out, o, notes);
   else notes.push('supportconfig: not run (--no-exec)');
   out.text('notes.txt', notes.length ? `${notes.join('\n')}\n` : 'everything was collected\n');
+  out.raw('redactions.txt', Buffer.from(out.redactor.report(leftOut ? [leftOut] : [])));
   return { files: out.files, notes };
 }
 

@@ -108,13 +108,21 @@ describe('npm i -g of the tarball', () => {
     expect(help).toMatch(/^Usage: uyuni-cdk plan \[options\] <planDir>/);
   });
 
-  it('writes a starting configuration that names the installed schema, and synthesizes it', () => {
+  it.each([
+    [[], ['install']],
+    [['--migration'], ['migrate', 'migrate-prepare']],
+    [['--upgrade'], ['upgrade']],
+    [['--proxy'], ['proxy']],
+  ])('init %j in an empty folder writes a configuration and its schema beside it; synth there writes %j alone', (flags, plans) => {
     const cwd = tempDir();
-    ok(bin, ['init', '--migration'], { cwd });
-    const schema = /^# yaml-language-server: \$schema=(\S+)/.exec(fs.readFileSync(path.join(cwd, 'uyuni.yaml'), 'utf8'))![1];
-    expect(schema.startsWith(path.join(work, 'prefix'))).toBe(true);
-    expect(JSON.parse(fs.readFileSync(schema, 'utf8')).title).toBe('uyuni-cdk configuration (uyuni.yaml)');
-    expect(ok(bin, ['synth'], { cwd }).stderr).toMatch(/^uyuni-cdk: wrote dist\/migrate\/ /);
+    ok(bin, ['init', ...flags], { cwd });
+    expect(fs.readdirSync(cwd).sort()).toEqual(['uyuni.schema.json', 'uyuni.yaml']);
+    const text = fs.readFileSync(path.join(cwd, 'uyuni.yaml'), 'utf8');
+    expect(/^# yaml-language-server: \$schema=(\S+)/.exec(text)![1]).toBe('uyuni.schema.json');
+    expect(JSON.parse(fs.readFileSync(path.join(cwd, 'uyuni.schema.json'), 'utf8')).title).toBe('uyuni-cdk configuration (uyuni.yaml)');
+    expect(text).not.toMatch(/cleanup-test-ok|npx|examples\/|\.\.\/|\/prefix\//);
+    expect(ok(bin, ['synth'], { cwd }).stderr).toMatch(new RegExp(`^uyuni-cdk: wrote dist/${plans[0]}/ `));
+    expect(fs.readdirSync(path.join(cwd, 'dist')).sort()).toEqual(plans);
   });
 
   it('synthesizes what the repository\'s sources synthesize, for the install and the migration flow', () => {

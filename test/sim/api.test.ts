@@ -174,4 +174,27 @@ describe('API simulator: discovery, CRUD, server-side apply', () => {
     expect(system.code).toBe(403);
     expect(system.body.message).toBe('namespaces "kube-system" is forbidden: this namespace may not be deleted');
   });
+
+  it('forbids what RBAC would (the view role has no secrets): 403 with the Status body kube-apiserver writes', async () => {
+    await c.core.createNamespacedSecret({ namespace: 'default', body: { metadata: { name: 's' }, stringData: { password: 'x' } } });
+    sim.setForbidden([{ verbs: ['get', 'list', 'watch'], resource: 'secrets', namespace: 'default', user: 'system:serviceaccount:default:viewer' }]);
+    const listed = await fetch(`${sim.url}/api/v1/namespaces/default/secrets`);
+    expect(listed.status).toBe(403);
+    expect(await listed.json()).toEqual({
+      kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', reason: 'Forbidden', code: 403,
+      message: 'secrets is forbidden: User "system:serviceaccount:default:viewer" cannot list resource "secrets" in API group "" in the namespace "default"',
+      details: { kind: 'secrets' },
+    });
+    const one = await apiError(c.core.readNamespacedSecret({ namespace: 'default', name: 's' }));
+    expect(one.code).toBe(403);
+    expect(one.body).toMatchObject({ message: 'secrets "s" is forbidden: User "system:serviceaccount:default:viewer" cannot get resource "secrets" in API group "" in the namespace "default"', details: { name: 's', kind: 'secrets' } });
+    // other namespaces, other kinds and other verbs are allowed
+    expect((await fetch(`${sim.url}/api/v1/namespaces/kube-system/secrets`)).status).toBe(200);
+    expect((await fetch(`${sim.url}/api/v1/namespaces/default/configmaps`)).status).toBe(200);
+    sim.setForbidden([{ verbs: ['list'], resource: 'deployments' }]);
+    const all = await fetch(`${sim.url}/apis/apps/v1/deployments`);
+    expect(((await all.json()) as any).message).toBe('deployments.apps is forbidden: User "sim" cannot list resource "deployments" in API group "apps" at the cluster scope');
+    sim.setForbidden([]);
+    expect((await fetch(`${sim.url}/api/v1/namespaces/default/secrets`)).status).toBe(200);
+  });
 });

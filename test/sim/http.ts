@@ -10,7 +10,7 @@ import { ApiError, alreadyExists, badRequest, noSuchResource, notFound, staleCon
 import type { PodLogs } from './logs';
 import { PatchError, jsonPatch, mergePatch, serverSideApply } from './patch';
 import { decodeProtobuf } from './protobuf';
-import { ResourceType, apiVersionOf } from './resources';
+import { ResourceType, apiVersionOf, qualifiedName } from './resources';
 import { SelectorError, parseFieldSelector, parseLabelSelector } from './selectors';
 import { Store, clone } from './store';
 import type { WatchHub } from './watch';
@@ -47,6 +47,22 @@ export interface HttpDeps {
   authorize?: (authorization: string | undefined) => boolean;
   /** A slow API: every request but a watch is answered `ms` late; how many were in flight at once. */
   latency: Latency;
+  /** Authorization: what the simulated user may not do (403 Forbidden); empty: everything is allowed. */
+  forbidden: Forbidden[];
+}
+
+/**
+ * A refusal by authorization, as RBAC gives one to a user without the rule (e.g. the built-in
+ * `view` ClusterRole has no `secrets`): the verbs (`get`, `list`, `watch`, `create`, `update`,
+ * `patch`, `delete`, `deletecollection`) on a resource (plural, `pods/log` for a subresource), in
+ * one namespace or all.
+ */
+export interface Forbidden {
+  verbs: readonly string[];
+  resource: string;
+  namespace?: string;
+  /** The user the message names. @default 'sim' */
+  user?: string;
 }
 
 export interface Latency {
@@ -424,6 +440,36 @@ export function createHandler(d: HttpDeps) {
     res.on('close', stop);
   }
 
+  /** The request's verb as the API server's authorizer names it. */
+  function verbOf(r: Route, method: string, q: URLSearchParams): string {
+    const item = r.name !== undefined;
+    switch (method) {
+      case 'GET': return r.watchPath || q.get('watch') === 'true' || q.get('watch') === '1' ? 'watch' : item ? 'get' : 'list';
+      case 'POST': return 'create';
+      case 'PUT': return 'update';
+      case 'PATCH': return 'patch';
+      case 'DELETE': return item ? 'delete' : 'deletecollection';
+      default: return method.toLowerCase();
+    }
+  }
+
+  /**
+   * 403 Forbidden for what `forbidden` denies, with the Status body kube-apiserver writes
+   * (k8s.io/apiserver endpoints/handlers/responsewriters forbiddenMessage + NewForbidden):
+   * `secrets is forbidden: User "u" cannot list resource "secrets" in API group "" in the namespace "ns"`
+   * for a list, `secrets "x" is forbidden: …` for one object; details name the group resource.
+   */
+  function authorize(r: Route, method: string, q: URLSearchParams): void {
+    const verb = verbOf(r, method, q);
+    const resource = r.sub ? `${r.rt.plural}/${r.sub}` : r.rt.plural;
+    const rule = d.forbidden.find((f) => f.resource === resource && f.verbs.includes(verb) && (f.namespace === undefined || f.namespace === r.namespace));
+    if (!rule) return;
+    const where = r.namespace ? `in the namespace "${r.namespace}"` : 'at the cluster scope';
+    const why = `User "${rule.user ?? 'sim'}" cannot ${verb} resource "${resource}" in API group "${r.rt.group}" ${where}`;
+    const what = r.name !== undefined ? `${qualifiedName(r.rt)} "${r.name}"` : qualifiedName(r.rt);
+    throw new ApiError(403, 'Forbidden', `${what} is forbidden: ${why}`, { ...(r.name !== undefined ? { name: r.name } : {}), group: r.rt.group || undefined, kind: r.rt.plural });
+  }
+
   async function serve(req: IncomingMessage, res: ServerResponse, rec: RequestRecord, raw: Buffer): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://sim');
     const q = url.searchParams;
@@ -445,6 +491,7 @@ export function createHandler(d: HttpDeps) {
       return;
     }
     const r = route(segs);
+    authorize(r, method, q);
     const body = parseBody(raw, req.headers['content-type'] ?? 'application/json');
     const dryRun = dryRunOf(q);
     const fv = q.get('fieldValidation');

@@ -9,14 +9,14 @@ import { join } from 'node:path';
 import YAML from 'yaml';
 import { VirtualClock } from './clock';
 import { ControllerEvent, Controllers, DeploymentScript, JobScript, NODE_NAME } from './controllers';
-import { Fault, RequestRecord, createHandler } from './http';
+import { Fault, Forbidden, RequestRecord, createHandler } from './http';
 import { PodLogs } from './logs';
 import { CERT_MANAGER_CRDS, ResourceType, TRAEFIK_CRDS } from './resources';
 import { Store, WebhookRule, clone } from './store';
 import { WatchHub } from './watch';
 import { attachExec, ExecCall, ExecScript } from './exec';
 
-export type { JobScript, DeploymentScript, ControllerEvent, RequestRecord, WebhookRule };
+export type { JobScript, DeploymentScript, ControllerEvent, RequestRecord, WebhookRule, Forbidden };
 export type { ExecCall, ExecResult, ExecScript } from './exec';
 export { TIMING } from './controllers';
 
@@ -51,6 +51,11 @@ export interface SimOptions {
    * @default everyone is accepted
    */
   authorize?: (authorization: string | undefined) => boolean;
+  /**
+   * Authorization: what the user may not do, answered 403 Forbidden as RBAC does (test/sim/http.ts
+   * `Forbidden`). Changeable while running (`setForbidden`). @default nothing is forbidden
+   */
+  forbidden?: Forbidden[];
 }
 
 export interface Simulator {
@@ -73,6 +78,8 @@ export interface Simulator {
   resetInFlight(): void;
   dropWatches(): void;
   compact(): void;
+  /** Replaces what the user may not do (403 Forbidden). */
+  setForbidden(rules: Forbidden[]): void;
   /** Replaces the `authorize` rule (undefined: everyone is accepted). */
   setAuthorize(rule: ((authorization: string | undefined) => boolean) | undefined): void;
   readonly requests: RequestRecord[];
@@ -130,7 +137,7 @@ export async function startSimulator(opts: SimOptions = {}): Promise<Simulator> 
 
   let address = '127.0.0.1:0';
   const latency = { ms: 0, inFlight: 0, maxInFlight: 0 };
-  const deps = { store, clock, hub, controllers, logs, faults, requests, openapi: opts.openapi ?? true, address: () => address, authorize: opts.authorize, latency };
+  const deps = { store, clock, hub, controllers, logs, faults, requests, openapi: opts.openapi ?? true, address: () => address, authorize: opts.authorize, latency, forbidden: [...(opts.forbidden ?? [])] };
   const handler = createHandler(deps);
   const server = createServer((req, res) => void handler(req, res));
   const execs: ExecCall[] = [];
@@ -162,6 +169,7 @@ export async function startSimulator(opts: SimOptions = {}): Promise<Simulator> 
     setJob: (name, script) => void scripts.set(name, script),
     setWebhooks: (rules) => { store.webhooks = [...rules]; },
     setAuthorize: (rule) => { deps.authorize = rule; },
+    setForbidden: (rules) => { deps.forbidden = [...rules]; },
     setDeployment: (name, script) => void deploymentScripts.set(name, script),
     passStartupProbe: (deployment) => controllers.passStartupProbe(deployment),
     failNext: (count, status = 503, matcher) => void faults.push({ remaining: count, status, matcher }),

@@ -18,7 +18,13 @@ afterEach(async () => {
   await sim?.stop();
 });
 
-const SECRETS = ['planted-db-password-4711', 'planted-admin-secret-0815', 'planted-kube-token-42'];
+/** A 24-character database password (with what URLs and JSON escape), the admin's, a kubeconfig token. */
+const SECRETS = ['Db7"pw\\q2&Zr9!Lm4@Xs8%Kt', 'Adm1n-Secret-0815-Uyuni', 'eyJhbGciOiJSUzI1NiJ9.sim-kube-token-42'];
+/** A private key of the namespace's CA: its body lines. */
+const KEY_LINES = ['MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj', 'MZJ1dD8QVHqVKWe3nDQAQGvBn7W5E+XrV8hPUZq0Uc8lq+uYxK5PpgQ3rZpTyeBX'];
+const KEY = `-----BEGIN PRIVATE KEY-----\n${KEY_LINES.join('\n')}\n-----END PRIVATE KEY-----\n`;
+/** Words a helper needs, some of them Secret values that are no secret (user and database names). */
+const WORDS = ['var-pgsql and var-pgsql18', 'registry.opensuse.org/uyuni/server-postgresql:2026.09', 'setup: user spacewalk db susemanager', 'su postgres', 'login admin'];
 /** What the fake supportconfig "archive" holds: bytes, not text. */
 const ARCHIVE = Buffer.from([0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00, 1, 2, 3, 255]);
 
@@ -48,13 +54,11 @@ function unpack(file: string): Record<string, Buffer> {
 describe('uyuni-cdk support', () => {
   it('bundles plan, objects, events, pods, logs, runs, nodes and supportconfig, and no secret value', async () => {
     sim = await startSimulator({
-      jobs: { 'db-migrate': { logs: ['connecting', `password=${SECRETS[0]}`, 'done'] } },
-      deployments: { uyuni: { logs: ['setup: starting', `admin ${SECRETS[1]} set`] } },
+      jobs: { 'db-migrate': { logs: ['connecting', `password=${SECRETS[0]}`, ...WORDS, `url postgresql://spacewalk:${encodeURIComponent(SECRETS[0])}@db/susemanager`, `json {"password":${JSON.stringify(SECRETS[0])}}`, `key ${KEY_LINES[1]}`, 'password=hunter2', 'done'] } },
+      deployments: { uyuni: { logs: ['setup: starting', `admin ${SECRETS[1]} set`, 'psql --password hunter3 -U postgres', 'curl -H "Authorization: Bearer abcdefgh12345678"'] } },
       exec: (call) => (call.command.join(' ').includes('supportconfig') ? { stdout: ARCHIVE, stderr: 'Gathering system information\n' } : { exitCode: 127 }),
     });
     const server = deployment('uyuni');
-    // an env value a pod spec carries in clear: named as secret, and named harmlessly
-    (server.spec.template.spec.containers[0] as any).env = [{ name: 'DB_PASSWORD', value: SECRETS[0] }, { name: 'MOTD', value: SECRETS[1] }];
     const dir = writePlan([
       { name: 'namespace', objects: [namespace()] },
       { name: 'migrate', objects: [job('db-migrate')] },
@@ -66,15 +70,21 @@ describe('uyuni-cdk support', () => {
     process.env.XDG_STATE_HOME = tmpDir();
     const b64 = (s: string) => Buffer.from(s).toString('base64');
     sim.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
-    sim.put({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db-credentials', namespace: NS }, data: { username: b64('spacewalk'), password: b64(SECRETS[0]) } });
+    sim.put({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db-credentials', namespace: NS }, data: { username: b64('spacewalk'), password: b64(SECRETS[0]), database: b64('susemanager') } });
     // the default run directory: <runs>/<series>/<attempt>/ (src/runtime/run-dirs.ts)
     expect((await cli('run', dir, { kubeconfig, runDir: undefined })).code).toBe(0);
     const [attempt] = attemptsNewestFirst(path.join(process.env.XDG_STATE_HOME, 'uyuni-cdk', NS, 'migrate'));
     const runPath = `${path.basename(path.dirname(attempt))}/${path.basename(attempt)}`;
-    // another Secret of the namespace (not the plan's), an Event naming a secret
-    sim.put({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'admin-credentials', namespace: NS, labels: { 'app.kubernetes.io/part-of': 'uyuni' } }, stringData: { password: SECRETS[1] } });
+    // other Secrets of the namespace (not the plan's), an Event naming a secret
+    sim.put({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db-admin-credentials', namespace: NS }, stringData: { username: 'postgres', password: 'pgsql' } });
+    sim.put({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'uyuni-ca', namespace: NS }, stringData: { 'tls.key': KEY, 'ca.crt': '-----BEGIN CERTIFICATE-----\nMIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0BAQUFADBaMQswCQYDVQQGEwJJ\n-----END CERTIFICATE-----\n' } });
+    sim.put({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'admin-credentials', namespace: NS, labels: { 'app.kubernetes.io/part-of': 'uyuni' } }, stringData: { username: 'admin', password: SECRETS[1] } });
     sim.put({ apiVersion: 'v1', kind: 'Event', metadata: { name: 'e1', namespace: NS }, involvedObject: { kind: 'Pod', name: 'x', namespace: NS }, reason: 'Leaked', message: `bad: ${SECRETS[1]}`, type: 'Warning', lastTimestamp: '2026-12-01T00:00:00Z' });
     fs.writeFileSync(path.join(attempt, 'note.txt'), `token ${SECRETS[2]}\n`);
+    // an env value the live Deployment carries in clear (the plan holds none): named as secret, and named harmlessly
+    const live = sim.get('apps/v1', 'Deployment', 'uyuni', NS);
+    live.spec.template.spec.containers[0].env = [{ name: 'DB_PASSWORD', value: SECRETS[0] }, { name: 'MOTD', value: SECRETS[1] }];
+    sim.put(live);
     await until('the server pod runs', () => sim.list('v1', 'Pod', NS).some((p) => p.metadata.name.startsWith('uyuni-') && p.status?.phase === 'Running'));
 
     const file = path.join(tmpDir(), 'bundle.tar.gz');
@@ -101,10 +111,29 @@ describe('uyuni-cdk support', () => {
     expect(all).toContain('Leaked');
     expect(all).toContain('<redacted>');
     expect(all).toMatch(/password: <redacted> \(\d+ bytes\)/);
-    for (const s of SECRETS) {
+    for (const s of [...SECRETS, ...SECRETS.map(b64), encodeURIComponent(SECRETS[0]), JSON.stringify(SECRETS[0]).slice(1, -1), ...KEY_LINES, 'hunter2', 'hunter3', 'abcdefgh12345678']) {
       expect({ s, found: all.includes(s) }).toEqual({ s, found: false });
-      expect({ s, found: all.includes(b64(s)) }).toEqual({ s, found: false });
     }
+    // the words stay: user and database names, and volume names a short value is part of
+    const log = files[names.find((n) => /^pods\/db-migrate-\w+\/main\.log$/.test(n))!].toString('utf8');
+    for (const w of WORDS) expect(log).toContain(w);
+    expect(log).toContain('url postgresql://spacewalk:<redacted>@db/susemanager');
+    expect(log).toContain('json {"password":"<redacted>"}');
+    // the plan copy is as synthesized
+    expect(files['plan/uyuni.plan'].equals(fs.readFileSync(path.join(dir, 'uyuni.plan')))).toBe(true);
+    // what was scrubbed, where; never a value
+    const redactions = files['redactions.txt'].toString('utf8');
+    expect(redactions).toMatch(new RegExp(`^  ${NS}/db-credentials/password: \\d+ times in \\d+ files \\(.*URL-encoded.*\\)$`, 'm'));
+    expect(redactions).toMatch(/^ {4}pods\/db-migrate-\w+\/main\.log: \d+$/m);
+    expect(redactions).toMatch(new RegExp(`^  ${NS}/admin-credentials/password: \\d+ times? in`, 'm'));
+    expect(redactions).toMatch(new RegExp(`^  ${NS}/uyuni-ca/tls.key: \\d+ times? in`, 'm'));
+    expect(redactions).toMatch(/^ {2}kubeconfig user sim: token: \d+ times? in/m);
+    expect(redactions).toContain(`  ${NS}/db-credentials/username: not a secret`);
+    expect(redactions).toContain(`  ${NS}/db-admin-credentials/password: shorter than 8 characters`);
+    expect(redactions).toMatch(/^ {2}password=…: \d+ times? in/m);
+    expect(redactions).toMatch(/^ {2}--password …: 1 time in 1 file/m);
+    expect(redactions).toMatch(/^ {2}Authorization: …: 1 time in 1 file/m);
+    for (const s of [...SECRETS, 'hunter2']) expect(redactions.includes(s)).toBe(false);
   });
 
   it('says what it could not collect, and leaves supportconfig out with --no-exec', async () => {
@@ -121,5 +150,57 @@ describe('uyuni-cdk support', () => {
     expect(notes).toContain('supportconfig: not run (--no-exec)');
     expect(notes).toMatch(/run directories: none in /);
     expect(c.text.err).toMatch(/2 not collected: see uyuni-support-install-\w+\/notes.txt/);
+  });
+
+  describe('as a user who may not read Secrets (the built-in view role)', () => {
+    const ADMIN = 'Printed-Admin-Pass-2026';
+    /** A finished install whose Job printed the admin password, a Secret the user cannot read, and Secrets forbidden. */
+    async function viewer() {
+      sim = await startSimulator({
+        jobs: { setup: { logs: ['creating the admin', `admin password: ${ADMIN}`, 'done'] } },
+        exec: () => ({ stdout: ARCHIVE }),
+      });
+      const dir = writePlan([{ name: 'namespace', objects: [namespace()] }, { name: 'setup', objects: [job('setup')] }], { name: 'install' });
+      process.env.XDG_STATE_HOME = tmpDir();
+      sim.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
+      expect((await cli('run', dir, { kubeconfig: sim.kubeconfigPath, runDir: undefined })).code).toBe(0);
+      sim.put({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'admin-credentials', namespace: NS }, stringData: { username: 'admin', password: ADMIN } });
+      sim.put({ apiVersion: 'v1', kind: 'Event', metadata: { name: 'e1', namespace: NS }, involvedObject: { kind: 'Pod', name: 'x', namespace: NS }, reason: 'Printed', message: `admin ${ADMIN}`, type: 'Normal', lastTimestamp: '2026-12-01T00:00:00Z' });
+      sim.setForbidden([{ verbs: ['get', 'list', 'watch'], resource: 'secrets', namespace: NS, user: 'system:serviceaccount:uyuni-test:viewer' }]);
+      return dir;
+    }
+
+    it('refuses, writes nothing, and names the permission and the flag', async () => {
+      const dir = await viewer();
+      const file = path.join(tmpDir(), 'b.tar.gz');
+      const c = captured();
+      expect(await supportCommand(dir, { kubeconfig: sim.kubeconfigPath, file }, c.io)).toBe(EXIT.stepFailed);
+      expect(fs.existsSync(file)).toBe(false);
+      expect(c.text.err).toContain(`the Secrets of namespace ${NS} cannot be read (`);
+      expect(c.text.err).toContain('cannot list resource "secrets"');
+      expect(c.text.err).toContain(`Grant get/list secrets in namespace ${NS}`);
+      expect(c.text.err).toContain('--without-logs');
+      expect(c.text.err).not.toContain(ADMIN);
+      expect(c.text.err).not.toMatch(/\n\s+at /);
+    });
+
+    it('with --without-logs leaves out every log and event text, and says so on the terminal and in the bundle', async () => {
+      const dir = await viewer();
+      const file = path.join(tmpDir(), 'b.tar.gz');
+      const c = captured();
+      expect(await supportCommand(dir, { kubeconfig: sim.kubeconfigPath, file, withoutLogs: true }, c.io)).toBe(EXIT.ok);
+      expect(c.text.err).toMatch(/support: --without-logs: no pod log, Event, run log, termination message or supportconfig is in this bundle \(the Secrets of uyuni-test cannot be read: .*forbidden/);
+      expect(c.text.err).toMatch(/wrote .*b\.tar\.gz \(\d+ files, \d+ KiB, without logs and events\)/);
+      const files = unpack(file);
+      const names = Object.keys(files);
+      expect(names.filter((n) => n.endsWith('.log') || n.endsWith('.jsonl') || n.startsWith('events.') || n.startsWith('server/'))).toEqual([]);
+      expect(names).toEqual(expect.arrayContaining(['plan/uyuni.plan', 'objects/Pod.v1.yaml', 'runs/index.txt', 'notes.txt', 'redactions.txt']));
+      expect(names.some((n) => /^pods\/setup-\w+\/describe\.txt$/.test(n))).toBe(true);
+      expect(sim.execs).toEqual([]);
+      for (const f of ['notes.txt', 'redactions.txt']) expect(files[f].toString('utf8')).toContain('--without-logs: no pod log, Event, run log');
+      const all = names.map((n) => files[n].toString('utf8')).join('\n');
+      expect(all).not.toContain(ADMIN);
+      expect(all).not.toContain('creating the admin');
+    });
   });
 });
