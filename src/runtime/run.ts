@@ -108,8 +108,9 @@ export async function interruptRun(o: RunOptions, signal: EndingSignal): Promise
   });
 }
 
+/** The UTC time to the millisecond, `20261201T101500.123Z`: run ids sort by it (src/runtime/run-dirs.ts). */
 export function timestamp(d = new Date()): string {
-  return d.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  return d.toISOString().replace(/[-:]/g, '');
 }
 
 interface Started {
