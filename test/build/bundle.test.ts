@@ -7,6 +7,7 @@ import { execFile, execFileSync, spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
+import { buildProgram } from '../../src/cli/main';
 import { parseConfig } from '../../src/config/load';
 import { synthesize } from '../../src/synth';
 import { startPodsServer } from '../agent/harness/pods-server';
@@ -171,12 +172,25 @@ describe('scripts/build.js', () => {
       expect([fs.statSync(file).mtimeMs, fs.readFileSync(file).equals(made)]).toEqual([1000 * 1000, true]);
       expect(cli('agent', 'render', '--help').status).toBe(0);
       expect(caches()).toEqual([expect.stringMatching(/^agent\.cjs-agent-render-/), expect.stringMatching(/^cli\.cjs-status-/)]);
+      // Mistyped verbs share one cache (each had its own: 26 typos were 31 MB).
+      for (const typo of [['statsu'], ['stauts', 'dist/install'], ['agent', 'rendr']]) expect(cli(...typo).status).toBe(2);
+      expect(caches()).toEqual([
+        expect.stringMatching(/^agent\.cjs-agent-other-/), expect.stringMatching(/^agent\.cjs-agent-render-/),
+        expect.stringMatching(/^cli\.cjs-other-/), expect.stringMatching(/^cli\.cjs-status-/),
+      ]);
       // The full client, for an exec plugin's token, is found beside the agent's bundle.
       expect(await cleanupWithExecPlugin([process.execPath, path.join(pkg, 'bin', 'uyuni-cdk.js')], { PATH: process.env.PATH, HOME: pkg, XDG_CACHE_HOME: cache }))
         .toEqual(LISTED_WITH_EXEC_PLUGIN);
     } finally {
       fs.rmSync(pkg, { recursive: true, force: true });
     }
+  });
+
+  it('keeps a code cache for each verb the CLI has, and for nothing else', () => {
+    const { VERBS, AGENT_VERBS } = require(path.join(ROOT, 'bin', 'bundle.js')) as { VERBS: string[]; AGENT_VERBS: string[] };
+    const program = buildProgram();
+    expect([...VERBS].sort()).toEqual(program.commands.map((c) => c.name()).sort());
+    expect([...AGENT_VERBS].sort()).toEqual(program.commands.find((c) => c.name() === 'agent')!.commands.map((c) => c.name()).sort());
   });
 
   it('builds the agent into one executable that renders the units the source CLI renders', async () => {
