@@ -5,6 +5,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import * as readline from 'readline';
 import { EXIT } from '../plan/exit-codes';
 import type { Io } from '../runtime/commands';
+import { stdoutGone } from './parse';
 
 /** How a verb reaches the cluster, named as kubectl names them. */
 export function addConnectionOptions(cmd: Command): Command {
@@ -85,8 +86,9 @@ async function askOnTerminal(question: string): Promise<string> {
 
 /** The process as the runtime's verbs see it: its output streams, whether stdout is a terminal, and one to ask on. */
 export const processIo: Io = {
-  out: (t) => process.stdout.write(t),
-  err: (t) => process.stderr.write(t),
+  // nothing more once stdout's reader has gone (a run goes on: src/cli/parse.ts)
+  out: (t) => { if (!stdoutGone()) process.stdout.write(t); },
+  err: (t) => { if (!process.stderr.destroyed) process.stderr.write(t); },
   isTTY: Boolean(process.stdout.isTTY),
   ...(process.stdin.isTTY ? { ask: askOnTerminal } : {}),
 };
