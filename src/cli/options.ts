@@ -34,6 +34,8 @@ export const EXIT_CODES_HELP = `
 Exit codes:
   ${EXIT.ok}  done
   ${EXIT.stepFailed}  a step failed or was refused (gate, requirement, changed Job, timeout)
+  ${EXIT.incomplete}  not finished, nothing failed: out of time while the server is still starting (its
+     startup probe; a first start can take hours): the same command waits on
 ${INPUT_AND_CLUSTER}
   ${EXIT.interrupted}  interrupted (Ctrl-C): the same command resumes`;
 

@@ -4,6 +4,7 @@
  * neither stuck nor failed by it; a container that crash-loops still fails the step.
  */
 import * as fs from 'fs';
+import { EXIT } from '../../../src/plan/exit-codes';
 import * as path from 'path';
 import type { V1DeploymentCondition } from '@kubernetes/client-node';
 import type { RunEvent, WaitingPod } from '../../../src/runtime/progress';
@@ -107,8 +108,11 @@ describe('the server step waits through a long first start', () => {
     await start({ clockSpeed: 2000, deployments: { uyuni: { startupMs: 'hold' } } });
     const dir = installPlan();
     const first = await cli('run', dir, { kubeconfig: sim.kubeconfigPath, stuckGrace: 1, timeout: 2 });
-    expect(first.code).toBe(1);
-    expect(first.out).toMatch(/\[2\/2\] server: FAILED after [\d.]+s: the run's overall deadline passed while the server is still starting: pod uyuni-\w+-\w+ of Deployment\/uyuni \(uyuni-test\) is Running, in the startup probe \(a first start sets the server up, which can take hours\)\. Nothing is broken: it goes on setting itself up in the cluster; follow it with uyuni-cdk logs \S+ server -f/);
+    // not a failure: exit 4 (not finished, nothing failed), not 1; no FAILED
+    expect(first.code).toBe(EXIT.incomplete);
+    expect(first.err).toMatch(/^run not finished \(exit 4\) after /m);
+    expect(first.out + first.err).not.toMatch(/FAILED|run failed/);
+    expect(first.out).toMatch(/\[2\/2\] server: STILL STARTING after [\d.]+s: the run's overall deadline passed while the server is still starting: pod uyuni-\w+-\w+ of Deployment\/uyuni \(uyuni-test\) is Running, in the startup probe \(a first start sets the server up, which can take hours\)\. Nothing is broken: it goes on setting itself up in the cluster; follow it with uyuni-cdk logs \S+ server -f/);
     const next = `uyuni-cdk run ${dir} -n ${NS} --kubeconfig ${sim.kubeconfigPath}`;
     expect(first.err).toContain(`  next: nothing to fix; the same command waits on: ${next}\n`);
     expect(first.err).not.toContain('fix the cause');
