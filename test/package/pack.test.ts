@@ -84,6 +84,11 @@ describe('npm pack', () => {
     expect(big).toEqual([]);
   });
 
+  it('allows the install scripts of its dependencies (allowScripts): npm ci warns of none left unreviewed', () => {
+    expect(ok(NPM, ['install-scripts', 'ls'], { cwd: ROOT }).stdout).toBe('No packages with unreviewed install scripts.\n');
+    expect(JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).allowScripts).toEqual({ esbuild: true, '@swc/core': true });
+  });
+
   it('builds the library as JavaScript with a .d.ts beside every module, from src/index.ts', () => {
     const lib = packed.files.filter((f) => f.startsWith('lib/'));
     const js = lib.filter((f) => f.endsWith('.js'));
