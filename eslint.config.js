@@ -40,6 +40,20 @@ module.exports = tseslint.config(
     rules: { '@typescript-eslint/no-require-imports': 'off' },
     languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', module: 'writable', process: 'readonly', __dirname: 'readonly', console: 'readonly' } },
   },
+  {
+    // bin/code-cache.js runs the bundles as vm.Script, which has no dynamic-import callback: an
+    // import() that esbuild leaves in a bundle (a builtin, anything not bundled, a computed name)
+    // throws ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING when reached (the confirmation on a terminal
+    // did). Relative modules are bundled (esbuild turns their import() into a require()); a
+    // builtin or a package is required. scripts/build.js checks the bundles too.
+    files: ['src/**/*.ts', 'bin/**/*.js'],
+    rules: {
+      'no-restricted-syntax': ['error', {
+        selector: "ImportExpression:not([source.type='Literal'][source.value=/^\\.\\.?\\//])",
+        message: 'no import() of a builtin, a package or a computed name in shipped code: the bundles run as vm.Script, which cannot import(); use a static import or require()',
+      }],
+    },
+  },
   layer('constructs', ['config', 'plans', 'runtime', 'agent', 'cli'], 'constructs take narrow props; src/plans maps the configuration onto them'),
   layer('model', ['config', 'plans', 'constructs', 'runtime', 'agent', 'cli'], 'the data tables depend on nothing but the plan contract'),
   layer('plan', ['config', 'plans', 'constructs', 'model', 'runtime', 'agent', 'cli', 'systemd'], 'the plan contract stands alone: synth and runtime both read it'),

@@ -17,6 +17,20 @@ const ENTRIES = {
 };
 
 /**
+ * The verbs that have a code cache of their own (bin/code-cache.js: one per kind of command);
+ * anything else, a mistyped verb included, shares one (`other`), so that typos do not each leave
+ * a cache file of megabytes. test/build/bundle.test.ts checks them against the CLI's verbs.
+ */
+const VERBS = ['init', 'synth', 'run', 'plan', 'status', 'destroy', 'logs', 'support', 'unlock', 'agent', 'completion', '__complete'];
+const AGENT_VERBS = ['render', 'cleanup', 'run'];
+
+/** The bundle and the code cache a command line uses: `agent <verb>`'s, a verb's, or `other`. */
+function variantOf(argv) {
+  const known = (w, list) => (list.includes(w) ? w : 'other');
+  return argv[0] === 'agent' ? { bundle: 'agent', variant: `agent-${known(argv[1], AGENT_VERBS)}` } : { bundle: 'cli', variant: known(argv[0], VERBS) };
+}
+
+/**
  * The exports of bundle `name` (bundle/<name>.cjs), run with the code cache of `variant`. Without
  * the bundle (a checkout in which nothing was built): a message that says how to build it, exit 1.
  */
@@ -29,4 +43,4 @@ function load(name, variant = '', dir = BUNDLE_DIR) {
   return require('./code-cache').runBundle(file, variant).exports;
 }
 
-module.exports = { ROOT, BUNDLE_DIR, ENTRIES, load };
+module.exports = { ROOT, BUNDLE_DIR, ENTRIES, VERBS, AGENT_VERBS, variantOf, load };

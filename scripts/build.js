@@ -92,35 +92,73 @@ function agentOptions(outfile, { executable = false } = {}) {
   return { ...options, entryPoints: [path.join(ROOT, ENTRIES.agent.source)], outfile, format: 'cjs', plugins, external: executable ? [] : options.external };
 }
 
+/**
+ * The `import()`s a bundle still holds, where each comes from: esbuild turns those of bundled
+ * modules into a require(), and leaves the others (a builtin, a module not bundled, a computed
+ * name) to Node, and bin/code-cache.js runs bundles as vm.Script, which has no dynamic-import
+ * callback: such an import() throws ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING when it is reached
+ * (as `await import('readline')` did, for the question on a terminal). From esbuild's metafile,
+ * and from the text (a computed name is in no metafile).
+ */
+function dynamicImportsLeft(metafile, texts) {
+  const found = [];
+  for (const [input, i] of Object.entries(metafile.inputs)) {
+    for (const imp of i.imports) if (imp.kind === 'dynamic-import' && imp.external) found.push(`${input}: import('${imp.path}')`);
+  }
+  for (const [file, text] of Object.entries(texts)) {
+    const m = /(?<![\w$.])import\((?!['"`])[^)]{0,40}/.exec(text);
+    if (m) found.push(`${file}: ${m[0]}`);
+  }
+  return found;
+}
+
 async function build(BUNDLE_DIR) {
   const esbuild = require('esbuild');
   const started = Date.now();
-  fs.rmSync(BUNDLE_DIR, { recursive: true, force: true });
   fs.mkdirSync(BUNDLE_DIR, { recursive: true });
   // One CommonJS file per entry, which bin/code-cache.js compiles with V8's code cache (Node 20
   // has none for ES modules, and compiling was a third of a command's start). What the sources
-  // load with `await import()` or a `require()` inside a function (the runtime behind a verb, the
-  // Kubernetes client behind the agent's rare kubeconfig cases) stays unevaluated until reached.
-  // agent.cjs is also the single executable's script (scripts/build-agent.js).
+  // load with a relative `await import()` or a `require()` inside a function (the runtime behind
+  // a verb, the Kubernetes client behind the agent's rare kubeconfig cases) stays unevaluated
+  // until reached. agent.cjs is also the single executable's script (scripts/build-agent.js).
+  // Each is written beside its place under a temporary name and renamed over the old one once
+  // all are built and checked: the installed command keeps working while a build runs (it took
+  // seconds without any bundle), and a failed build leaves the old ones.
   const metafiles = {};
   const outfile = (name) => path.join(BUNDLE_DIR, `${name}.cjs`);
-  await Promise.all([
-    ...Object.entries(ENTRIES).map(async ([name, e]) => {
-      const options = name === 'agent' ? agentOptions(outfile(name)) : { ...common(BUNDLE_DIR), entryPoints: [path.join(ROOT, e.source)], outfile: outfile(name), format: 'cjs' };
-      metafiles[name] = (await esbuild.build(options)).metafile;
-    }),
-    (async () => {
-      const r = await esbuild.build({ ...common(BUNDLE_DIR), entryPoints: ['@kubernetes/client-node'], absWorkingDir: ROOT, outfile: path.join(BUNDLE_DIR, AGENT_CLIENT), format: 'cjs' });
-      metafiles[AGENT_CLIENT.replace(/\.cjs$/, '')] = r.metafile;
-    })(),
-  ]);
-  // esbuild's account of what each bundle holds (test/build/bundle.test.ts reads it; not shipped).
-  fs.writeFileSync(path.join(BUNDLE_DIR, 'meta.json'), JSON.stringify(metafiles));
+  const tmp = (file) => `${file}.${process.pid}.tmp`;
+  const names = [...Object.keys(ENTRIES), AGENT_CLIENT.replace(/\.cjs$/, '')];
+  try {
+    await Promise.all([
+      ...Object.entries(ENTRIES).map(async ([name, e]) => {
+        const options = name === 'agent' ? agentOptions(outfile(name)) : { ...common(BUNDLE_DIR), entryPoints: [path.join(ROOT, e.source)], outfile: outfile(name), format: 'cjs' };
+        metafiles[name] = (await esbuild.build({ ...options, outfile: tmp(outfile(name)) })).metafile;
+      }),
+      (async () => {
+        const name = AGENT_CLIENT.replace(/\.cjs$/, '');
+        const r = await esbuild.build({ ...common(BUNDLE_DIR), entryPoints: ['@kubernetes/client-node'], absWorkingDir: ROOT, outfile: tmp(outfile(name)), format: 'cjs' });
+        metafiles[name] = r.metafile;
+      })(),
+    ]);
+    const left = names.flatMap((n) => dynamicImportsLeft(metafiles[n], { [`bundle/${n}.cjs`]: fs.readFileSync(tmp(outfile(n)), 'utf8') }));
+    if (left.length) {
+      throw new Error(`an import() left in a bundle, which bin/code-cache.js cannot run (vm.Script has no dynamic-import callback): ${left.join('; ')}; use a static import or require()`);
+    }
+    // esbuild's account of what each bundle holds (test/build/bundle.test.ts reads it; not shipped), under the final names
+    for (const m of Object.values(metafiles)) m.outputs = Object.fromEntries(Object.entries(m.outputs).map(([k, v]) => [k.replace(`.${process.pid}.tmp`, ''), v]));
+    fs.writeFileSync(tmp(path.join(BUNDLE_DIR, 'meta.json')), JSON.stringify(metafiles));
+    for (const n of names) fs.renameSync(tmp(outfile(n)), outfile(n));
+    fs.renameSync(tmp(path.join(BUNDLE_DIR, 'meta.json')), path.join(BUNDLE_DIR, 'meta.json'));
+  } finally {
+    for (const f of fs.readdirSync(BUNDLE_DIR)) if (f.endsWith(`.${process.pid}.tmp`)) fs.rmSync(path.join(BUNDLE_DIR, f), { force: true });
+  }
+  // bundles of entries that are no more
+  for (const f of fs.readdirSync(BUNDLE_DIR)) if (f.endsWith('.cjs') && !names.includes(f.replace(/\.cjs$/, ''))) fs.rmSync(path.join(BUNDLE_DIR, f), { force: true });
   const size = (f) => `${f} ${(fs.statSync(path.join(BUNDLE_DIR, f)).size / 1e6).toFixed(2)} MB`;
-  console.log(`uyuni-cdk: built ${path.relative(process.cwd(), BUNDLE_DIR) || '.'}/ in ${Date.now() - started} ms: ${[...Object.keys(ENTRIES).map((n) => `${n}.cjs`), AGENT_CLIENT].map(size).join(', ')}`);
+  console.log(`uyuni-cdk: built ${path.relative(process.cwd(), BUNDLE_DIR) || '.'}/ in ${Date.now() - started} ms: ${names.map((n) => `${n}.cjs`).map(size).join(', ')}`);
 }
 
-module.exports = { agentOptions, AGENT_CLIENT };
+module.exports = { agentOptions, AGENT_CLIENT, build, dynamicImportsLeft };
 
 if (require.main === module) {
   // `--outdir DIR`: elsewhere than bundle/ (the tests build there, leaving the bundles in use alone).

@@ -43,7 +43,7 @@ export function withPlanProblems(e: ConfigError): ConfigError {
   if (!valid?.sections.nodeServices || valid.invalid.has('nodeServices')) return e;
   const config = valid.sections as UyuniConfig;
   const extra = planProblems(config, plansOfSections(valid) ?? ['node-services']).filter((p) => !e.problems.includes(p));
-  return extra.length > 0 ? new ConfigError(e.file, [...e.problems, ...extra]) : e;
+  return extra.length > 0 ? new ConfigError(e.file, [...e.problems, ...extra], undefined, e.where) : e;
 }
 
 /**

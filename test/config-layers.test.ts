@@ -109,7 +109,7 @@ describe('layers', () => {
     expect(r.problems).toEqual([
       expect.stringMatching(new RegExp(`^${path.join(dir, 'a.yaml')}: not valid YAML: .* at line \\d+, column \\d+$`)),
       `${path.join(dir, 'b.yaml')}: the document must be a mapping of settings (see docs/configuration.md)`,
-      `${path.join(dir, 'missing.yaml')}: cannot be read: ENOENT`,
+      `config file ${path.join(dir, 'missing.yaml')}: not found`,
     ]);
   });
 
@@ -196,7 +196,13 @@ describe.each([
     const r = synth(cwd, ['uyuni.yaml'], []);
     expect(r.status).toBe(2);
     const listed = r.stderr.split('\n').filter((l) => l.startsWith('  - ')).map((l) => l.slice(4));
-    expect(listed.map((l) => l.replace(/ \(known: .*\)$/, ''))).toEqual(EVERY_PROBLEM);
+    const at = / \((?:\S*\/)?uyuni\.yaml, (line \d+, column \d+)\)$/;
+    expect(listed.map((l) => l.replace(/ \(known: .*\)$/, '').replace(at, ''))).toEqual(EVERY_PROBLEM);
+    // one file, too: where each setting is in it (the file, line and column), as with several
+    expect(Object.fromEntries(listed.filter((l) => at.test(l)).map((l) => [l.split(':')[0], at.exec(l)![1]]))).toEqual({
+      'images.tag': 'line 3, column 3', 'volumes.overrides.var-pgsql18.size': 'line 7, column 19', 'volumes.overrides.var-pgsql2': 'line 8, column 5',
+      'volumes.storageclass': 'line 5, column 3', fdqn: 'line 1, column 1',
+    });
     expect(r.stderr).toContain('nothing written; dist/ is unchanged');
     expect(r.stderr).not.toMatch(/\n\s+at /);
     expect(tree(path.join(cwd, 'dist'))).toEqual(before);

@@ -174,7 +174,7 @@ describe('configuration', () => {
   });
 
   it('names the file in the error message', () => {
-    expect(() => parseConfig('debugJava: 1\nfqdn: a.example.com\n', 'my.yaml')).toThrow(/^my.yaml: invalid configuration\n  - debugJava: must be a boolean$/);
+    expect(() => parseConfig('debugJava: 1\nfqdn: a.example.com\n', 'my.yaml')).toThrow(/^my.yaml: invalid configuration\n  - debugJava: must be a boolean \(my.yaml, line 1, column 1\)$/);
   });
 
   it('says what replaced a setting of the earlier image generation', () => {

@@ -27,4 +27,19 @@ describe('lint', () => {
     expect(rules(lint('src/model/db.ts', "import { PROXY_SERVICES } from './ports';\nexport const PG_PORT = 5432;\nexport const x = PROXY_SERVICES;\n")))
       .toContain('import-x/no-cycle');
   }, 120_000);
+
+  it('refuses an import() of a builtin, a package or a computed name in shipped code (the bundles run as vm.Script, which cannot import())', () => {
+    const lint = (file: string, text: string) => {
+      const r = spawnSync(process.execPath, [path.join(ROOT, 'node_modules', 'eslint', 'bin', 'eslint.js'), '--stdin', '--stdin-filename', file, '-f', 'json'], {
+        cwd: ROOT, encoding: 'utf8', input: text, timeout: 60_000,
+      });
+      return (JSON.parse(r.stdout)[0]?.messages ?? []).map((m: { ruleId: string; message: string }) => `${m.ruleId}: ${m.message}`);
+    };
+    const refused = expect.stringMatching(/^no-restricted-syntax: no import\(\) of a builtin, a package or a computed name in shipped code/);
+    expect(lint('src/cli/x.ts', "export async function ask(): Promise<unknown> {\n  return (await import('readline')).createInterface;\n}\n")).toEqual([refused]);
+    expect(lint('src/runtime/x.ts', "export const client = () => import('@kubernetes/client-node');\n")).toEqual([refused]);
+    expect(lint('bin/x.js', "'use strict';\nconst name = 'fs';\nmodule.exports = () => import(name);\n")).toEqual([refused]);
+    // a module of ours is bundled: esbuild turns its import() into a require()
+    expect(lint('src/cli/x.ts', "export const runtime = () => import('../runtime/commands');\n")).toEqual([]);
+  }, 120_000);
 });

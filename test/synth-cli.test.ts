@@ -55,11 +55,11 @@ describe('the synth app', () => {
     expect(tree(path.join(cwd, 'dist'))).toEqual(before);
   });
 
-  it('exits 2 when the configuration file does not exist', () => {
+  it('exits 2 when the configuration file does not exist, saying so in words', () => {
     const cwd = projectWithDist();
     const r = runSynth(cwd, { UYUNI_CONFIG: 'missing.yaml' });
     expect(r.status).toBe(2);
-    expect(r.stderr).toMatch(/missing.yaml: invalid configuration\n {2}- cannot be read: ENOENT/);
+    expect(r.stderr).toBe(`config file ${path.join(cwd, 'missing.yaml')}: not found\nuyuni-cdk: nothing written; dist/ is unchanged\n`);
   });
 
   it('exits 2, reading nothing, on a file over 1 MiB or one that is not a regular file', () => {

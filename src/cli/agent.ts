@@ -36,7 +36,7 @@ function fail(verb: string, message: string, code: number): void {
 }
 
 async function render(flags: RenderFlags): Promise<void> {
-  const { parseAllDocuments } = await import('yaml');
+  const { parseAllDocuments } = require('yaml') as typeof import('yaml');
   const { renderNodeUnits, defaultKubeconfig } = await import('../systemd');
   let pods: unknown[];
   try {

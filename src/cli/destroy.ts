@@ -27,7 +27,8 @@ export function register(program: Command): void {
   addClusterOptions(program.command('destroy')
     .argument('<planDir>', 'the plan directory whose objects to remove (it names the namespace and the labels)')
     .description('Delete everything carrying the plan\'s labels, last step first; a dry run unless --yes; the data (PVCs, the credentials and CA that open them, the namespace holding them) only with --purge-volumes')
-    .option('--yes', 'really delete (without it: list what would be deleted)')
+    .option('-y, --yes', 'really delete (without it: list what would be deleted)')
+    .option('--auto-approve', 'the same as --yes (as Terraform\'s, and as for run)')
     .option('--purge-volumes', 'also delete PersistentVolumeClaims (the data!), the credential and CA Secrets that open them, the run records, and their namespace')
     .option('--wait [bool]', 'with --yes: wait until what was deleted is gone, the namespace too, as kubectl delete does (--wait=false: return once the deletes are sent)', boolean, true)
     .option('--timeout <duration>', `how long --yes waits for that (30s, 5m, 1h; default ${RUN_DEFAULTS.destroyTimeoutSeconds / 60}m), then exit 1 naming what is still there`, duration)
@@ -45,5 +46,5 @@ Examples:
   uyuni-cdk destroy dist/install                 # dry run: lists, deletes nothing
   uyuni-cdk destroy dist/install --yes           # keeps the data: claims, credentials, CA
   uyuni-cdk destroy dist/install --yes --purge-volumes`)
-    .action((planDir: string, opts: DestroyCommandOptions) => exitWith(loadRuntime().then((m) => m.destroyCommand(planDir, opts, destroyIo))));
+    .action((planDir: string, opts: DestroyCommandOptions & { autoApprove?: boolean }) => exitWith(loadRuntime().then((m) => m.destroyCommand(planDir, { ...opts, yes: Boolean(opts.yes || opts.autoApprove) }, destroyIo))));
 }

@@ -1,6 +1,11 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
+// Static, not `await import('readline')`: bin/code-cache.js runs the bundle as a vm.Script, which
+// has no dynamic-import callback, so an `import()` of a builtin crashed the question on a terminal
+// (ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING). eslint.config.js and scripts/build.js keep it so.
+import * as readline from 'readline';
 import { EXIT } from '../plan/exit-codes';
 import type { Io } from '../runtime/commands';
+import { stdoutGone } from './parse';
 
 /** How a verb reaches the cluster, named as kubectl names them. */
 export function addConnectionOptions(cmd: Command): Command {
@@ -29,6 +34,8 @@ export const EXIT_CODES_HELP = `
 Exit codes:
   ${EXIT.ok}  done
   ${EXIT.stepFailed}  a step failed or was refused (gate, requirement, changed Job, timeout)
+  ${EXIT.incomplete}  not finished, nothing failed: out of time while the server is still starting (its
+     startup probe; a first start can take hours): the same command waits on
 ${INPUT_AND_CLUSTER}
   ${EXIT.interrupted}  interrupted (Ctrl-C): the same command resumes`;
 
@@ -54,14 +61,25 @@ export function collectList(value: string, previous: readonly string[] = []): st
 
 /** A question on the terminal (on stderr, so `-o json` output stays clean), the answer from stdin. */
 async function askOnTerminal(question: string): Promise<string> {
-  const readline = await import('readline');
   const rl = readline.createInterface({ input: process.stdin, output: process.stderr });
   try {
     return await new Promise<string>((resolve) => {
       rl.question(question, resolve);
-      // Ctrl-D, and Ctrl-C (the terminal is raw while readline asks): no answer is not yes
-      rl.once('close', () => resolve(''));
-      rl.once('SIGINT', () => resolve(''));
+      // Ctrl-D: no answer, which is not yes
+      const eof = () => resolve('');
+      rl.once('close', eof);
+      // Ctrl-C (the terminal is raw while readline asks, so it reaches us as a key): the signal it
+      // stands for, so the verb ends as interrupted (run: exit 130, its lock released) and
+      // nothing is written; the answer never comes
+      rl.once('SIGINT', () => {
+        rl.off('close', eof);
+        rl.close();
+        process.stderr.write('\n');
+        // the verb's handler (src/cli/parse.ts onEndingSignals) at once: a signal sent to
+        // ourselves may come after the event loop ran empty; without one, the default: ended by it
+        if (process.listenerCount('SIGINT') > 0) process.emit('SIGINT', 'SIGINT');
+        else process.kill(process.pid, 'SIGINT');
+      });
     });
   } finally {
     rl.close();
@@ -70,8 +88,9 @@ async function askOnTerminal(question: string): Promise<string> {
 
 /** The process as the runtime's verbs see it: its output streams, whether stdout is a terminal, and one to ask on. */
 export const processIo: Io = {
-  out: (t) => process.stdout.write(t),
-  err: (t) => process.stderr.write(t),
+  // nothing more once stdout's reader has gone (a run goes on: src/cli/parse.ts)
+  out: (t) => { if (!stdoutGone()) process.stdout.write(t); },
+  err: (t) => { if (!process.stderr.destroyed) process.stderr.write(t); },
   isTTY: Boolean(process.stdout.isTTY),
   ...(process.stdin.isTTY ? { ask: askOnTerminal } : {}),
 };
@@ -94,7 +113,8 @@ recorded fqdn, image generation (older) or CA without --allow-fqdn-change, --all
 --allow-new-ca. Destructive changes (deletes and pruning, scale-downs of running workloads,
 data steps such as the data sync that stops the old host, re-created finished Jobs, new
 credentials beside existing data, allowed identity changes) are listed and need an answer:
-"yes" on a terminal, or --yes. Without a terminal and without --yes such a run exits 2 and
+"yes" on a terminal, or --yes (anything else stops the run: exit 1; Ctrl-C at the question:
+exit 130; both write nothing). Without a terminal and without --yes such a run exits 2 and
 writes nothing. A run with nothing destructive (a first install) asks nothing.`;
 
 /** Loads the runtime, only when a verb runs (so `--help` never loads the Kubernetes client). */

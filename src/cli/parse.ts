@@ -35,16 +35,36 @@ export function hintAfterErrors(cmd: Command, parents: readonly string[] = []): 
   for (const sub of cmd.commands) hintAfterErrors(sub, words);
 }
 
+/** Set by a verb that writes to the cluster (`run`): a closed stdout does not end it. */
+let keepGoing = false;
+let stdoutClosed = false;
+
+/** Whether stdout's reader has gone (a run that goes on writes nothing more to it). */
+export const stdoutGone = (): boolean => stdoutClosed;
+
 /**
- * `uyuni-cdk run -o json | head -3`: once the reader has gone, the process ends at the next write
+ * For `run`: `uyuni-cdk run -o json | head` must not stop a migration halfway when `head` has
+ * read enough. Once stdout's reader has gone, the run goes on, writing nothing more to stdout
+ * (its events go on into the run directory's events.jsonl, as always), and says so on stderr.
+ */
+export function keepGoingWhenStdoutCloses(): void {
+  keepGoing = true;
+}
+
+/**
+ * `uyuni-cdk plan -o json | head -3`: once the reader has gone, the process ends at the next write
  * with 141 (128 + SIGPIPE, what the shell reports for kubectl there), without a stack trace.
- * Whatever runs in the cluster goes on; the same command attaches to it again.
+ * `run` goes on instead (keepGoingWhenStdoutCloses): what runs in the cluster is not left halfway.
  */
 function endQuietlyOnEpipe(): void {
   for (const stream of [process.stdout, process.stderr]) {
     stream.on('error', (e: NodeJS.ErrnoException) => {
-      if (e.code === 'EPIPE') process.exit(128 + 13);
-      throw e;
+      if (e.code !== 'EPIPE') throw e;
+      if (!keepGoing) process.exit(128 + 13);
+      if (stream === process.stdout && !stdoutClosed) {
+        stdoutClosed = true;
+        if (!process.stderr.destroyed) process.stderr.write('uyuni-cdk: stdout was closed (the reader of the pipe ended); the run goes on, its events in events.jsonl of its run directory\n');
+      }
     });
   }
 }

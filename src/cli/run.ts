@@ -4,7 +4,7 @@ import type { Io, RunCommandOptions } from '../runtime/commands';
 import {
   addClusterOptions, addIdentityOptions, collectList, EXIT_CODES_HELP, exitWith, loadRuntime, positiveNumber, processIo, SAFETY_HELP,
 } from './options';
-import { onEndingSignals } from './parse';
+import { keepGoingWhenStdoutCloses, onEndingSignals } from './parse';
 import { duration, LOCK_TIMEOUT_HELP } from './unlock';
 
 /** `--keep-runs N`: a whole number of run series, at least 1 (the current one is always kept). */
@@ -59,5 +59,8 @@ Examples:
   uyuni-cdk run dist/install --kubeconfig ~/.kube/uyuni --context prod --output json
   uyuni-cdk run dist/upgrade --yes                  # CI: the scale-downs are approved
   uyuni-cdk run dist/upgrade --rerun db-finalize --yes   # repeat one finished data step`)
-    .action((planDir: string, opts: RunCommandOptions) => exitWith(loadRuntime().then((m) => m.runCommand(planDir, opts, runIo))));
+    .action((planDir: string, opts: RunCommandOptions) => {
+      keepGoingWhenStdoutCloses();
+      return exitWith(loadRuntime().then((m) => m.runCommand(planDir, opts, runIo)));
+    });
 }

@@ -31,9 +31,23 @@ export const DEFAULT_CONFIG_FILE = 'uyuni.yaml';
  * the checks that only the plans can make (src/synth.ts), so that those are listed in the same round.
  */
 export class ConfigError extends Error {
-  constructor(readonly file: string, readonly problems: readonly string[], readonly sections?: Readonly<ValidSections>) {
-    super(`${file}: invalid configuration\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+  /**
+   * `where`: the line and column of a problem in the one file read (`line 3, column 8`), shown
+   * after it as layered configurations show theirs. `headline`: the whole message, for a file
+   * that cannot be read at all (`config file prod.yaml: not found`).
+   */
+  constructor(
+    readonly file: string, readonly problems: readonly string[], readonly sections?: Readonly<ValidSections>,
+    readonly where: ReadonlyMap<string, string> = new Map(), headline?: string,
+  ) {
+    super(headline ?? `${file}: invalid configuration\n${problems.map((p) => `  - ${p}${where.has(p) ? ` (${file}, ${where.get(p)})` : ''}`).join('\n')}`);
   }
+}
+
+/** Why a file could not be opened, in words (`not found`), not as an errno code. */
+function unreadable(e: NodeJS.ErrnoException): string {
+  const words: Record<string, string> = { ENOENT: 'not found', EACCES: 'permission denied', EPERM: 'permission denied', ENOTDIR: 'not found (a part of its path is not a directory)', ELOOP: 'too many symbolic links' };
+  return (e.code && words[e.code]) ?? `cannot be read: ${e.code ?? e.message}`;
 }
 
 /** The sections of a refused configuration that passed the schema, and the names of those that did not. */
@@ -105,7 +119,9 @@ export function loadConfig(sources: readonly ConfigSource[]): UyuniConfig {
         layers.push(fileLayer(Y, readBounded(source.file), source.file));
       } catch (e) {
         if (!(e instanceof ConfigError)) throw e;
-        problems.push(...(several ? e.problems.map((p) => `${source.file}: ${p}`) : e.problems));
+        // one file: its own error (a file not found says so alone); several: each problem names its file
+        if (!several) throw e;
+        problems.push(...e.problems.map((p) => (p.startsWith('config file ') ? p : `${source.file}: ${p}`)));
       }
     } else {
       try {
@@ -129,7 +145,8 @@ function readBounded(file: string): string {
     // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused below as not a regular file).
     fd = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
   } catch (e) {
-    throw new ConfigError(file, [`cannot be read: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`]);
+    const why = `config file ${file}: ${unreadable(e as NodeJS.ErrnoException)}`;
+    throw new ConfigError(file, [why], undefined, new Map(), why);
   }
   try {
     const stat = fs.fstatSync(fd);
@@ -312,16 +329,43 @@ export function checkConfig(raw: unknown, file: string): UyuniConfig {
 }
 
 function checkRaw(raw: Record<string, unknown>, file: string, from: Provenance): UyuniConfig {
+  // one file: where each problem is in it, shown after the problem (several: in the problem)
+  const where = new Map<string, string>();
+  const note = (problem: string, paths: readonly Path[]) => {
+    if (from.several || where.has(problem)) return problem;
+    for (const p of paths) {
+      const at = from.originOf(p)?.where(p);
+      if (at) {
+        where.set(problem, at);
+        break;
+      }
+    }
+    return problem;
+  };
+  const crossChecked = (problems: readonly string[]) => problems.map((p) => note(locate(p, from), fieldsOf(p)));
   const [error, config] = validate(raw, configSchema, { coerce: true });
   if (!error) {
-    const problems = crossChecks(config);
-    if (problems.length > 0) throw new ConfigError(file, problems.map((p) => locate(p, from)), { sections: config, invalid: new Set() });
+    const problems = crossChecked(crossChecks(config));
+    if (problems.length > 0) throw new ConfigError(file, problems, { sections: config, invalid: new Set() }, where);
     return config;
   }
   // All in one round: the rules whose sections are valid run too, on those sections.
-  const schemaProblems = [...new Set(error.failures().map((f) => describeFailure(f, from)))];
+  const schemaProblems = [...new Set(error.failures().map((f) => note(describeFailure(f, from), [f.path as Path])))];
   const valid = validSections(raw);
-  throw new ConfigError(file, [...schemaProblems, ...crossChecks(valid.sections as UyuniConfig, valid.invalid).map((p) => locate(p, from))], valid);
+  throw new ConfigError(file, [...schemaProblems, ...crossChecked(crossChecks(valid.sections as UyuniConfig, valid.invalid))], valid, where);
+}
+
+/** The field paths a cross check's problem starts with (`a.b, c.d: ...`). */
+function fieldsOf(problem: string): Path[] {
+  const paths: Path[] = [];
+  for (const field of problem.slice(0, Math.max(0, problem.indexOf(': '))).split(', ')) {
+    try {
+      paths.push(parseKeyPath(field));
+    } catch {
+      // not a field path
+    }
+  }
+  return paths;
 }
 
 /**

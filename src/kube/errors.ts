@@ -5,7 +5,7 @@
  */
 import { EXIT } from '../plan/exit-codes';
 
-export type FailureExitCode = typeof EXIT.stepFailed | typeof EXIT.badInput | typeof EXIT.unreachable;
+export type FailureExitCode = typeof EXIT.stepFailed | typeof EXIT.badInput | typeof EXIT.unreachable | typeof EXIT.incomplete;
 
 /** An expected error: a command reports its message (no stack trace) and returns its exit code. */
 export class CodedError extends Error {

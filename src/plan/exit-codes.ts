@@ -10,7 +10,10 @@ export const EXIT = {
   badInput: 2,
   /** The cluster (the agent: the API or the bus) cannot be reached. */
   unreachable: 3,
-  /** `status`: no step failed, but not every step is done (not applied, waiting, running, changed). */
+  /**
+   * Not finished, nothing failed. `status`: not every step is done (not applied, waiting, running,
+   * changed); `run`: out of time while the server is still in its startup probe (the same command waits on).
+   */
   incomplete: 4,
   /** `plan --detailed-exitcode` (as Terraform's): the run would change something; every error is then 1. */
   planChanges: 2,

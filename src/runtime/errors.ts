@@ -23,15 +23,15 @@ export { RuntimeError };
  */
 export { ApiError };
 
-/** A step failed, was refused (gate, requirement, changed Job) or timed out: exit 1. */
+/** A step failed, was refused (gate, requirement, changed Job) or timed out: exit 1 (still starting: 4). */
 export class StepFailed extends RuntimeError {
-  /** The step timed out while the server was still in its startup probe: not broken, the same command waits on. */
+  /** The step timed out while the server was still in its startup probe: not broken, the same command waits on (exit 4). */
   readonly stillStarting: boolean;
   /** The steps the next command re-runs, when not the failed one (src/runtime/run.ts). */
   readonly rerun?: readonly string[];
 
   constructor(readonly step: string, message: string, o: { readonly stillStarting?: boolean; readonly rerun?: readonly string[] } = {}) {
-    super(message, EXIT.stepFailed);
+    super(message, o.stillStarting ? EXIT.incomplete : EXIT.stepFailed);
     this.stillStarting = o.stillStarting ?? false;
     this.rerun = o.rerun;
   }

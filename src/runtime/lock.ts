@@ -100,7 +100,7 @@ export function holderOf(lease: V1Lease): Holder {
   };
 }
 
-/** `run install-20261201T101500Z (plan install) by alice@admin1, pid 4242, since 2026-12-01T10:15:00Z` */
+/** `run install-20261201T101500.500Z (plan install) by alice@admin1, pid 4242, since 2026-12-01T10:15:00Z` */
 export function describeHolder(h: Holder): string {
   return `${h.verb} ${h.runId} (plan ${h.plan}) by ${h.user}@${h.host}, pid ${h.pid}, since ${h.started}`;
 }

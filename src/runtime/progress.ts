@@ -111,7 +111,11 @@ export type RunEvent =
   | ({ type: 'copy-progress'; step: string; pod: string } & CopyProgress)
   | { type: 'facts'; step: string; facts: Record<string, string> }
   | { type: 'step-done'; step: string; index: number; total: number; elapsedSeconds: number }
-  | { type: 'step-failed'; step: string; index: number; total: number; elapsedSeconds: number; reason: string; pods: FailedContainer[] }
+  | {
+    type: 'step-failed'; step: string; index: number; total: number; elapsedSeconds: number; reason: string; pods: FailedContainer[];
+    /** Out of time while the server is still starting (its startup probe): not a failure, the run exits 4. */
+    stillStarting?: boolean;
+  }
   | {
     type: 'run-done'; status: 'done' | 'failed' | 'interrupted'; exitCode: number; elapsedSeconds: number; message?: string;
     /** `interrupted`: the signal that ended the run (SIGINT, SIGTERM, SIGHUP). */
@@ -435,7 +439,7 @@ export class Reporter {
       }
       case 'step-failed': {
         this.stopLive();
-        const out = [`${n(ev)} ${ev.step}: ${p.red('FAILED')} after ${secs(ev.elapsedSeconds)}: ${ev.reason}`];
+        const out = [`${n(ev)} ${ev.step}: ${ev.stillStarting ? p.yellow('STILL STARTING') : p.red('FAILED')} after ${secs(ev.elapsedSeconds)}: ${ev.reason}`];
         for (const p of ev.pods) {
           out.push(`  pod ${p.pod} container ${p.container}: exit code ${p.exitCode ?? '-'}, reason ${p.reason || '-'}${p.message ? ` (${p.message})` : ''}`);
           if (p.lastLines.length) {
@@ -455,7 +459,9 @@ export class Reporter {
           if (ev.next) out.push(`  next: ${ev.next}`);
           return out.join('\n');
         }
-        const out = [p.red(`run failed (exit ${ev.exitCode}) after ${secs(ev.elapsedSeconds)}${ev.message ? `: ${ev.message}` : ''}`)];
+        const out = [ev.stillStarting
+          ? p.yellow(`run not finished (exit ${ev.exitCode}) after ${secs(ev.elapsedSeconds)}${ev.message ? `: ${ev.message}` : ''}`)
+          : p.red(`run failed (exit ${ev.exitCode}) after ${secs(ev.elapsedSeconds)}${ev.message ? `: ${ev.message}` : ''}`)];
         const changed = t.created + t.updated + t.deleted + t.stopped + t.scaled + t.jobsRun + t.applied;
         if (changed) out.push(`  changed before it stopped: ${tallyText(t)}`);
         if (ev.runDir) out.push(`  logs and events: ${ev.runDir}`);

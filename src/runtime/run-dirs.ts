@@ -9,7 +9,11 @@
  * attached to), and that run is the next attempt of the same series, so one migration's logs are
  * in one place. A series ends with an attempt whose `events.jsonl` ends in `run-done` with status
  * `done`; the next run starts a new one. The series is named after its first attempt's run id, and
- * holds `series.json` (its plan, namespace and first run) so nothing else is taken for one.
+ * holds `series.json` (its plan, namespace and first run) so nothing else is taken for one. A new
+ * series never reuses a directory that exists: run ids are to the millisecond, and a series whose
+ * name is taken (two runs in the same millisecond, or a clock set back) gets `.2`, `.3`, ...
+ * Names sort oldest first by `compareRunNames` (run ids to the second, from before milliseconds,
+ * sort as `.000`; a `.10` after a `.9`).
  * A directory of the layout before series (`<runs>/<run id>/events.jsonl`) reads as a series of
  * one finished or unfinished attempt.
  *
@@ -38,20 +42,38 @@ interface SeriesRecord {
   readonly firstRun: string;
 }
 
-const isDir = (p: string) => {
-  try {
-    return fs.statSync(p).isDirectory();
-  } catch {
-    return false;
-  }
-};
+/** A run id to sort by: `<plan>-<UTC time>[.<n>]`, the time to the millisecond, the suffix a number. */
+function sortKey(name: string): [string, number] {
+  const m = /^(.*?)(?:\.(\d+))?$/.exec(name.replace(/(T\d{6})Z/, '$1.000Z'))!;
+  return [m[1], m[2] === undefined ? 1 : Number(m[2])];
+}
+
+/** Run ids (and series, attempt names) oldest first: by time, then by their `.n` suffix. */
+export function compareRunNames(a: string, b: string): number {
+  const [ka, na] = sortKey(a);
+  const [kb, nb] = sortKey(b);
+  return ka < kb ? -1 : ka > kb ? 1 : na - nb;
+}
 
 function subdirs(dir: string): string[] {
   try {
-    // run ids are `<plan>-<UTC timestamp>`: oldest first when sorted
-    return fs.readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).sort();
+    return fs.readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).sort(compareRunNames);
   } catch {
     return [];
+  }
+}
+
+/** Makes a directory that did not exist: `base`, else `base.2`, `base.3`, ... (mkdir fails on one that exists). */
+function makeNew(parent: string, base: string): string {
+  fs.mkdirSync(parent, { recursive: true });
+  for (let n = 1; ; n++) {
+    const dir = path.join(parent, n === 1 ? base : `${base}.${n}`);
+    try {
+      fs.mkdirSync(dir);
+      return dir;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
   }
 }
 
@@ -69,7 +91,7 @@ export function listSeries(runsDir: string): Series[] {
 
 /** Every attempt in a runs directory, newest first. */
 export function attemptsNewestFirst(runsDir: string): string[] {
-  return listSeries(runsDir).flatMap((s) => s.attempts).sort((a, b) => path.basename(b).localeCompare(path.basename(a)));
+  return listSeries(runsDir).flatMap((s) => s.attempts).sort((a, b) => compareRunNames(path.basename(b), path.basename(a)));
 }
 
 /**
@@ -120,16 +142,12 @@ export function openAttempt(runsDir: string, runId: string, plan: { name: string
   const newest = listSeries(runsDir).filter((s) => !s.legacy).pop();
   let series = newest && seriesOpen(newest) ? newest.dir : undefined;
   if (!series) {
-    series = path.join(runsDir, runId);
-    fs.mkdirSync(series, { recursive: true });
+    // never an existing directory: that would make this run an attempt of a finished series
+    series = makeNew(runsDir, runId);
     const record: SeriesRecord = { plan: plan.name, namespace: plan.namespace, firstRun: runId };
     fs.writeFileSync(path.join(series, SERIES_FILE), `${JSON.stringify(record, null, 2)}\n`);
   }
-  // two runs in the same second: the second gets its own directory
-  let dir = path.join(series, runId);
-  for (let n = 2; isDir(dir); n++) dir = path.join(series, `${runId}.${n}`);
-  fs.mkdirSync(dir, { recursive: true });
-  return { dir, series };
+  return { dir: makeNew(series, runId), series };
 }
 
 /**

@@ -108,8 +108,9 @@ export async function interruptRun(o: RunOptions, signal: EndingSignal): Promise
   });
 }
 
+/** The UTC time to the millisecond, `20261201T101500.123Z`: run ids sort by it (src/runtime/run-dirs.ts). */
 export function timestamp(d = new Date()): string {
-  return d.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  return d.toISOString().replace(/[-:]/g, '');
 }
 
 interface Started {
@@ -286,7 +287,7 @@ export async function runPlan(o: RunOptions): Promise<number> {
     // the failed one, and only when its Jobs ran (--rerun does not help a refused gate)
     const named = e instanceof StepFailed ? e.rerun : undefined;
     const jobsRan = !(e instanceof ReportedStepFailure && e.beforeJobs);
-    const next = code !== EXIT.stepFailed || !begun ? undefined
+    const next = (code !== EXIT.stepFailed && code !== EXIT.incomplete) || !begun ? undefined
       : named?.length ? nextCommand(o.planDir, begun.plan, o.connection ?? {}, named[0]) + named.slice(1).map((x) => ` --rerun ${x}`).join('')
         : nextCommand(o.planDir, begun.plan, o.connection ?? {}, e instanceof StepFailed ? e.step : undefined, jobsRan);
     const after = begun ? { runDir: begun.runDir, ...(next ? { next } : {}), ...(e instanceof StepFailed && e.stillStarting ? { stillStarting: true } : {}) } : {};

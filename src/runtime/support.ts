@@ -278,7 +278,7 @@ async function collectSupportconfig(cluster: Cluster, plan: Plan, objectsOf: (st
   }
   const container = server.spec.template?.spec?.containers?.[0]?.name ?? 'uyuni';
   o.progress(`supportconfig in pod ${pod.metadata?.name} (the server's own collection: this takes minutes)`);
-  const { Exec } = await import('@kubernetes/client-node');
+  const { Exec } = require('@kubernetes/client-node') as typeof import('@kubernetes/client-node');
   const chunks: Buffer[] = [];
   const stdout = new PassThrough();
   stdout.on('data', (c: Buffer) => chunks.push(c));

@@ -7,6 +7,7 @@ import { execFile, execFileSync, spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
+import { buildProgram } from '../../src/cli/main';
 import { parseConfig } from '../../src/config/load';
 import { synthesize } from '../../src/synth';
 import { startPodsServer } from '../agent/harness/pods-server';
@@ -171,12 +172,25 @@ describe('scripts/build.js', () => {
       expect([fs.statSync(file).mtimeMs, fs.readFileSync(file).equals(made)]).toEqual([1000 * 1000, true]);
       expect(cli('agent', 'render', '--help').status).toBe(0);
       expect(caches()).toEqual([expect.stringMatching(/^agent\.cjs-agent-render-/), expect.stringMatching(/^cli\.cjs-status-/)]);
+      // Mistyped verbs share one cache (each had its own: 26 typos were 31 MB).
+      for (const typo of [['statsu'], ['stauts', 'dist/install'], ['agent', 'rendr']]) expect(cli(...typo).status).toBe(2);
+      expect(caches()).toEqual([
+        expect.stringMatching(/^agent\.cjs-agent-other-/), expect.stringMatching(/^agent\.cjs-agent-render-/),
+        expect.stringMatching(/^cli\.cjs-other-/), expect.stringMatching(/^cli\.cjs-status-/),
+      ]);
       // The full client, for an exec plugin's token, is found beside the agent's bundle.
       expect(await cleanupWithExecPlugin([process.execPath, path.join(pkg, 'bin', 'uyuni-cdk.js')], { PATH: process.env.PATH, HOME: pkg, XDG_CACHE_HOME: cache }))
         .toEqual(LISTED_WITH_EXEC_PLUGIN);
     } finally {
       fs.rmSync(pkg, { recursive: true, force: true });
     }
+  });
+
+  it('keeps a code cache for each verb the CLI has, and for nothing else', () => {
+    const { VERBS, AGENT_VERBS } = require(path.join(ROOT, 'bin', 'bundle.js')) as { VERBS: string[]; AGENT_VERBS: string[] };
+    const program = buildProgram();
+    expect([...VERBS].sort()).toEqual(program.commands.map((c) => c.name()).sort());
+    expect([...AGENT_VERBS].sort()).toEqual(program.commands.find((c) => c.name() === 'agent')!.commands.map((c) => c.name()).sort());
   });
 
   it('builds the agent into one executable that renders the units the source CLI renders', async () => {
@@ -207,4 +221,48 @@ describe('scripts/build.js', () => {
     // The executable carries the full client inside (it has no bundle beside it).
     expect(await cleanupWithExecPlugin([exe], { PATH: '/usr/bin:/bin', HOME: out })).toEqual(LISTED_WITH_EXEC_PLUGIN);
   }, 180_000);
+
+  /**
+   * scripts/build.js's build() into `dir` with one more entry, `source` (the repository's entries
+   * are fixed: the extra one is added in the child process that builds): its exit code and stderr.
+   */
+  const buildWith = (dir: string, source: string) => spawnSync(process.execPath, ['-e', `
+    require(${JSON.stringify(path.join(ROOT, 'bin', 'bundle.js'))}).ENTRIES.extra = { source: ${JSON.stringify(path.relative(ROOT, source))} };
+    require(${JSON.stringify(path.join(ROOT, 'scripts', 'build.js'))}).build(${JSON.stringify(dir)})
+      .then(() => process.exit(0), (e) => { process.stderr.write(e.message); process.exit(1); });`], { encoding: 'utf8', timeout: 120_000 });
+  /** The bundles in `dir`: name and inode (a rename over a file gives it another). */
+  const inodes = (dir: string) => Object.fromEntries(fs.readdirSync(dir).sort().map((f) => [f, fs.statSync(path.join(dir, f)).ino]));
+
+  it('fails a bundle that still holds an import() (a builtin: vm.Script cannot import it), naming it, and leaves the bundles there as they were', () => {
+    const dir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'uyuni-cdk-build-check-')), 'bundle');
+    fs.cpSync(out, dir, { recursive: true });
+    const before = inodes(dir);
+    const source = path.join(path.dirname(dir), 'ask.ts');
+    fs.writeFileSync(source, "export async function main(): Promise<unknown> {\n  return (await import('readline')).createInterface;\n}\n");
+    const r = buildWith(dir, source);
+    expect(r.stderr).toMatch(/^an import\(\) left in a bundle, which bin\/code-cache\.js cannot run \(vm\.Script has no dynamic-import callback\): \S*ask\.ts: import\('readline'\); use a static import or require\(\)$/);
+    expect(r.status).toBe(1);
+    // nothing half-built, nothing removed: the command in use keeps its bundles
+    expect(inodes(dir)).toEqual(before);
+    fs.rmSync(path.dirname(dir), { recursive: true, force: true });
+  }, 120_000);
+
+  it('swaps the bundles in by renaming each whole one over the old (never a moment without them), and a failed build keeps the old ones', () => {
+    const dir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'uyuni-cdk-build-swap-')), 'bundle');
+    fs.cpSync(out, dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, 'gone.cjs'), '// the bundle of an entry there is no more\n');
+    const before = inodes(dir);
+    const broken = path.join(path.dirname(dir), 'broken.ts');
+    fs.writeFileSync(broken, 'export const x = ;\n');
+    expect(buildWith(dir, broken).status).toBe(1);
+    expect(inodes(dir)).toEqual(before);
+    const fine = path.join(path.dirname(dir), 'fine.ts');
+    fs.writeFileSync(fine, 'export const main = (): number => 42;\n');
+    expect(buildWith(dir, fine).status).toBe(0);
+    const after = inodes(dir);
+    // the new entry's bundle in, the one of no entry gone, nothing temporary left; the rest as it was
+    expect(Object.keys(after)).toEqual([...Object.keys(before).filter((f) => f !== 'gone.cjs'), 'extra.cjs'].sort());
+    for (const f of ['agent-client.cjs', 'agent.cjs', 'cli.cjs', 'synth.cjs', 'meta.json']) expect(after[f]).not.toBe(before[f]);
+    fs.rmSync(path.dirname(dir), { recursive: true, force: true });
+  }, 120_000);
 });

@@ -166,6 +166,33 @@ describe('the default run directory', () => {
     expect(logs.err).toContain(resumed.runDir);
   });
 
+  it('run -o json | head: the run goes on when its stdout is closed, to the end, its events in the run directory', async () => {
+    sim = await startSimulator({ jobs: { setup: { durationMs: 20_000 } } });
+    const dir = writePlan(steps());
+    const runDir = tmpDir('uyuni-run-');
+    const { child, done } = spawnCli(['run', dir, '--kubeconfig', sim.kubeconfigPath, '-o', 'json', '--run-dir', runDir]);
+    // the reader reads the first event (run-start) and goes, as `head -1` does
+    let first = '';
+    await new Promise<void>((resolve) => child.stdout!.once('data', (d) => { first = String(d); child.stdout!.destroy(); resolve(); }));
+    expect(JSON.parse(first.split('\n')[0]).type).toBe('run-start');
+    const r = await done;
+    expect(r.err).toContain('uyuni-cdk: stdout was closed (the reader of the pipe ended); the run goes on, its events in events.jsonl of its run directory');
+    expect(r.code).toBe(EXIT.ok);
+    const events = fs.readFileSync(path.join(runDir, 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(events.at(-1)).toMatchObject({ type: 'run-done', status: 'done', exitCode: 0 });
+    expect(sim.get('apps/v1', 'Deployment', 'uyuni', NS)).toBeDefined();
+    expect(sim.get('batch/v1', 'Job', 'setup', NS)?.status?.succeeded).toBe(1);
+  });
+
+  it('plan -o json | head: a verb that only reads ends quietly at the closed stdout, 141', async () => {
+    sim = await startSimulator();
+    const dir = writePlan(steps());
+    const { child, done } = spawnCli(['plan', dir, '--kubeconfig', sim.kubeconfigPath, '-o', 'json']);
+    child.stdout!.destroy();
+    const r = await done;
+    expect([r.code, r.err]).toEqual([141, '']);
+  });
+
   it('keeps the newest --keep-runs series after a run, never the current one (default 20)', async () => {
     sim = await startSimulator();
     const state = tmpDir('uyuni-state-');
@@ -175,9 +202,8 @@ describe('the default run directory', () => {
     for (const keep of ['20', '20', '20', '2']) {
       const r = await spawnCli(['run', dir, '--kubeconfig', sim.kubeconfigPath, '-o', 'json', '--keep-runs', keep], { XDG_STATE_HOME: state }).done;
       expect(r.code).toBe(EXIT.ok);
+      // each finished run its own series, however soon the next one starts
       series.push(path.basename(path.dirname(JSON.parse(r.out.split('\n')[0]).runDir)));
-      // run ids are to the second: each finished run its own series
-      await new Promise((res) => setTimeout(res, 1100));
     }
     expect(new Set(series).size).toBe(4);
     expect(fs.readdirSync(runs).sort()).toEqual(series.slice(2));

@@ -6,8 +6,13 @@ import { spawnSync, SpawnSyncOptions } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
 import { parseConfig } from '../../src/config/load';
+import { EXIT } from '../../src/plan/exit-codes';
 import { synthesize } from '../../src/synth';
 import { ROOT, tempDir, tree } from '../helpers/synth';
+import { cli } from '../runtime/e2e/harness';
+import { namespace, NS, service, writePlan } from '../runtime/plans';
+import { startSimulator, Simulator } from '../sim';
+import { onTerminal, sh } from './terminal';
 
 const NPM = 'npm';
 const QUIET = ['--no-audit', '--no-fund', '--loglevel=error'];
@@ -79,6 +84,11 @@ describe('npm pack', () => {
     expect(big).toEqual([]);
   });
 
+  it('allows the install scripts of its dependencies (allowScripts): npm ci warns of none left unreviewed', () => {
+    expect(ok(NPM, ['install-scripts', 'ls'], { cwd: ROOT }).stdout).toBe('No packages with unreviewed install scripts.\n');
+    expect(JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).allowScripts).toEqual({ esbuild: true, '@swc/core': true });
+  });
+
   it('builds the library as JavaScript with a .d.ts beside every module, from src/index.ts', () => {
     const lib = packed.files.filter((f) => f.startsWith('lib/'));
     const js = lib.filter((f) => f.endsWith('.js'));
@@ -137,6 +147,73 @@ describe('npm i -g of the tarball', () => {
       synthesize(parseConfig(fs.readFileSync(file, 'utf8'), file), expected);
       expect(tree(path.join(cwd, out))).toEqual(tree(expected));
     }
+  });
+
+  describe('on a real terminal (a pty), against the API simulator: the confirmation of destructive changes', () => {
+    let sim: Simulator;
+    let plan: string;
+    let env: NodeJS.ProcessEnv;
+    const PROMPT = 'Enter a value:';
+    const steps = (extra: boolean) => [{ name: 'namespace', objects: [namespace()] }, { name: 'server', objects: [service('uyuni'), ...(extra ? [service('extra')] : [])] }];
+    /** Every object the run could write, with its resourceVersion: equal before and after means nothing was written. */
+    const snapshot = () => Object.fromEntries([
+      ...sim.list('v1', 'Namespace'), ...sim.list('v1', 'Service', NS), ...sim.list('v1', 'ConfigMap', NS), ...sim.list('v1', 'Secret', NS),
+      ...sim.list('coordination.k8s.io/v1', 'Lease', NS),
+    ].map((o) => [`${o.kind}/${o.metadata.name}`, o.metadata.resourceVersion]));
+    const command = (...extra: string[]) => [bin, 'run', plan, '--kubeconfig', sim.kubeconfigPath, ...extra].map(sh).join(' ');
+
+    beforeAll(async () => {
+      sim = await startSimulator();
+      env = { ...process.env, XDG_STATE_HOME: tempDir('uyuni-state-') };
+      // installed with Service/extra, which the plan then no longer has: the run prunes it, a destructive change
+      plan = writePlan(steps(true));
+      expect((await cli('run', plan, { kubeconfig: sim.kubeconfigPath })).code).toBe(EXIT.ok);
+      writePlan(steps(false), { dir: plan });
+    });
+    afterAll(() => sim?.stop());
+
+    it.each([
+      ['no', 'no\r'],
+      ['Enter alone', '\r'],
+    ])('lists the change, asks, and on %s stops: exit 1 as run --help says, nothing written', async (_what, keys) => {
+      const before = snapshot();
+      const r = await onTerminal(command(), PROMPT, keys, env);
+      expect(r.text).toMatch(/destructive changes \(1\):\r?\n\s+delete\s+Service\/extra \(uyuni-test\)/);
+      expect(r.text).toContain("Only 'yes' will be accepted to approve.");
+      expect(r.text).toContain('destructive changes not approved: nothing was done');
+      expect(r.code).toBe(EXIT.stepFailed);
+      expect(snapshot()).toEqual(before);
+    });
+
+    it('on Ctrl-C at the question: ends as an interrupted run, exit 130, nothing written', async () => {
+      const before = snapshot();
+      const r = await onTerminal(command(), PROMPT, '\x03', env);
+      expect(r.text).toContain(PROMPT);
+      expect(r.text).toContain('uyuni-cdk: interrupted (SIGINT)');
+      expect(r.code).toBe(EXIT.interrupted);
+      expect(r.text).not.toContain('not approved');
+      expect(snapshot()).toEqual(before);
+    });
+
+    it('asks also when its output goes into a pipe (| tee), the terminal on stdin; yes goes ahead', async () => {
+      const log = path.join(tempDir(), 'run.log');
+      const r = await onTerminal(`${command()} | tee ${sh(log)}`, PROMPT, 'yes\r', env);
+      expect(r.text).toContain("Only 'yes' will be accepted to approve.");
+      expect(r.code).toBe(EXIT.ok);
+      expect(fs.readFileSync(log, 'utf8')).toMatch(/delete\s+Service\/extra \(uyuni-test\)/);
+      expect(sim.get('v1', 'Service', 'extra', NS)).toBeUndefined();
+    });
+
+    it('on yes goes ahead: the change is made, exit 0', async () => {
+      // Service/extra back, as the first install made it
+      writePlan(steps(true), { dir: plan });
+      expect((await cli('run', plan, { kubeconfig: sim.kubeconfigPath })).code).toBe(EXIT.ok);
+      writePlan(steps(false), { dir: plan });
+      const r = await onTerminal(command(), PROMPT, 'yes\r', env);
+      expect(r.text).toContain('going ahead: answered yes');
+      expect(r.code).toBe(EXIT.ok);
+      expect(sim.get('v1', 'Service', 'extra', NS)).toBeUndefined();
+    });
   });
 });
 

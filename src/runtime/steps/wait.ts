@@ -76,14 +76,14 @@ export async function waitStage(s: StepRun, applied: readonly KubernetesObject[]
 
 /**
  * Out of time while the server is still in its startup probe: not a failure of the server. The
- * report says so, what goes on in the cluster, and that the same command waits on (exit code 1
- * all the same: the run did not finish).
+ * report says so, what goes on in the cluster, and that the same command waits on: exit 4 (not
+ * finished, nothing failed), not 1.
  */
 function stillStarting(s: StepRun, timedOut: string, pods: readonly WaitingPod[]): never {
   const which = pods.map(podOf).join(', ');
   const reason = `${timedOut.replace(/, still waiting for: .*$/s, '')} while the server is still starting: ${which} ${pods.length === 1 ? 'is' : 'are'} Running, `
     + 'in the startup probe (a first start sets the server up, which can take hours). Nothing is broken: it goes on setting itself up in the cluster; '
     + `follow it with ${followLogsCommand(s.c.planDir, s.c.plan, s.c.connection, s.step.name)}`;
-  s.emit({ type: 'step-failed', ...s.tag, elapsedSeconds: s.elapsed(), reason, pods: [] });
+  s.emit({ type: 'step-failed', ...s.tag, elapsedSeconds: s.elapsed(), reason, pods: [], stillStarting: true });
   throw new StepFailed(s.step.name, `step ${s.step.name}: ${reason}`, { stillStarting: true });
 }

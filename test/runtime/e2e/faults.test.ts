@@ -123,20 +123,22 @@ describe('a misbehaving API', () => {
     expect(r.seconds).toBeLessThan(15);
   });
 
-  it('429 with Retry-After: 100000 beyond the deadline: run --timeout 10 fails at once naming it', async () => {
+  // The deadline far beyond the bound (and the kill after 40 s): "at once" is told from "at the
+  // deadline" by minutes, not by the 2 s between 8 and 10 that a loaded machine's start-up ate.
+  it('429 with Retry-After: 100000 beyond the deadline: run --timeout 300 fails at once naming it', async () => {
     const p = await faulty([{ fault: 'retry-after', match: 'GET /version' }]);
-    const r = await cli('run', p, ['--timeout', '10']);
+    const r = await cli('run', p, ['--timeout', '300']);
     expect(r.code).toBe(3);
     expectOneLine(r, /GET \/version/, /Retry-After/);
-    expect(r.seconds).toBeLessThan(8);
+    expect(r.seconds).toBeLessThan(20);
   });
 
   it('429 with Retry-After beyond the deadline inside a step: exit 1, run-done failed', async () => {
     const p = await faulty([{ fault: 'retry-after', match: 'PATCH /api/v1/namespaces/' }]);
-    const r = await cli('run', p, ['--timeout', '10']);
+    const r = await cli('run', p, ['--timeout', '300']);
     expect(r.code).toBe(1);
     expectOneLine(r, /PATCH \/api\/v1\/namespaces\//, /Retry-After/);
-    expect(r.seconds).toBeLessThan(8);
+    expect(r.seconds).toBeLessThan(20);
     expectRunDoneFailed(r.runDir, 1);
   });
 

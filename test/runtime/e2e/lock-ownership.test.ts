@@ -56,7 +56,7 @@ describe('the lock: one run or destroy per namespace', () => {
     // (its Job applied: the first run writes nothing more while the second is tried)
     await until('the first run holds the lock, its Job running', () => lease() !== undefined && sim.get('batch/v1', 'Job', 'work', NS)?.status?.active === 1);
     const holder = lease().spec.holderIdentity;
-    expect(holder).toMatch(/^install-\d{8}T\d{6}Z$/);
+    expect(holder).toMatch(/^install-\d{8}T\d{6}\.\d{3}Z$/);
     expect(lease().metadata.annotations).toMatchObject({ 'uyuni-cdk.io/lock-pid': String(process.pid), 'uyuni-cdk.io/lock-host': os.hostname(), 'uyuni-cdk.io/lock-plan': 'install', 'uyuni-cdk.io/lock-verb': 'run' });
     expect(lease().spec.leaseDurationSeconds).toBe(60);
 

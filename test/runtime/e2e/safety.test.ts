@@ -87,7 +87,7 @@ describe('a finished upgrade', () => {
     expect((await cli('run', dist('upgrade'), { kubeconfig: sim.kubeconfigPath, yes: true })).code).toBe(0);
 
     const again = await cli('plan', dist('upgrade'), { kubeconfig: sim.kubeconfigPath, detailedExitcode: true });
-    expect(again.out).toMatch(/\[3\/12\] stop-server: [^\n]*\n {2}skipped {3}the upgrade of namespace uyuni to 2026\.08 finished at \S+ \(run upgrade-\d{8}T\d{6}Z\): a data step never runs twice/);
+    expect(again.out).toMatch(/\[3\/12\] stop-server: [^\n]*\n {2}skipped {3}the upgrade of namespace uyuni to 2026\.08 finished at \S+ \(run upgrade-\d{8}T\d{6}\.\d{3}Z\): a data step never runs twice/);
     expect(again.out).toMatch(/^Plan: 0 to create, 0 to update, 0 to delete, 0 to stop, \d+ unchanged\.$/m);
     expect(again.code).toBe(0);
     const mark = sim.requests.length;
@@ -157,7 +157,7 @@ describe('a finished migration never runs again', () => {
     const mark = sim.requests.length;
     const r = await cli('run', edited, { kubeconfig: sim.kubeconfigPath, yes: true });
     expect(r.code).toBe(1);
-    expect(r.err).toMatch(/refused before any write: the migration into namespace uyuni finished at \d{4}-\d\d-\d\dT[\d:.]+Z from old-server\.example\.com \(run migrate-\d{8}T\d{6}Z\)/);
+    expect(r.err).toMatch(/refused before any write: the migration into namespace uyuni finished at \d{4}-\d\d-\d\dT[\d:.]+Z from old-server\.example\.com \(run migrate-\d{8}T\d{6}\.\d{3}Z\)/);
     expect(r.err).toContain('use the install plan of the same configuration without `migration`');
     expect(changes(sim.requests.slice(mark))).toEqual([]);
   });
@@ -222,7 +222,7 @@ describe("the server's identity is kept", () => {
     const mark = sim.requests.length;
     const older = await cli('run', dist('install'), { kubeconfig: sim.kubeconfigPath, yes: true });
     expect(older.code).toBe(1);
-    expect(older.err).toMatch(/the server would move to an older image generation: 2099\.01 \(recorded by run install-\d{8}T\d{6}Z of plan install at [^)]+\) → 2026\.08; [^:]+: refused \(--allow-downgrade allows it\)/);
+    expect(older.err).toMatch(/the server would move to an older image generation: 2099\.01 \(recorded by run install-\d{8}T\d{6}\.\d{3}Z of plan install at [^)]+\) → 2026\.08; [^:]+: refused \(--allow-downgrade allows it\)/);
     const renamed = synthExample('../uyuni.yaml', (c) => { c.fqdn = 'other.example.com'; c.images = { ...(c.images ?? {}), tag: '2099.01' }; }).install;
     const fqdn = await cli('run', renamed, { kubeconfig: sim.kubeconfigPath, yes: true });
     expect(fqdn.code).toBe(1);

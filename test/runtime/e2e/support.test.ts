@@ -149,7 +149,7 @@ describe('uyuni-cdk support', () => {
     const notes = files['notes.txt'].toString('utf8');
     expect(notes).toContain('supportconfig: not run (--no-exec)');
     expect(notes).toMatch(/run directories: none in /);
-    expect(c.text.err).toMatch(/2 not collected: see uyuni-support-install-\w+\/notes.txt/);
+    expect(c.text.err).toMatch(/2 not collected: see uyuni-support-install-\d{8}T\d{6}\.\d{3}Z\/notes.txt/);
   });
 
   describe('as a user who may not read Secrets (the built-in view role)', () => {

@@ -2,7 +2,7 @@ import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
 import { startSimulator, Simulator } from '../../sim';
-import { BIN, cli, ROOT } from './harness';
+import { BIN, cli, ROOT, spawnCli } from './harness';
 import { deployment, job, namespace, NS, pvc, service, writePlan } from '../plans';
 
 let sim: Simulator;
@@ -156,6 +156,21 @@ describe('uyuni-cdk destroy', () => {
     expect(sim.get('v1', 'Namespace', NS)).toBeDefined();
     expect((await fetch(`${sim.url}/api/v1/namespaces/${NS}/configmaps/users-own`, { method: 'DELETE' })).status).toBe(200);
     expect((await cli('destroy', dir, { kubeconfig: sim.kubeconfigPath, yes: true, purgeVolumes: true })).out).toMatch(/deleted\s+Namespace\/uyuni-test/);
+  });
+});
+
+describe('uyuni-cdk destroy -y', () => {
+  it('deletes as --yes does (README: -y), and --auto-approve too, as for run', async () => {
+    sim = await startSimulator();
+    const dir = writePlan(steps());
+    for (const flag of ['-y', '--auto-approve']) {
+      expect((await cli('run', dir, { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
+      const r = await spawnCli(['destroy', dir, flag, '--kubeconfig', sim.kubeconfigPath]).done;
+      expect(r.err).toBe('');
+      expect(r.code).toBe(0);
+      expect(r.out).toMatch(/deleted\s+Deployment\/uyuni/);
+      expect(sim.get('apps/v1', 'Deployment', 'uyuni', NS)).toBeUndefined();
+    }
   });
 });
 

@@ -7,8 +7,9 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import {
-  attemptsNewestFirst, attemptStatus, describeRuns, earlierAttempts, listSeries, openAttempt, pruneSeries, SERIES_FILE,
+  attemptsNewestFirst, attemptStatus, compareRunNames, describeRuns, earlierAttempts, listSeries, openAttempt, pruneSeries, SERIES_FILE,
 } from '../../../src/runtime/run-dirs';
+import { timestamp } from '../../../src/runtime/run';
 
 const plan = { name: 'migrate', namespace: 'uyuni' };
 const runs = () => fs.mkdtempSync(path.join(os.tmpdir(), 'uyuni-runs-'));
@@ -60,6 +61,37 @@ describe('run series', () => {
     expect(b.series).toBe(a.series);
     expect(b.dir).not.toBe(a.dir);
     expect(fs.existsSync(b.dir)).toBe(true);
+  });
+
+  it('a run whose id equals a finished series\' name starts a new series, never joins the finished one', () => {
+    const root = runs();
+    const a = openAttempt(root, 'migrate-20261201T100000.000Z', plan);
+    end(a.dir, 'done');
+    // the same id again (the same millisecond, or a clock set back): a series of its own
+    const b = openAttempt(root, 'migrate-20261201T100000.000Z', plan);
+    expect(b.series).not.toBe(a.series);
+    expect(rel(root, [b.series, b.dir])).toEqual(['migrate-20261201T100000.000Z.2', 'migrate-20261201T100000.000Z.2/migrate-20261201T100000.000Z']);
+    expect(fs.readdirSync(a.series).sort()).toEqual(['migrate-20261201T100000.000Z', SERIES_FILE]);
+    expect(listSeries(root).map((s) => [path.basename(s.dir), s.attempts.length])).toEqual([['migrate-20261201T100000.000Z', 1], ['migrate-20261201T100000.000Z.2', 1]]);
+    // and b is the newest: a third run resumes it, not the finished a
+    expect(openAttempt(root, 'migrate-20261201T100001.000Z', plan).series).toBe(b.series);
+  });
+
+  it('run ids are to the millisecond: two runs within one second have different ids', () => {
+    const t = Date.UTC(2026, 11, 2, 14, 27, 11, 0);
+    expect(timestamp(new Date(t + 5))).toBe('20261202T142711.005Z');
+    expect(timestamp(new Date(t + 5))).not.toBe(timestamp(new Date(t + 900)));
+  });
+
+  it('sorts names by time: ids to the second (from before milliseconds) as .000, a .10 after a .9', () => {
+    const names = [
+      'migrate-20261201T100000.500Z.10', 'migrate-20261201T100001Z', 'migrate-20261201T100000.500Z.9',
+      'migrate-20261201T100000.500Z', 'migrate-20261201T100000Z', 'migrate-20261201T100000.001Z',
+    ];
+    expect([...names].sort(compareRunNames)).toEqual([
+      'migrate-20261201T100000Z', 'migrate-20261201T100000.001Z', 'migrate-20261201T100000.500Z',
+      'migrate-20261201T100000.500Z.9', 'migrate-20261201T100000.500Z.10', 'migrate-20261201T100001Z',
+    ]);
   });
 
   it('reads the last event of a long events.jsonl without reading it whole', () => {
@@ -139,6 +171,18 @@ describe('retention', () => {
     expect(pruneSeries(root, 2, all[1])).toEqual([legacy]);
     expect(fs.existsSync(path.join(stranger, 'todo.txt'))).toBe(true);
     expect(pruneSeries(root, 2, all[1])).toEqual([]);
+  });
+
+  it('keeps the newest by time also among series of one id (.2 ... .11)', () => {
+    const root = runs();
+    const all = Array.from({ length: 11 }, () => {
+      const a = openAttempt(root, 'migrate-20261201T100000.000Z', plan);
+      end(a.dir, 'done');
+      return a.series;
+    });
+    expect(new Set(all).size).toBe(11);
+    expect(pruneSeries(root, 2, all[10])).toEqual(all.slice(0, 9));
+    expect(listSeries(root).map((s) => path.basename(s.dir))).toEqual(['migrate-20261201T100000.000Z.10', 'migrate-20261201T100000.000Z.11']);
   });
 
   it('removes nothing while there are N or fewer', () => {
