@@ -79,4 +79,31 @@ describe('simulator: what a node agent uses', () => {
     expect(r.stdout.trim()).toBe('pod "agent-pod" deleted');
     expect(r.code).toBe(0);
   });
+
+  it('schedules a pod that selects and tolerates the agent\'s node there only while its allocatable pods have room (as kube-scheduler v1.34)', async () => {
+    const core = clients(sim).core;
+    const taint = { key: 'kubernetes.io/arch', value: 'stackable-linux' };
+    await call(sim, 'POST', '/api/v1/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: NODE, labels: { 'kubernetes.io/arch': 'stackable-linux' } }, spec: { taints: [{ ...taint, effect: 'NoSchedule' }, { ...taint, effect: 'NoExecute' }] } });
+    const selecting = (name: string) => ({
+      apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default' },
+      spec: { nodeSelector: { 'kubernetes.io/arch': 'stackable-linux' }, tolerations: [{ ...taint, operator: 'Equal' }], containers: [{ name: 'c', image: 'svc:1', command: ['start.sh'] }] },
+    });
+    const scheduled = (name: string) => sim.get('v1', 'Pod', name, 'default')?.status?.conditions?.find((c: any) => c.type === 'PodScheduled');
+    // A Node without status.allocatable takes no pod, and sim-node-1 does not match the selector.
+    await core.createNamespacedPod({ namespace: 'default', body: selecting('one') as any });
+    const refused = await until(() => scheduled('one'), 'PodScheduled');
+    expect(refused).toMatchObject({ status: 'False', reason: 'Unschedulable' });
+    expect(refused.message).toMatch(/^0\/2 nodes are available: 1 Too many pods, 1 node\(s\) didn't match Pod's node affinity\/selector\./);
+    // Room for one pod: the waiting pod is placed when the node changes; a second one is not.
+    await call(sim, 'PATCH', `/api/v1/nodes/${NODE}/status`, { status: { allocatable: { pods: '1' }, capacity: { pods: '1' } } }, 'application/merge-patch+json');
+    await until(() => sim.get('v1', 'Pod', 'one', 'default').spec.nodeName === NODE, 'one on the agent node');
+    expect(scheduled('one').status).toBe('True');
+    await core.createNamespacedPod({ namespace: 'default', body: selecting('two') as any });
+    expect(await until(() => scheduled('two'), 'two PodScheduled')).toMatchObject({ status: 'False', message: expect.stringMatching(/1 Too many pods/) });
+    // Without the toleration the taint keeps it off.
+    const plain = selecting('three');
+    delete (plain.spec as any).tolerations;
+    await core.createNamespacedPod({ namespace: 'default', body: plain as any });
+    expect((await until(() => scheduled('three'), 'three PodScheduled')).message).toMatch(/1 node\(s\) had untolerated taint \{kubernetes.io\/arch: stackable-linux\}/);
+  });
 });
