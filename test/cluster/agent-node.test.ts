@@ -38,6 +38,18 @@ function start(): AgentProcess {
   return agent;
 }
 
+/** A pod bound to the node by name, as dist/node-services's; with or without its toleration of the node's taints. */
+function boundPod(name: string, tolerating: boolean): object {
+  return {
+    apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: ns },
+    spec: {
+      nodeName: NODE,
+      ...(tolerating ? { tolerations: [{ key: 'kubernetes.io/arch', operator: 'Equal', value: 'stackable-linux' }] } : {}),
+      containers: [{ name: 'noop-service', image: 'noop-service:1.0.0', command: ['noop-service-1.0.0/start.sh'] }],
+    },
+  };
+}
+
 /** Plants a unit of the agent's slice that no pod accounts for, running. */
 function orphan(name: string): string {
   const file = `${ns}-${name}-main.service`;
@@ -147,9 +159,10 @@ describe('agent run as a real node of kube-apiserver', () => {
     expect(node.status.allocatable.pods).toBe('110');
   });
 
-  it('after a restart keeps and adopts the pod\'s unit (no restart) and removes the new orphan', async () => {
+  it('after a restart keeps and adopts the pods\' units (no restart, no status write) and removes the new orphan', async () => {
     const pid = sd.show(unit, 'MainPID');
     expect(await agent!.stop('SIGTERM')).toBe(0);
+    const mark = auditSize(p.dir);
     const orphan2 = orphan('orphan2');
     const a = start();
     await a.waitFor(/Watching the pods of node \[localhost\]/, 30_000);
@@ -158,6 +171,26 @@ describe('agent run as a real node of kube-apiserver', () => {
     expect(a.stderr()).toContain(`INFO  uyuni_cdk::agent::cleanup] The systemd unit [${orphan2}] will be removed because no corresponding pod exists.`);
     expect(fs.existsSync(path.join(sd.unitDir, orphan2))).toBe(false);
     expect(sd.show(unit, 'MainPID')).toBe(pid);
+    // A pod bound to the node after the restart: once its status is written, the adopted pods'
+    // unchanged status would have been written too if the agent took kube-apiserver's answer
+    // (`lastProbeTime: null` on every condition) for a different status.
+    expect((await p.kubectl(['create', '-f', '-'], JSON.stringify(boundPod('barrier', true)))).code).toBe(0);
+    await a.waitFor(new RegExp(`The status of pod \\[${ns}/barrier\\] was updated: Running`));
+    const stored = await get(['-n', ns, 'get', 'pod', POD]);
+    expect(stored.status.conditions.every((c: any) => c.lastProbeTime === null)).toBe(true);
+    const written = auditEvents(p.dir, mark).filter((e) => e.objectRef?.namespace === ns && e.objectRef?.subresource === 'status').map((e) => e.objectRef?.name);
+    expect([...new Set(written)]).toEqual(['barrier']);
+    expect(a.stderr()).not.toMatch(/The status of pod \[[^\]]*\/(cleanup-test-ok|scheduled)\] was updated/);
+  });
+
+  it('stops the unit of a pod that does not tolerate its NoExecute taint: kube-controller-manager evicts it at once', async () => {
+    const mark = auditSize(p.dir);
+    expect((await p.kubectl(['create', '-f', '-'], JSON.stringify(boundPod('intruder', false)))).code).toBe(0);
+    await agent!.waitFor(new RegExp(`The pod \\[${ns}/intruder\\] was deleted with grace period 0`));
+    expect(fs.existsSync(path.join(sd.unitDir, `${ns}-intruder-noop-service.service`))).toBe(false);
+    const deletes = auditEvents(p.dir, mark).filter((e) => e.verb === 'delete' && e.objectRef?.namespace === ns && e.objectRef?.name === 'intruder');
+    // The taint eviction controller's graceful delete, then the agent's final one.
+    expect(deletes.map((e) => `${e.user.username} ${e.responseStatus?.code}`)).toEqual([expect.stringMatching(/kube-controller-manager 200$/), 'kubernetes-admin 200']);
   });
 
   it('stops and removes the unit on `kubectl delete pod`, then deletes the object with grace period 0', async () => {

@@ -58,6 +58,10 @@ describe('simulator: what a node agent uses', () => {
     const p = sim.get('v1', 'Pod', 'agent-pod', 'default');
     expect(p.status).toMatchObject(patch.status);
     expect(p.spec.containers[0].command).toEqual(['start.sh']);
+    // A condition sent without lastProbeTime comes back with `lastProbeTime: null`, as kube-apiserver v1.34 answers it.
+    const ready = { type: 'Ready', status: 'True', lastTransitionTime: '2026-01-01T00:00:00Z' };
+    const withCondition = await call(sim, 'PATCH', '/api/v1/namespaces/default/pods/agent-pod/status', { status: { conditions: [ready] } }, 'application/merge-patch+json');
+    expect(withCondition.body.status.conditions).toEqual([{ ...ready, lastProbeTime: null }]);
   });
 
   it('keeps a gracefully deleted pod of an external node terminating until it is deleted with grace period 0', async () => {
