@@ -97,6 +97,14 @@ const isTerminal = (p: any) => p.status?.phase === 'Succeeded' || p.status?.phas
 const REVISION = 'deployment.kubernetes.io/revision';
 const ownerOf = (o: KubernetesObject | undefined, kind: string): V1OwnerReference | undefined => (o?.metadata?.ownerReferences ?? []).find((r) => r.kind === kind && r.controller);
 
+/** Whether one of the pod's tolerations matches the taint (key, Equal value or Exists, effect). */
+function tolerated(pod: any, t: any): boolean {
+  return (pod.spec?.tolerations ?? []).some((tol: any) =>
+    (tol.key === undefined || tol.key === '' ? tol.operator === 'Exists' : tol.key === t.key)
+    && (tol.operator === 'Exists' || (tol.value ?? '') === (t.value ?? ''))
+    && (!tol.effect || tol.effect === t.effect));
+}
+
 /** A pod-template-hash: stable per template, in the alphabet the controller uses. */
 function templateHash(template: V1PodTemplateSpec | undefined): string {
   const bytes = createHash('sha256').update(JSON.stringify(template ?? {})).digest();
@@ -206,6 +214,7 @@ export class Controllers {
         // status now reporting allocatable pods, a new node).
         if (e.type !== 'DELETED') {
           for (const p of this.store.list(this.T('v1', 'Pod'))) {
+            if (p.spec.nodeName === o.metadata.name && this.externalNodes.has(o.metadata.name)) this.evictUntolerated(p);
             if (!p.spec.nodeName && !p.metadata.deletionTimestamp && p.status?.conditions?.some((c: any) => c.type === 'PodScheduled' && c.reason === 'Unschedulable') && this.scriptOf(p)?.outcome !== 'unschedulable') {
               this.podTimer(p.metadata.uid, TIMING.schedule, () => this.schedule(p.metadata.namespace, p.metadata.name, p.metadata.uid));
             }
@@ -286,6 +295,7 @@ export class Controllers {
     const rs = ownerOf(p, 'ReplicaSet');
     if (rs) this.queue('rs', ns, rs.name, () => this.syncReplicaSet(ns, rs.name));
     if (e.type === 'ADDED' && !p.spec.nodeName) this.podTimer(uid, TIMING.schedule, () => this.schedule(ns, name, uid));
+    if (e.type !== 'DELETED' && this.externalNodes.has(p.spec.nodeName)) this.evictUntolerated(p);
     // That node's own kubelet stops the containers and deletes the object (grace period 0).
     if (this.externalNodes.has(p.spec.nodeName)) return;
     if (e.type === 'MODIFIED' && p.metadata.deletionTimestamp && !e.old.metadata.deletionTimestamp) {
@@ -351,6 +361,26 @@ export class Controllers {
   }
 
   /**
+   * kube-controller-manager's taint eviction: a pod bound to a node with a NoExecute taint it does
+   * not tolerate is deleted (gracefully) at once, even one bound by nodeName without the
+   * scheduler (seen on v1.34: a pod bound to the node agent's node without the toleration of
+   * `kubernetes.io/arch=stackable-linux:NoExecute` was deleted by kube-controller-manager within a
+   * second). Modelled for external nodes (the agent's); tolerationSeconds is not.
+   */
+  private evictUntolerated(pod: any): void {
+    if (pod.metadata.deletionTimestamp || isTerminal(pod)) return;
+    const node = this.store.get(this.T('v1', 'Node'), undefined, pod.spec.nodeName);
+    if (!(node?.spec?.taints ?? []).some((t: any) => t.effect === 'NoExecute' && !tolerated(pod, t))) return;
+    const { namespace, name, uid } = pod.metadata;
+    this.clock.after(0, () => {
+      const p = this.store.get(this.T('v1', 'Pod'), namespace, name);
+      if (p?.metadata.uid !== uid || p.metadata.deletionTimestamp) return;
+      this.delete(this.T('v1', 'Pod'), namespace, name, {});
+      this.note('Pod', name, namespace, 'TaintManagerEviction');
+    });
+  }
+
+  /**
    * kube-scheduler's filters as far as the simulated pods meet them (as v1.34 applies them): the
    * node's labels match the pod's nodeSelector, the pod tolerates the node's NoSchedule and
    * NoExecute taints, and a node agent's node (externalNodes) has room in `status.allocatable.pods`:
@@ -361,10 +391,7 @@ export class Controllers {
     const nodes = this.store.list(this.T('v1', 'Node')).sort((a, b) => Number(b.metadata.name === NODE_NAME) - Number(a.metadata.name === NODE_NAME));
     const reasons = new Map<string, number>();
     const miss = (r: string): void => { reasons.set(r, (reasons.get(r) ?? 0) + 1); };
-    const tolerates = (t: any): boolean => (pod.spec.tolerations ?? []).some((tol: any) =>
-      (tol.key === undefined || tol.key === '' ? tol.operator === 'Exists' : tol.key === t.key)
-      && (tol.operator === 'Exists' || (tol.value ?? '') === (t.value ?? ''))
-      && (!tol.effect || tol.effect === t.effect));
+    const tolerates = (t: any): boolean => tolerated(pod, t);
     for (const node of nodes) {
       const name = node.metadata.name;
       if (Object.entries(pod.spec.nodeSelector ?? {}).some(([k, v]) => node.metadata.labels?.[k] !== v)) { miss("node(s) didn't match Pod's node affinity/selector"); continue; }

@@ -110,4 +110,18 @@ describe('simulator: what a node agent uses', () => {
     await core.createNamespacedPod({ namespace: 'default', body: plain as any });
     expect((await until(() => scheduled('three'), 'three PodScheduled')).message).toMatch(/1 node\(s\) had untolerated taint \{kubernetes.io\/arch: stackable-linux\}/);
   });
+
+  it('deletes a pod bound to the agent\'s node that does not tolerate its NoExecute taint (kube-controller-manager\'s taint eviction)', async () => {
+    const core = clients(sim).core;
+    const taint = { key: 'kubernetes.io/arch', value: 'stackable-linux' };
+    // Bound before the node has the taint: evicted once it has.
+    await core.createNamespacedPod({ namespace: 'default', body: pod('early') as any });
+    await core.createNamespacedPod({ namespace: 'default', body: { ...pod('tolerating'), spec: { ...pod('tolerating').spec, tolerations: [{ ...taint, operator: 'Equal' }] } } as any });
+    await call(sim, 'POST', '/api/v1/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: NODE }, spec: { taints: [{ ...taint, effect: 'NoSchedule' }, { ...taint, effect: 'NoExecute' }] } });
+    await until(() => sim.get('v1', 'Pod', 'early', 'default').metadata.deletionTimestamp, 'early evicted');
+    await core.createNamespacedPod({ namespace: 'default', body: pod('late') as any });
+    await until(() => sim.get('v1', 'Pod', 'late', 'default').metadata.deletionTimestamp, 'late evicted');
+    expect(sim.get('v1', 'Pod', 'late', 'default').metadata.deletionGracePeriodSeconds).toBe(30);
+    expect(sim.get('v1', 'Pod', 'tolerating', 'default').metadata.deletionTimestamp).toBeUndefined();
+  });
 });
