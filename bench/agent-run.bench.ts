@@ -15,6 +15,7 @@ import { clients } from '../test/sim/helpers';
 import { startAgent } from '../test/agent/harness/agent-process';
 import { startUserSystemd } from '../test/agent/harness/systemd-user';
 import { median } from './stats';
+import { TOLERATIONS } from '../test/agent/harness/tolerations';
 
 /** The installed command (bin/bundle.js: the bundles), which a node runs. */
 const BIN = path.join(__dirname, '..', 'bin', 'uyuni-cdk.js');
@@ -27,7 +28,7 @@ const MAX_RSS_MB = 110;
 
 const pod = (name: string): any => ({
   apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default' },
-  spec: { nodeName: NODE, containers: [{ name: 'svc', image: 'noop:1.0', command: ['start.sh'], args: ['--name', name] }] },
+  spec: { nodeName: NODE, tolerations: TOLERATIONS, containers: [{ name: 'svc', image: 'noop:1.0', command: ['start.sh'], args: ['--name', name] }] },
 });
 
 async function until<T>(what: string, probe: () => T | undefined | false, ms = 60_000, every = 2): Promise<T> {

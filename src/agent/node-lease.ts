@@ -5,7 +5,7 @@
  * node lifecycle controller reads.
  */
 import * as os from 'os';
-import { LEASE_DURATION_SECONDS, SYSTEMD_NODE, SYSTEMD_NODE_TAINT_EFFECTS } from '../systemd/defaults';
+import { DEFAULT_MAX_PODS, LEASE_DURATION_SECONDS, SYSTEMD_NODE, SYSTEMD_NODE_TAINT_EFFECTS } from '../systemd/defaults';
 import { ApiClient, ApiError } from './api';
 
 export const LEASE_NAMESPACE = 'kube-node-lease';
@@ -28,11 +28,16 @@ export function defaultNodeIP(): string {
   return all.find((a) => a.family === 'IPv4')?.address ?? all[0]?.address ?? '127.0.0.1';
 }
 
+/** What the node offers, as the kubelet reports it: its CPUs, its memory (Ki) and `--max-pods`. */
+export function nodeResources(maxPods: number): Record<'cpu' | 'memory' | 'pods', string> {
+  return { cpu: String(Math.max(1, os.cpus().length)), memory: `${Math.floor(os.totalmem() / 1024)}Ki`, pods: String(maxPods) };
+}
+
 export class NodePresence {
   private nodeUid?: string;
   private readyTransition?: string;
 
-  constructor(private readonly api: ApiClient, private readonly node: string, private readonly nodeIP: string) {}
+  constructor(private readonly api: ApiClient, private readonly node: string, private readonly nodeIP: string, private readonly maxPods = DEFAULT_MAX_PODS) {}
 
   /** Registers the Node when it does not exist; returns whether it was created. */
   async register(): Promise<boolean> {
@@ -59,9 +64,15 @@ export class NodePresence {
     return true;
   }
 
-  /** Posts the Ready condition, addresses and node info (the kubelet's status update). */
+  /**
+   * Posts the Ready condition, capacity, addresses and node info (the kubelet's status update).
+   * kube-scheduler places a pod only on a node whose `allocatable.pods` has room: without it, a
+   * pod that selects and tolerates systemd-backed nodes but names none stays Pending, "0/2 nodes
+   * are available: 1 Too many pods" (seen against kube-apiserver and kube-scheduler v1.34).
+   */
   async postStatus(now = new Date()): Promise<void> {
     this.readyTransition ??= seconds(now);
+    const resources = nodeResources(this.maxPods);
     await this.api.request('PATCH', `api/v1/nodes/${encodeURIComponent(this.node)}/status`, {
       contentType: MERGE,
       body: {
@@ -70,6 +81,8 @@ export class NodePresence {
             type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'uyuni-cdk agent is posting ready status',
             lastHeartbeatTime: seconds(now), lastTransitionTime: this.readyTransition,
           }],
+          capacity: resources,
+          allocatable: resources,
           addresses: [{ type: 'InternalIP', address: this.nodeIP }, { type: 'Hostname', address: this.node }],
           nodeInfo: {
             kubeletVersion: AGENT_VERSION, kubeProxyVersion: '', operatingSystem: 'linux', architecture: os.arch(),

@@ -180,11 +180,18 @@ export function statusIsCurrent(current: Record<string, unknown> | undefined, wa
   return Object.entries(want).every(([k, v]) => (v === null ? have[k] === undefined || have[k] === null : sameJson(have[k], v)));
 }
 
+/**
+ * Equal as the API means it: a field that is null is a field that is absent. kube-apiserver
+ * answers every pod condition with `lastProbeTime: null` (an empty metav1.Time), which the agent
+ * never sends: compared key by key, every pod's status differed after each start of the agent
+ * and was patched again although nothing had changed.
+ */
 function sameJson(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
   if (Array.isArray(a) !== Array.isArray(b)) return false;
-  const ka = Object.keys(a).filter((k) => (a as Record<string, unknown>)[k] !== undefined);
-  const kb = Object.keys(b).filter((k) => (b as Record<string, unknown>)[k] !== undefined);
+  const present = (o: object) => Object.keys(o).filter((k) => (o as Record<string, unknown>)[k] !== undefined && (o as Record<string, unknown>)[k] !== null);
+  const ka = present(a);
+  const kb = present(b);
   return ka.length === kb.length && ka.every((k) => sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
 }

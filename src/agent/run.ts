@@ -103,7 +103,7 @@ export async function runAgent(o: RunOptions): Promise<RunResult> {
     });
     const r = reconciler;
 
-    const presence = new NodePresence(api, o.node, o.nodeIP);
+    const presence = new NodePresence(api, o.node, o.nodeIP, o.maxPods);
     let registered = false;
     let heartbeatFailing = false;
     const heartbeat = async (withStatus: boolean): Promise<void> => {

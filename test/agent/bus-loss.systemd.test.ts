@@ -11,6 +11,7 @@ import { clients } from '../sim/helpers';
 import { AgentProcess, startAgent } from './harness/agent-process';
 import { OutageProxy, startOutageProxy } from './harness/outage-proxy';
 import { startUserSystemd, UserSystemd } from './harness/systemd-user';
+import { TOLERATIONS } from './harness/tolerations';
 
 const NODE = 'bus-node';
 const UNIT = 'default-served-main.service';
@@ -89,7 +90,7 @@ describe('agent run losing the D-Bus connection to systemd', () => {
   it('exits 3 within seconds of the bus going away, with one ERROR record naming the bus, and leaves the unit running', async () => {
     await clients(sim).core.createNamespacedPod({
       namespace: 'default',
-      body: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'served', namespace: 'default' }, spec: { nodeName: NODE, containers: [{ name: 'main', image: 'svc:1.0', command: ['serve.sh'] }] } } as any,
+      body: { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'served', namespace: 'default' }, spec: { nodeName: NODE, tolerations: TOLERATIONS, containers: [{ name: 'main', image: 'svc:1.0', command: ['serve.sh'] }] } } as any,
     });
     agent = startAgent(agentArgs(), sd.env);
     await agent.waitFor(/Watching the pods of node \[bus-node\]/);

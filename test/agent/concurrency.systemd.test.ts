@@ -9,6 +9,7 @@
 import * as fs from 'fs';
 import { clients } from '../sim/helpers';
 import { nodeSuite } from './harness/node-suite';
+import { TOLERATIONS } from './harness/tolerations';
 
 jest.setTimeout(120_000);
 
@@ -25,7 +26,7 @@ const node = nodeSuite({
 const { until, getPod, create } = node;
 
 function pod(name: string, command: string, spec: Record<string, unknown> = {}): any {
-  return { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default' }, spec: { nodeName: NODE, containers: [{ name: 'main', image: 'svc:1.0', command: [command] }], ...spec } };
+  return { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default' }, spec: { nodeName: NODE, tolerations: TOLERATIONS, containers: [{ name: 'main', image: 'svc:1.0', command: [command] }], ...spec } };
 }
 
 const unitOf = (name: string): string => `default-${name}-main.service`;

@@ -13,6 +13,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { nodeSuite } from './harness/node-suite';
+import { TOLERATIONS } from './harness/tolerations';
 
 jest.setTimeout(120_000);
 
@@ -27,7 +28,7 @@ const remove = (ns: string, name: string): Promise<unknown> => node.remove(name,
 function pod(namespace: string, name: string, container: string, args: string[] = []): any {
   return {
     apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace },
-    spec: { nodeName: NODE, containers: [{ name: container, image: 'svc:1.0', command: ['serve.sh'], args }] },
+    spec: { nodeName: NODE, tolerations: TOLERATIONS, containers: [{ name: container, image: 'svc:1.0', command: ['serve.sh'], args }] },
   };
 }
 

@@ -113,4 +113,14 @@ describe('pod status from unit state', () => {
     expect(cond(stopped, 'Ready').lastTransitionTime).toBe('2026-03-01T13:00:00Z');
     expect(cond(stopped, 'PodScheduled').lastTransitionTime).toBe('2026-03-01T12:00:00Z');
   });
+
+  it('takes the status as kube-apiserver answers it (lastProbeTime: null on every condition) as unchanged', () => {
+    const sent = status(pod(), { main: running });
+    // What GET returns after the agent's merge patch (v1.34): conditions carry `lastProbeTime: null`.
+    const stored = { ...sent, qosClass: 'BestEffort', conditions: (sent.conditions as any[]).map((c) => ({ lastProbeTime: null, ...c })) };
+    const again = status(pod({}, stored), { main: running }, { now: new Date('2026-03-01T13:00:00Z') });
+    expect(statusIsCurrent(stored, again)).toBe(true);
+    // A value where the agent wants none is still a change.
+    expect(statusIsCurrent({ ...stored, containerStatuses: (sent.containerStatuses as any[]).map((c) => ({ ...c, lastState: { terminated: { exitCode: 1 } } })) }, again)).toBe(false);
+  });
 });

@@ -7,6 +7,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { clients } from '../sim/helpers';
 import { nodeSuite } from './harness/node-suite';
+import { TOLERATIONS } from './harness/tolerations';
 
 jest.setTimeout(120_000);
 
@@ -25,7 +26,7 @@ const RESTRICTED = { allowPrivilegeEscalation: false, capabilities: { drop: ['AL
 function pod(name: string, command: string, sc: Record<string, unknown> = RESTRICTED): any {
   return {
     apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default' },
-    spec: { nodeName: NODE, securityContext: { runAsNonRoot: true, runAsUser: 1000 }, containers: [{ name: 'main', image: 'svc:1.0', command: [command], securityContext: sc }] },
+    spec: { nodeName: NODE, tolerations: TOLERATIONS, securityContext: { runAsNonRoot: true, runAsUser: 1000 }, containers: [{ name: 'main', image: 'svc:1.0', command: [command], securityContext: sc }] },
   };
 }
 

@@ -15,6 +15,7 @@ import { AgentProcess, startAgent } from './harness/agent-process';
 import { dumperScript, HOSTILE_ARGS, HOSTILE_ENV } from './harness/hostile';
 import { OutageProxy, startOutageProxy } from './harness/outage-proxy';
 import { startUserSystemd, UserSystemd } from './harness/systemd-user';
+import { TOLERATIONS } from './harness/tolerations';
 
 const NODE = 'agent-node';
 
@@ -42,7 +43,7 @@ function pkgScript(name: string, body: string): void {
 }
 
 function pod(name: string, container: Record<string, unknown>, spec: Record<string, unknown> = {}): any {
-  return { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default' }, spec: { nodeName: NODE, containers: [{ name: 'main', image: 'svc:1.0', ...container }], ...spec } };
+  return { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default' }, spec: { nodeName: NODE, tolerations: TOLERATIONS, containers: [{ name: 'main', image: 'svc:1.0', ...container }], ...spec } };
 }
 
 const unitOf = (name: string): string => `default-${name}-main.service`;

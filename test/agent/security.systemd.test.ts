@@ -6,6 +6,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { nodeSuite } from './harness/node-suite';
+import { TOLERATIONS } from './harness/tolerations';
 
 jest.setTimeout(120_000);
 
@@ -39,7 +40,7 @@ function restricted(name: string, podSc: Record<string, unknown>): any {
   return {
     apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default' },
     spec: {
-      nodeName: NODE, restartPolicy: 'Never', securityContext: podSc,
+      nodeName: NODE, tolerations: TOLERATIONS, restartPolicy: 'Never', securityContext: podSc,
       volumes: [{ name: 'out', hostPath: { path: out } }],
       containers: [{
         name: 'main', image: 'svc:1.0', command: ['probe.sh'], env: [{ name: 'OUT', value: path.join(out, `${name}.txt`) }],

@@ -18,6 +18,7 @@ import { loadKubeConfig } from '../../src/kube/kubeconfig';
 import { Cluster } from '../../src/runtime/client';
 import { startSimulator, Simulator } from '../sim';
 import { until } from '../sim/helpers';
+import { TOLERATIONS } from '../agent/harness/tolerations';
 
 const NODE = 'cred-node';
 
@@ -125,7 +126,7 @@ describe('an exec credential plugin whose tokens expire', () => {
       const watches = () => sim.requests.filter((r) => r.query.includes('watch=true') && r.status === 200);
       await until(() => watches().length >= 2, 'the watch to be opened again', 10_000);
       expect(watches()[1].authorization).not.toBe(watches()[0].authorization);
-      sim.put({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'after-expiry', namespace: 'default' }, spec: { nodeName: NODE, containers: [{ name: 'c', image: 'x:1' }] } });
+      sim.put({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'after-expiry', namespace: 'default' }, spec: { nodeName: NODE, tolerations: TOLERATIONS, containers: [{ name: 'c', image: 'x:1' }] } });
       await until(() => seen.includes('ADDED after-expiry'), 'the watch to see the pod created after the expiry', 10_000);
       expect(issued().size).toBeGreaterThanOrEqual(2);
       expect(sent()).not.toContain(undefined);

@@ -97,6 +97,14 @@ const isTerminal = (p: any) => p.status?.phase === 'Succeeded' || p.status?.phas
 const REVISION = 'deployment.kubernetes.io/revision';
 const ownerOf = (o: KubernetesObject | undefined, kind: string): V1OwnerReference | undefined => (o?.metadata?.ownerReferences ?? []).find((r) => r.kind === kind && r.controller);
 
+/** Whether one of the pod's tolerations matches the taint (key, Equal value or Exists, effect). */
+function tolerated(pod: any, t: any): boolean {
+  return (pod.spec?.tolerations ?? []).some((tol: any) =>
+    (tol.key === undefined || tol.key === '' ? tol.operator === 'Exists' : tol.key === t.key)
+    && (tol.operator === 'Exists' || (tol.value ?? '') === (t.value ?? ''))
+    && (!tol.effect || tol.effect === t.effect));
+}
+
 /** A pod-template-hash: stable per template, in the alphabet the controller uses. */
 function templateHash(template: V1PodTemplateSpec | undefined): string {
   const bytes = createHash('sha256').update(JSON.stringify(template ?? {})).digest();
@@ -201,6 +209,18 @@ export class Controllers {
       case '/Pod':
         this.onPod(e);
         break;
+      case '/Node':
+        // kube-scheduler tries its unschedulable pods again when a node changes (a node agent's
+        // status now reporting allocatable pods, a new node).
+        if (e.type !== 'DELETED') {
+          for (const p of this.store.list(this.T('v1', 'Pod'))) {
+            if (p.spec.nodeName === o.metadata.name && this.externalNodes.has(o.metadata.name)) this.evictUntolerated(p);
+            if (!p.spec.nodeName && !p.metadata.deletionTimestamp && p.status?.conditions?.some((c: any) => c.type === 'PodScheduled' && c.reason === 'Unschedulable') && this.scriptOf(p)?.outcome !== 'unschedulable') {
+              this.podTimer(p.metadata.uid, TIMING.schedule, () => this.schedule(p.metadata.namespace, p.metadata.name, p.metadata.uid));
+            }
+          }
+        }
+        break;
       case 'batch/Job':
         if (e.type !== 'DELETED') this.queueJob(o.metadata.namespace, o.metadata.name);
         break;
@@ -275,6 +295,7 @@ export class Controllers {
     const rs = ownerOf(p, 'ReplicaSet');
     if (rs) this.queue('rs', ns, rs.name, () => this.syncReplicaSet(ns, rs.name));
     if (e.type === 'ADDED' && !p.spec.nodeName) this.podTimer(uid, TIMING.schedule, () => this.schedule(ns, name, uid));
+    if (e.type !== 'DELETED' && this.externalNodes.has(p.spec.nodeName)) this.evictUntolerated(p);
     // That node's own kubelet stops the containers and deletes the object (grace period 0).
     if (this.externalNodes.has(p.spec.nodeName)) return;
     if (e.type === 'MODIFIED' && p.metadata.deletionTimestamp && !e.old.metadata.deletionTimestamp) {
@@ -304,6 +325,22 @@ export class Controllers {
       this.note('Pod', name, ns, 'Unschedulable');
       return;
     }
+    const fit = this.fittingNode(pod);
+    if (!fit.node) {
+      this.mutate(podT, ns, name, (p) => {
+        p.status.conditions = [cond('PodScheduled', 'False', 'Unschedulable', fit.message, now)];
+      });
+      this.note('Pod', name, ns, 'Unschedulable');
+      return;
+    }
+    if (fit.node !== NODE_NAME) {
+      // Bound to a node agent's node: its own kubelet (the agent) runs the pod and writes its status.
+      this.mutate(podT, ns, name, (p) => {
+        p.spec.nodeName = fit.node;
+        p.status = { ...p.status, phase: 'Pending', conditions: [cond('PodScheduled', 'True', undefined as any, undefined as any, now)] };
+      });
+      return;
+    }
     for (const v of pod.spec.volumes ?? []) if (v.persistentVolumeClaim) this.consumeClaim(ns, v.persistentVolumeClaim.claimName);
     this.mutate(podT, ns, name, (p) => {
       p.spec.nodeName = NODE_NAME;
@@ -321,6 +358,55 @@ export class Controllers {
     });
     const served = this.deploymentScriptOf(pod);
     this.podTimer(uid, TIMING.containerStart, () => (served ? this.serve(ns, name, uid, served.script, served.deployment) : this.startContainers(ns, name, uid, script)));
+  }
+
+  /**
+   * kube-controller-manager's taint eviction: a pod bound to a node with a NoExecute taint it does
+   * not tolerate is deleted (gracefully) at once, even one bound by nodeName without the
+   * scheduler (seen on v1.34: a pod bound to the node agent's node without the toleration of
+   * `kubernetes.io/arch=stackable-linux:NoExecute` was deleted by kube-controller-manager within a
+   * second). Modelled for external nodes (the agent's); tolerationSeconds is not.
+   */
+  private evictUntolerated(pod: any): void {
+    if (pod.metadata.deletionTimestamp || isTerminal(pod)) return;
+    const node = this.store.get(this.T('v1', 'Node'), undefined, pod.spec.nodeName);
+    if (!(node?.spec?.taints ?? []).some((t: any) => t.effect === 'NoExecute' && !tolerated(pod, t))) return;
+    const { namespace, name, uid } = pod.metadata;
+    this.clock.after(0, () => {
+      const p = this.store.get(this.T('v1', 'Pod'), namespace, name);
+      if (p?.metadata.uid !== uid || p.metadata.deletionTimestamp) return;
+      this.delete(this.T('v1', 'Pod'), namespace, name, {});
+      this.note('Pod', name, namespace, 'TaintManagerEviction');
+    });
+  }
+
+  /**
+   * kube-scheduler's filters as far as the simulated pods meet them (as v1.34 applies them): the
+   * node's labels match the pod's nodeSelector, the pod tolerates the node's NoSchedule and
+   * NoExecute taints, and a node agent's node (externalNodes) has room in `status.allocatable.pods`:
+   * a node that reports none takes no pod ("Too many pods"; an agent's Node without allocatable
+   * was never chosen by the real scheduler). The simulator's own node comes first.
+   */
+  private fittingNode(pod: any): { node?: string; message: string } {
+    const nodes = this.store.list(this.T('v1', 'Node')).sort((a, b) => Number(b.metadata.name === NODE_NAME) - Number(a.metadata.name === NODE_NAME));
+    const reasons = new Map<string, number>();
+    const miss = (r: string): void => { reasons.set(r, (reasons.get(r) ?? 0) + 1); };
+    const tolerates = (t: any): boolean => tolerated(pod, t);
+    for (const node of nodes) {
+      const name = node.metadata.name;
+      if (Object.entries(pod.spec.nodeSelector ?? {}).some(([k, v]) => node.metadata.labels?.[k] !== v)) { miss("node(s) didn't match Pod's node affinity/selector"); continue; }
+      const untolerated = (node.spec?.taints ?? []).find((t: any) => ['NoSchedule', 'NoExecute'].includes(t.effect) && !tolerates(t));
+      if (untolerated) { miss(`node(s) had untolerated taint {${untolerated.key}: ${untolerated.value ?? ''}}`); continue; }
+      if (name !== NODE_NAME) {
+        if (!this.externalNodes.has(name)) continue;
+        const bound = this.store.list(this.T('v1', 'Pod')).filter((p) => p.spec.nodeName === name && !isTerminal(p)).length;
+        if (bound >= Number(node.status?.allocatable?.pods ?? 0)) { miss('Too many pods'); continue; }
+      }
+      return { node: name, message: '' };
+    }
+    // Sorted in byte order, as the scheduler's sort.Strings.
+    const why = [...reasons].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([r, n]) => `${n} ${r}`).join(', ');
+    return { message: `0/${nodes.length} nodes are available: ${why}. preemption: 0/${nodes.length} nodes are available: ${nodes.length} Preemption is not helpful for scheduling.` };
   }
 
   private setWaiting(ns: string, name: string, uid: string, reason: string, message: (image: string) => string): void {

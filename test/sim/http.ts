@@ -228,6 +228,12 @@ export function createHandler(d: HttpDeps) {
 
   /** Writes an admitted object (or only computes it for dryRun) and runs the finalizer check. */
   function commit(rt: ResourceType, next: any, dryRun: boolean): any {
+    // A pod condition's lastProbeTime is a metav1.Time, not a pointer: kube-apiserver answers
+    // `lastProbeTime: null` on every condition that has none (seen on v1.34 after the node
+    // agent's pods/status merge patch, which sends none). The agent must take null for absent.
+    if (rt.group === '' && rt.kind === 'Pod' && Array.isArray(next.status?.conditions)) {
+      next.status.conditions = next.status.conditions.map((c: any) => (c && typeof c === 'object' && c.lastProbeTime === undefined ? { ...c, lastProbeTime: null } : c));
+    }
     if (dryRun) return next;
     const stored = store.update(rt, next);
     d.controllers.finalizersChanged(rt, stored);

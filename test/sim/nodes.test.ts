@@ -58,6 +58,10 @@ describe('simulator: what a node agent uses', () => {
     const p = sim.get('v1', 'Pod', 'agent-pod', 'default');
     expect(p.status).toMatchObject(patch.status);
     expect(p.spec.containers[0].command).toEqual(['start.sh']);
+    // A condition sent without lastProbeTime comes back with `lastProbeTime: null`, as kube-apiserver v1.34 answers it.
+    const ready = { type: 'Ready', status: 'True', lastTransitionTime: '2026-01-01T00:00:00Z' };
+    const withCondition = await call(sim, 'PATCH', '/api/v1/namespaces/default/pods/agent-pod/status', { status: { conditions: [ready] } }, 'application/merge-patch+json');
+    expect(withCondition.body.status.conditions).toEqual([{ ...ready, lastProbeTime: null }]);
   });
 
   it('keeps a gracefully deleted pod of an external node terminating until it is deleted with grace period 0', async () => {
@@ -78,5 +82,46 @@ describe('simulator: what a node agent uses', () => {
     const r = await deleting;
     expect(r.stdout.trim()).toBe('pod "agent-pod" deleted');
     expect(r.code).toBe(0);
+  });
+
+  it('schedules a pod that selects and tolerates the agent\'s node there only while its allocatable pods have room (as kube-scheduler v1.34)', async () => {
+    const core = clients(sim).core;
+    const taint = { key: 'kubernetes.io/arch', value: 'stackable-linux' };
+    await call(sim, 'POST', '/api/v1/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: NODE, labels: { 'kubernetes.io/arch': 'stackable-linux' } }, spec: { taints: [{ ...taint, effect: 'NoSchedule' }, { ...taint, effect: 'NoExecute' }] } });
+    const selecting = (name: string) => ({
+      apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'default' },
+      spec: { nodeSelector: { 'kubernetes.io/arch': 'stackable-linux' }, tolerations: [{ ...taint, operator: 'Equal' }], containers: [{ name: 'c', image: 'svc:1', command: ['start.sh'] }] },
+    });
+    const scheduled = (name: string) => sim.get('v1', 'Pod', name, 'default')?.status?.conditions?.find((c: any) => c.type === 'PodScheduled');
+    // A Node without status.allocatable takes no pod, and sim-node-1 does not match the selector.
+    await core.createNamespacedPod({ namespace: 'default', body: selecting('one') as any });
+    const refused = await until(() => scheduled('one'), 'PodScheduled');
+    expect(refused).toMatchObject({ status: 'False', reason: 'Unschedulable' });
+    expect(refused.message).toMatch(/^0\/2 nodes are available: 1 Too many pods, 1 node\(s\) didn't match Pod's node affinity\/selector\./);
+    // Room for one pod: the waiting pod is placed when the node changes; a second one is not.
+    await call(sim, 'PATCH', `/api/v1/nodes/${NODE}/status`, { status: { allocatable: { pods: '1' }, capacity: { pods: '1' } } }, 'application/merge-patch+json');
+    await until(() => sim.get('v1', 'Pod', 'one', 'default').spec.nodeName === NODE, 'one on the agent node');
+    expect(scheduled('one').status).toBe('True');
+    await core.createNamespacedPod({ namespace: 'default', body: selecting('two') as any });
+    expect(await until(() => scheduled('two'), 'two PodScheduled')).toMatchObject({ status: 'False', message: expect.stringMatching(/1 Too many pods/) });
+    // Without the toleration the taint keeps it off.
+    const plain = selecting('three');
+    delete (plain.spec as any).tolerations;
+    await core.createNamespacedPod({ namespace: 'default', body: plain as any });
+    expect((await until(() => scheduled('three'), 'three PodScheduled')).message).toMatch(/1 node\(s\) had untolerated taint \{kubernetes.io\/arch: stackable-linux\}/);
+  });
+
+  it('deletes a pod bound to the agent\'s node that does not tolerate its NoExecute taint (kube-controller-manager\'s taint eviction)', async () => {
+    const core = clients(sim).core;
+    const taint = { key: 'kubernetes.io/arch', value: 'stackable-linux' };
+    // Bound before the node has the taint: evicted once it has.
+    await core.createNamespacedPod({ namespace: 'default', body: pod('early') as any });
+    await core.createNamespacedPod({ namespace: 'default', body: { ...pod('tolerating'), spec: { ...pod('tolerating').spec, tolerations: [{ ...taint, operator: 'Equal' }] } } as any });
+    await call(sim, 'POST', '/api/v1/nodes', { apiVersion: 'v1', kind: 'Node', metadata: { name: NODE }, spec: { taints: [{ ...taint, effect: 'NoSchedule' }, { ...taint, effect: 'NoExecute' }] } });
+    await until(() => sim.get('v1', 'Pod', 'early', 'default').metadata.deletionTimestamp, 'early evicted');
+    await core.createNamespacedPod({ namespace: 'default', body: pod('late') as any });
+    await until(() => sim.get('v1', 'Pod', 'late', 'default').metadata.deletionTimestamp, 'late evicted');
+    expect(sim.get('v1', 'Pod', 'late', 'default').metadata.deletionGracePeriodSeconds).toBe(30);
+    expect(sim.get('v1', 'Pod', 'tolerating', 'default').metadata.deletionTimestamp).toBeUndefined();
   });
 });
