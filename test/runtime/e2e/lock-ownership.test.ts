@@ -140,7 +140,9 @@ describe('the lock: one run or destroy per namespace', () => {
   });
 
   it('the holder renews its Lease while it runs; a run whose lock was removed (unlock) stops before its next step', async () => {
-    sim = await startSimulator({ jobs: { work: { durationMs: 200_000 } } }); // 4 s
+    // 20 s: the unlock below (a second process) must come while the Job still runs; at 4 s a
+    // loaded machine let the Job end first, and the run ended before there was a lock to remove.
+    sim = await startSimulator({ jobs: { work: { durationMs: 1_000_000 } } });
     const dir = writePlan([
       { name: 'namespace', objects: [namespace()] },
       { name: 'work', objects: [job('work', 'sleep 60')], timeoutSeconds: 600 },
