@@ -12,7 +12,8 @@ import { Cluster } from './client';
 import { destroyPlan, destroySummary, renderDestroy, waitGone } from './destroy';
 import { BadInput, RuntimeError } from './errors';
 import { loadKubeConfig } from './kubeconfig';
-import { forceUnlock, releaseHeldLocks, RunLock } from './lock';
+import { describeHolder, forceUnlock, holderOf, LOCK_NAME, releaseHeldLocks, RunLock, staleness } from './lock';
+import type { V1Lease } from '@kubernetes/client-node';
 import { refuses, renderTakeovers, takeovers, upgrades } from './ownership';
 import { openPlanDir, openPlanView, PlanDir } from './plan-dir';
 import { hasChanges, planSteps, renderPlan } from './planview';
@@ -218,6 +219,13 @@ export interface PlanCommandOptions extends CommonOptions {
   readonly verbose?: boolean;
 }
 
+/** The lock `run` would find held (src/runtime/lock.ts): its refusal as `plan` predicts it, or undefined when a run would take it. */
+async function heldLock(cluster: Cluster, namespace: string): Promise<string | undefined> {
+  const lease = await cluster.get<V1Lease>({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', name: LOCK_NAME, namespace }).catch(() => undefined);
+  if (!lease || staleness(lease)) return undefined;
+  return `namespace ${namespace} is locked by ${describeHolder(holderOf(lease))}: run refuses while it holds (--lock-timeout waits for it)`;
+}
+
 export async function planCommand(planDir: string, o: PlanCommandOptions, io: Io): Promise<number> {
   // 2 is both "bad input" and, under --detailed-exitcode, "changes": which one is known here only.
   let changes = false;
@@ -231,11 +239,12 @@ export async function planCommand(planDir: string, o: PlanCommandOptions, io: Io
     // what run refuses or adopts before its first write (src/runtime/safeguards.ts)
     const foreign = await takeovers(cluster, plan, objectsOf);
     const lost = await lostCredentials(cluster, plan);
-    const refused = lost.length > 0 || foreign.some((f) => refuses(f, Boolean(o.adopt), upgrades(plan)));
-    const safety = [...renderTakeovers(foreign, Boolean(o.adopt), upgrades(plan)), ...lost.map((l) => `Refused: ${l.message}`)];
+    const locked = await heldLock(cluster, plan.namespace);
+    const refused = lost.length > 0 || locked !== undefined || foreign.some((f) => refuses(f, Boolean(o.adopt), upgrades(plan)));
+    const safety = [...renderTakeovers(foreign, Boolean(o.adopt), upgrades(plan)), ...lost.map((l) => `Refused: ${l.message}`), ...locked ? [`Refused: ${locked}`] : []];
     const target = targetOf(cluster);
     io.out(mode === 'json'
-      ? machine(o, { plan: plan.name, namespace: plan.namespace, cluster: target, ...r, takeovers: foreign.map(({ ref: _r, ...f }) => f), lostCredentials: lost })
+      ? machine(o, { plan: plan.name, namespace: plan.namespace, cluster: target, ...r, takeovers: foreign.map(({ ref: _r, ...f }) => f), lostCredentials: lost, ...locked ? { locked } : {} })
       : [...safety, renderPlan(plan, r, { verbose: o.verbose, palette: paletteOf(o, io), target })].join('\n') + '\n');
     if (o.out) {
       writeSavedPlan(o.out, { planDir: dir, digest: planDigest(dir, plan), server: cluster.server, options: savedOptionsOf(o.namespace, o), result: r });

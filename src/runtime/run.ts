@@ -125,7 +125,8 @@ interface Started {
  * step, an identity change without its flag), then the destructive changes, approved or not.
  */
 async function decideBeforeWriting(
-  o: RunOptions, plan: RunContext['plan'], objects: ReadonlyMap<string, Manifest[]>, toAdopt: readonly Foreign[], seen: Map<string, KubernetesObject | undefined>,
+  o: RunOptions, plan: RunContext['plan'], objects: ReadonlyMap<string, Manifest[]>, guarded: { toAdopt: readonly Foreign[]; toAsk: readonly Foreign[] },
+  seen: Map<string, KubernetesObject | undefined>,
 ): Promise<PlanResult> {
   const decided = await planSteps(o.cluster, plan, (s) => objects.get(s) ?? [], {
     seen, rerun: o.rerun, prune: o.prune, purgeVolumes: o.purgeVolumes, diff: o.saved !== undefined,
@@ -138,8 +139,9 @@ async function decideBeforeWriting(
   // every requirement of the whole plan and the gates decided now, all at once (steps/preflight.ts)
   const refused = unmetRefusal(decided.unmet, decided.refusals, decided.namespaceFirst);
   if (refused) throw new RuntimeError(refused, EXIT.stepFailed);
-  await approve([...destructiveChanges(decided), ...adoptions(toAdopt)], { ...o, savedPlan: o.saved !== undefined }, o.reporter);
-  await adopt(o.cluster, toAdopt, o.reporter);
+  await approve([...destructiveChanges(decided), ...adoptions(guarded.toAsk)], { ...o, savedPlan: o.saved !== undefined }, o.reporter);
+  // the first write: the run goes on, so what it takes over is marked now (never by a refused run)
+  await adopt(o.cluster, guarded.toAdopt, o.reporter);
   return decided;
 }
 
@@ -174,14 +176,14 @@ async function startRun(o: RunOptions, started: number, dirs: RunDirs): Promise<
   o.reporter.emit({ type: 'run-start', plan: plan.name, runId, runDir, steps: plan.steps.length, ...targetOf(o.cluster) });
   // the lock (deferred past the namespace step of a first install), what is refused outright
   // (src/runtime/safeguards.ts), then what plan decides, asked before the first write
-  const { lock, toAdopt } = await guardRun(o.cluster, plan, (s) => objects.get(s) ?? [], runId, o.reporter, o);
+  const { lock, ...guarded } = await guardRun(o.cluster, plan, (s) => objects.get(s) ?? [], runId, o.reporter, o);
   try {
     const set = applySetOf(plan);
     // A parent of another tool is refused here, before the question and the first step.
     const parentKinds = (await readParent(o.cluster, set)).kinds;
     // what each object was before the run: its apply then says created, updated or unchanged
     const before = new Map<string, KubernetesObject | undefined>();
-    const decided = await decideBeforeWriting(o, plan, objects, toAdopt, before);
+    const decided = await decideBeforeWriting(o, plan, objects, guarded, before);
     const history = await readHistory(o.cluster, plan.namespace);
     const run: RunContext = {
       cluster: o.cluster, reporter: o.reporter, plan, runId, runDir, planDir: o.planDir, connection: o.connection ?? {},
