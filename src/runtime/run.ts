@@ -190,6 +190,7 @@ async function startRun(o: RunOptions, started: number, dirs: RunDirs): Promise<
       deadline: started + (o.timeoutSeconds ?? plan.deadlineSeconds) * 1000,
       facts: {},
       lostFacts: new Map(),
+      stopped: [],
       finished: finishedJobUids(history),
       records: parseRecords(history),
       rerun: o.rerun ?? [],

@@ -9,6 +9,7 @@ import { StepFailed } from '../errors';
 import { evaluateGate } from '../gates';
 import type { Unmet } from '../planview';
 import { satisfyRequirements } from '../secrets';
+import { startAgain } from './actions';
 import type { StepRun } from './context';
 
 /** One unmet requirement or gate as one line: what, in which step, why, and how to fix it. */
@@ -40,16 +41,21 @@ export function unmetRefusal(unmet: readonly Unmet[], refusals: readonly string[
   ].join('\n');
 }
 
+/**
+ * The step's gates, then its requirements. A refusal here writes nothing of the step; what an
+ * earlier step of this run stopped (a gate that can only be decided once nothing runs: restore's
+ * claims) is scaled back first (actions.ts `startAgain`), and the refusal says so.
+ */
 export async function preflightStage(s: StepRun): Promise<void> {
   for (const g of s.step.gates) {
     const res = evaluateGate(g, s.c.facts, s.c.lostFacts);
     s.emit({ type: 'gate', step: s.step.name, ok: res.ok, detail: res.detail });
-    if (!res.ok) await s.fail(`gate refused: ${res.detail}`, [], undefined, [], res.rerun);
+    if (!res.ok) await s.fail(`gate refused: ${res.detail}${await startAgain(s)}`, [], undefined, [], res.rerun);
   }
   try {
     await satisfyRequirements(s.cluster, s.c.plan, s.step.name, s.step.requires, s.c.reporter);
   } catch (e) {
-    if (e instanceof StepFailed) await s.fail(e.message);
+    if (e instanceof StepFailed) await s.fail(`${e.message}${await startAgain(s)}`);
     throw e;
   }
 }
