@@ -23,7 +23,8 @@ import { finishedJobUids, readHistory } from './history';
 import { IdentityChange, IdentityFlags, identityChanges } from './identity';
 import { jobsOf } from './jobs';
 import { Manifest, refOf, sameRef, stampForApply } from './manifests';
-import { decideOneShot, finishedPlanRefusal, OneShotDecision } from './oneshot';
+import { decideOneShot, finishedFlowRefusals, finishedPlanRefusal, OneShotDecision, RefusedDataStep } from './oneshot';
+import type { FlowRecord } from './record';
 import { pruneCandidates, PruneOptions } from './prune';
 import { Limit, limiter, READ_CONCURRENCY } from '../kube/limit';
 import { namespaceTerminating } from './namespace-state';
@@ -32,7 +33,7 @@ import { checkRequirement, fixCommand } from './secrets';
 import { jobPhase } from './readiness/batch_v1_job';
 import type { JobDecision } from './resume';
 import { actionEffect, ActionEffect } from './steps/actions';
-import { unmetLine } from './steps/preflight';
+import { refusalLine, unmetLine } from './steps/preflight';
 import { decideJobs, JobState } from './steps/resume';
 import { Target, targetText } from './target';
 
@@ -233,6 +234,8 @@ interface Walk {
   /** Claims that hold data already (they exist before the run). */
   readonly claimsWithData: string[];
   readonly refusals: string[];
+  /** Data steps a finished flow refuses to run again: said once for all (oneshot.ts `finishedFlowRefusals`). */
+  readonly refusedDataSteps: Array<RefusedDataStep & { record: FlowRecord }>;
   /** Steps of the plan so far that the run runs (not skipped). */
   readonly ran: Set<string>;
   /** Every unmet requirement and refusing gate so far. */
@@ -257,7 +260,7 @@ async function planStep(w: Walk, step: Step, objects: readonly Manifest[]): Prom
   const stop = (reason: string) => { w.stopsAt ??= { step: step.name, reason }; };
   const once = oneShotOf(w, step, objects);
   if (once.action === 'refuse') {
-    w.refusals.push(once.why);
+    w.refusedDataSteps.push({ step: step.name, change: once.change, record: once.record });
     stop(once.why);
   }
   const oneShotSkip = once.action === 'done' || once.action === 'refuse' ? once.why : undefined;
@@ -409,11 +412,8 @@ export async function planSteps(cluster: Cluster, plan: Plan, objectsOf: (step: 
   const parentRefused = parent.refused;
   const rerun = o.rerun ?? [];
   const identity = identityChanges(records.identity, plan, records.identity ? await caFingerprint(cluster, plan.namespace) : undefined, o);
-  const refusals = [
-    ...[terminating, finishedPlanRefusal(plan, records, rerun)].filter((x): x is string => x !== undefined),
-    ...identity.filter((c) => !c.allowed).map((c) => `${c.message}: refused (${c.flag} allows it)`),
-  ];
-  const first = refusals[0];
+  const identityRefusals = identity.filter((c) => !c.allowed).map((c) => `${c.message}: refused (${c.flag} allows it)`);
+  const first = [terminating, finishedPlanRefusal(plan, records, rerun), ...identityRefusals].find((x) => x !== undefined);
   // Every object's read and the pruning's lists start now; with the walk's own reads (one at a
   // time: requirements, Jobs, actions) at most READ_CONCURRENCY in flight.
   const limit = limiter(READ_CONCURRENCY - 1);
@@ -421,11 +421,13 @@ export async function planSteps(cluster: Cluster, plan: Plan, objectsOf: (step: 
   pruning.catch(() => undefined);
   const w: Walk = {
     cluster, facts: {}, lost: new Map(), pending: new Set(), prefetched: prefetch(limit, cluster, plan, objectsOf, records, rerun, set.id, o.diff ?? true, o.seen), finished, rerun, setId: set.id, generated: new Map(),
-    records, plan, diff: o.diff ?? true, seen: o.seen, applied: [], claimsWithData: [], refusals, ran: new Set(), unmet: [],
+    records, plan, diff: o.diff ?? true, seen: o.seen, applied: [], claimsWithData: [], refusals: [], refusedDataSteps: [], ran: new Set(), unmet: [],
     ...(first ? { stopsAt: { step: '(run)', reason: first } } : parentRefused ? { stopsAt: { step: plan.steps[0]?.name ?? '(run)', reason: parentRefused } } : {}),
   };
   const steps: PlannedStep[] = [];
   for (const step of plan.steps) steps.push(await planStep(w, step, objectsOf(step.name)));
+  // each finished flow once, with its data steps listed, not a paragraph per step
+  const refusals = [...terminating ? [terminating] : [], ...finishedFlowRefusals(plan, records, rerun, w.refusedDataSteps), ...identityRefusals];
   const prune = (await pruning)
     .map((i): PlannedObject => ({ object: i.object, action: i.action, detail: i.detail }));
   const namespaceFirst = w.unmet.some((u) => u.object) && !(await cluster.get({ apiVersion: 'v1', kind: 'Namespace', name: plan.namespace }))
@@ -507,7 +509,7 @@ export function renderPlan(plan: Plan, r: PlanResult, o: RenderPlanOptions = {})
   if (allowed.length) lines.push('', 'identity: changes of the recorded server that their flags allow (run asks first)', ...allowed.map((c) => `  ${c.flag}  ${c.message}`));
   lines.push('');
   if (r.refusals.length || r.unmet.length) lines.push(p.red('run would refuse before any write:'), ...(r.namespaceFirst ? [`  first: ${r.namespaceFirst}`] : []),
-    ...r.refusals.map((x) => `  - ${x}`), ...r.unmet.map(unmetLine));
+    ...r.refusals.map(refusalLine), ...r.unmet.map(unmetLine));
   else if (r.stopsAt) lines.push(p.red(`run would stop at step ${r.stopsAt.step}: ${r.stopsAt.reason}`));
   const s = r.summary;
   lines.push(p.bold(`Plan: ${s.create} to create, ${s.update} to update, ${s.delete} to delete, ${s.stop} to stop, ${s.unchanged} unchanged.`));

@@ -18,12 +18,21 @@ export function unmetLine(u: Unmet): string {
   return `  - ${what}${u.fix ? `; make it with: ${u.fix}` : ''}`;
 }
 
+/** A refusal as a bullet: its first line, then each further line (a list) indented under it. */
+export function refusalLine(r: string): string {
+  return `  - ${r.replace(/\n/g, '\n    ')}`;
+}
+
 /**
  * What `run` says when requirements of the plan are not met (and the refusals decided with them):
  * all of them, each once, before anything was written. Undefined when there are none.
  */
 export function unmetRefusal(unmet: readonly Unmet[], refusals: readonly string[], namespaceFirst?: string): string | undefined {
-  if (unmet.length === 0) return refusals.length ? `refused before any write: ${refusals.join('; ')}` : undefined;
+  if (unmet.length === 0) {
+    if (refusals.length === 0) return undefined;
+    if (refusals.length === 1) return `refused before any write: ${refusals[0].replace(/\n/g, '\n  ')}`;
+    return ['refused before any write:', ...refusals.map(refusalLine)].join('\n');
+  }
   const requirements = unmet.filter((u) => u.object).length;
   const rerun = [...new Set(unmet.flatMap((u) => u.rerun ?? []))];
   const gates = unmet.filter((u) => !u.object && !u.rerun).length;
@@ -35,7 +44,7 @@ export function unmetRefusal(unmet: readonly Unmet[], refusals: readonly string[
   return [
     `refused before any write (nothing was changed): ${counted}:`,
     ...(namespaceFirst ? [`  first: ${namespaceFirst}`] : []),
-    ...refusals.map((r) => `  - ${r}`),
+    ...refusals.map(refusalLine),
     ...unmet.map(unmetLine),
     `  then run the same command again${rerun.length ? ` with ${rerun.map((x) => `--rerun ${x}`).join(' ')}` : ''} (\`uyuni-cdk plan\` shows the same list)`,
   ].join('\n');

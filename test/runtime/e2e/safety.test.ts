@@ -176,7 +176,7 @@ describe('a finished migration never runs again', () => {
     // Nor its pre-sync, which would copy over the live claims.
     const prepare = await cli('run', dist('migrate-prepare'), { kubeconfig: sim.kubeconfigPath, yes: true });
     expect(prepare.code).toBe(1);
-    expect(prepare.err).toMatch(/its data step data-presync would run again \(it was not part of it\)/);
+    expect(prepare.err).toMatch(/a finished migration never repeats;[^\n]*\n {2}steps that would run again \(it was not part of it\): data-presync \(--rerun STEP repeats one; it asks first\)/);
     expect(sim.list('batch/v1', 'Job', 'uyuni')).toEqual([]);
   });
 
