@@ -209,6 +209,8 @@ export interface PlanCommandOptions extends CommonOptions {
   readonly adopt?: boolean;
   /** Terraform's `-detailed-exitcode`: 0 no changes, 2 changes, 1 any error (a run that would stop, bad input, an unreachable cluster). */
   readonly detailedExitcode?: boolean;
+  /** `--bookkeeping-drift`: with detailedExitcode, objects to relabel (only bookkeeping labels differ) are changes too. @default false */
+  readonly bookkeepingDrift?: boolean;
   /** As `run --allow-fqdn-change` and the others: predict a run given them. */
   readonly allowFqdnChange?: boolean;
   readonly allowDowngrade?: boolean;
@@ -252,7 +254,7 @@ export async function planCommand(planDir: string, o: PlanCommandOptions, io: Io
     }
     if (!o.detailedExitcode) return EXIT.ok;
     if (r.stopsAt || refused) return EXIT.stepFailed;
-    changes = hasChanges(r) || foreign.length > 0;
+    changes = hasChanges(r, Boolean(o.bookkeepingDrift)) || foreign.length > 0;
     return EXIT.ok;
   });
   if (!o.detailedExitcode) return code;

@@ -17,7 +17,7 @@ import { Cluster, refString } from './client';
 import { ApiError, MissingKind, StepFailed } from './errors';
 import { Facts, factsOfStep, lostFactsText } from './facts';
 import { NO_COLOUR, paintAction, paintDiffLine, Palette } from './colour';
-import { fieldDiff } from './field-diff';
+import { bookkeepingNote, comparableSides, fieldDiff } from './field-diff';
 import { evaluateGate } from './gates';
 import { finishedJobUids, readHistory } from './history';
 import { IdentityChange, IdentityFlags, identityChanges } from './identity';
@@ -38,7 +38,7 @@ import { decideJobs, JobState } from './steps/resume';
 import { Target, targetText } from './target';
 
 export type ObjectAction =
-  | 'create' | 'unchanged' | 'update' | 'recreate' | 'blocked-immutable' | 'skip-complete' | 'skip' | 'running' | 'failed' | 'missing-kind'
+  | 'create' | 'unchanged' | 'update' | 'relabel' | 'recreate' | 'blocked-immutable' | 'skip-complete' | 'skip' | 'running' | 'failed' | 'missing-kind'
   | 'delete' | 'keep';
 
 export interface PlannedObject {
@@ -85,6 +85,12 @@ export interface PlannedStep {
 export interface PlanSummary {
   readonly create: number;
   readonly update: number;
+  /**
+   * Objects whose apply would change only our bookkeeping labels and annotations (after a
+   * migration, the install plan's `uyuni-cdk.io/plan` on every object): written by `run`
+   * (`relabelled`), but not drift for `--detailed-exitcode` unless `--bookkeeping-drift`.
+   */
+  readonly relabel: number;
   readonly delete: number;
   /** Scale-downs of running workloads. */
   readonly stop: number;
@@ -168,6 +174,11 @@ async function plannedUpdate(cluster: Cluster, obj: Manifest, existing: Kubernet
   const ref = refString(refOf(obj));
   try {
     const after = await cluster.apply(stampForApply(obj, existing.metadata?.labels?.[LABELS.run] ?? '', setId), true);
+    const sides = comparableSides(existing, after);
+    // only our bookkeeping labels and annotations: a write, not a change of the object
+    if (sides.live === sides.planned && sides.bookkeeping.labels + sides.bookkeeping.annotations > 0) {
+      return { object: ref, action: 'relabel', detail: bookkeepingNote(sides.bookkeeping).slice(3, -1) };
+    }
     const diff = fieldDiff(existing, after);
     return diff ? { object: ref, action: 'update', diff } : { object: ref, action: 'unchanged' };
   } catch (e) {
@@ -359,6 +370,7 @@ function summarize(steps: readonly PlannedStep[], prune: readonly PlannedObject[
   return {
     create: count('create') + generated.filter((r) => r.detail?.startsWith('created')).length,
     update: count('update', 'recreate') + generated.filter((r) => !r.detail?.startsWith('created')).length + effects('scale'),
+    relabel: count('relabel'),
     delete: count('delete') + effects('delete'),
     stop: effects('stop'),
     unchanged: count('unchanged', 'skip-complete', 'skip', 'running'),
@@ -436,9 +448,12 @@ export async function planSteps(cluster: Cluster, plan: Plan, objectsOf: (step: 
   return { steps, unmet: w.unmet, ...(namespaceFirst ? { namespaceFirst } : {}), prune, summary: summarize(steps, prune), ...(w.stopsAt ? { stopsAt: w.stopsAt } : {}), refusals, identity };
 }
 
-/** Whether `run` would change anything (for `--detailed-exitcode`): objects, credentials, actions, pruning. */
-export function hasChanges(r: PlanResult): boolean {
-  return r.summary.create + r.summary.update + r.summary.delete + r.summary.stop > 0;
+/**
+ * Whether `run` would change anything (for `--detailed-exitcode`): objects, credentials, actions,
+ * pruning; bookkeeping-only relabels only when `bookkeeping` (`--bookkeeping-drift`).
+ */
+export function hasChanges(r: PlanResult, bookkeeping = false): boolean {
+  return r.summary.create + r.summary.update + r.summary.delete + r.summary.stop + (bookkeeping ? r.summary.relabel : 0) > 0;
 }
 
 export interface RenderPlanOptions {
@@ -451,7 +466,7 @@ export interface RenderPlanOptions {
 }
 
 /** Object actions that are counted, not listed, without `-v`: nothing happens to them. */
-const QUIET: ReadonlySet<ObjectAction> = new Set(['unchanged', 'skip']);
+const QUIET: ReadonlySet<ObjectAction> = new Set(['relabel', 'unchanged', 'skip']);
 
 const count = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
@@ -512,6 +527,7 @@ export function renderPlan(plan: Plan, r: PlanResult, o: RenderPlanOptions = {})
     ...r.refusals.map(refusalLine), ...r.unmet.map(unmetLine));
   else if (r.stopsAt) lines.push(p.red(`run would stop at step ${r.stopsAt.step}: ${r.stopsAt.reason}`));
   const s = r.summary;
-  lines.push(p.bold(`Plan: ${s.create} to create, ${s.update} to update, ${s.delete} to delete, ${s.stop} to stop, ${s.unchanged} unchanged.`));
+  const relabel = s.relabel ? `, ${s.relabel} to relabel (bookkeeping labels only)` : '';
+  lines.push(p.bold(`Plan: ${s.create} to create, ${s.update} to update, ${s.delete} to delete, ${s.stop} to stop${relabel}, ${s.unchanged} unchanged.`));
   return lines.join('\n');
 }

@@ -40,7 +40,7 @@ export function idText(id: ObjectId): string {
  * the run label and what the server sets differ), re-created (a Job); applied: the run did not
  * read the object before.
  */
-export type ApplyResult = 'created' | 'updated' | 'unchanged' | 're-created' | 'applied'
+export type ApplyResult = 'created' | 'updated' | 'relabelled' | 'unchanged' | 're-created' | 'applied'
   | 'already running with the same spec: attached' | 'already Complete with the same spec: skipped';
 
 /** What a run changed, as its closing line counts it (terraform's `Apply complete! Resources: …`). */
@@ -49,6 +49,8 @@ export interface RunTally {
   created: number;
   /** Objects updated, credentials completed with keys. */
   updated: number;
+  /** Objects whose apply changed only our bookkeeping labels and annotations (a real write, not a change of the user's fields). */
+  relabelled: number;
   /** Objects deleted: delete actions and pruning. */
   deleted: number;
   /** Scale-downs to 0 of running workloads. */
@@ -164,16 +166,16 @@ const secs = formatDuration;
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
-/** `3 created, 2 updated, 1 deleted, 2 stopped, 4 Jobs run, 71 unchanged`: scaled and applied only when there are any. */
+/** `3 created, 2 updated, 1 deleted, 2 stopped, 4 Jobs run, 71 unchanged`: relabelled, scaled and applied only when there are any. */
 export function tallyText(t: RunTally): string {
   return [
-    `${t.created} created`, `${t.updated} updated`, `${t.deleted} deleted`, `${t.stopped} stopped`,
+    `${t.created} created`, `${t.updated} updated`, ...(t.relabelled ? [`${t.relabelled} relabelled`] : []), `${t.deleted} deleted`, `${t.stopped} stopped`,
     ...(t.scaled ? [`${t.scaled} scaled`] : []), plural(t.jobsRun, 'Job run', 'Jobs run'), `${t.unchanged} unchanged`,
     ...(t.applied ? [`${t.applied} applied without comparing`] : []),
   ].join(', ');
 }
 
-const emptyTally = (): RunTally => ({ created: 0, updated: 0, deleted: 0, stopped: 0, scaled: 0, jobsRun: 0, unchanged: 0, applied: 0 });
+const emptyTally = (): RunTally => ({ created: 0, updated: 0, relabelled: 0, deleted: 0, stopped: 0, scaled: 0, jobsRun: 0, unchanged: 0, applied: 0 });
 
 /** Counts one event into the run's tally. */
 function count(t: RunTally, ev: RunEvent): void {
@@ -182,6 +184,7 @@ function count(t: RunTally, ev: RunEvent): void {
     if (job && (ev.result === 'created' || ev.result === 're-created' || ev.result.endsWith('attached'))) t.jobsRun++;
     else if (ev.result === 'created') t.created++;
     else if (ev.result === 'updated') t.updated++;
+    else if (ev.result === 'relabelled') t.relabelled++;
     else if (ev.result === 'unchanged') t.unchanged++;
     else if (ev.result === 'applied') t.applied++;
   } else if (ev.type === 'requirement') {
@@ -456,7 +459,7 @@ export class Reporter {
           return out.join('\n');
         }
         const out = [p.red(`run failed (exit ${ev.exitCode}) after ${secs(ev.elapsedSeconds)}${ev.message ? `: ${ev.message}` : ''}`)];
-        const changed = t.created + t.updated + t.deleted + t.stopped + t.scaled + t.jobsRun + t.applied;
+        const changed = t.created + t.updated + t.relabelled + t.deleted + t.stopped + t.scaled + t.jobsRun + t.applied;
         if (changed) out.push(`  changed before it stopped: ${tallyText(t)}`);
         if (ev.runDir) out.push(`  logs and events: ${ev.runDir}`);
         if (ev.next) out.push(ev.stillStarting ? `  next: nothing to fix; the same command waits on: ${ev.next}` : `  next: fix the cause, then ${ev.next}`);
