@@ -103,7 +103,10 @@ export interface PlanSummary {
  * write (docs/runtime.md, "Preflight, interruptions and the next command").
  */
 export interface Unmet {
+  /** The first step that needs it. */
   readonly step: string;
+  /** Every step that needs it, when more than one does (the object is listed once). */
+  readonly steps?: readonly string[];
   /** `Secret uyuni/uyuni-migration-key`; absent for a gate. */
   readonly object?: string;
   /** What is wrong, with the plan's message. */
@@ -261,10 +264,13 @@ function oneShotOf(w: Walk, step: Step, objects: readonly Manifest[]): OneShotDe
   return decideOneShot(step, oneShotHash(step, objects), w.plan, w.records, w.rerun);
 }
 
-/** An action on an object that an earlier step applies finds it as applied. */
+/** An action on an object that an earlier step applies finds it as applied (and says so, not `exists`). */
 async function plannedAction(w: Walk, a: Step['actions'][number]): Promise<PlannedAction> {
   const earlier = [...w.applied].reverse().find((m) => sameRef(refOf(m), a.object));
-  return actionEffect(a, earlier ?? await w.cluster.get(a.object));
+  if (!earlier) return actionEffect(a, await w.cluster.get(a.object));
+  const e = actionEffect(a, earlier);
+  const by = earlier.metadata.labels?.[LABELS.step];
+  return e.effect === 'delete' ? { ...e, why: `made by step ${by ?? 'an earlier step'} of this run` } : e;
 }
 
 async function planStep(w: Walk, step: Step, objects: readonly Manifest[]): Promise<PlannedStep> {
@@ -332,7 +338,10 @@ async function planStep(w: Walk, step: Step, objects: readonly Manifest[]): Prom
     if (p.action === 'generate') w.generated.set(p.object, step.name);
     if (p.action === 'missing') {
       stop(`${p.object} ${p.detail}`);
-      w.unmet.push({ step: step.name, object: p.object, reason: p.detail ?? 'is missing', ...(fix ? { fix } : {}) });
+      // one object several steps need: listed once, naming them all
+      const i = w.unmet.findIndex((u) => u.object === p.object);
+      if (i < 0) w.unmet.push({ step: step.name, object: p.object, reason: p.detail ?? 'is missing', ...(fix ? { fix } : {}) });
+      else w.unmet[i] = { ...w.unmet[i], steps: [...w.unmet[i].steps ?? [w.unmet[i].step], step.name] };
     }
     requires.push(p.action === 'generate' && w.claimsWithData.length > 0 ? { ...p, besideData: true } : p);
   }
@@ -511,7 +520,8 @@ export function renderPlan(plan: Plan, r: PlanResult, o: RenderPlanOptions = {})
     if (s.oneShot) lines.push(`  one-shot  a data step of the ${s.oneShot}: runs once${s.rerunDataStep ? ` (${s.rerunDataStep})` : ''}`);
     for (const a of s.actions) {
       const what = a.effect === 'none' ? 'not done' : a.effect;
-      lines.push(`  action    ${paintAction(what, what.padEnd(8), p)} ${a.action} ${a.object}  (${a.why})`);
+      // `delete  Job/x`, not `delete  delete Job/x`; `stop  scale to 0 Deployment/x`
+      lines.push(`  action    ${paintAction(what, what.padEnd(8), p)} ${a.action === a.effect ? '' : `${a.action} `}${a.object}  (${a.why})`);
     }
     objectLines(s.objects);
     lines.push(...waitLines(s.waits, verbose));

@@ -14,7 +14,8 @@ import type { StepRun } from './context';
 
 /** One unmet requirement or gate as one line: what, in which step, why, and how to fix it. */
 export function unmetLine(u: Unmet): string {
-  const what = u.object ? `${u.object} (step ${u.step}) ${u.reason}` : `step ${u.step}: ${u.reason}`;
+  const steps = u.steps && u.steps.length > 1 ? `steps ${u.steps.join(', ')}` : `step ${u.step}`;
+  const what = u.object ? `${u.object} (${steps}) ${u.reason}` : `step ${u.step}: ${u.reason}`;
   return `  - ${what}${u.fix ? `; make it with: ${u.fix}` : ''}`;
 }
 
