@@ -31,7 +31,7 @@ import { jobPhase } from './readiness/batch_v1_job';
 import type { RunLock } from './lock';
 import type { Foreign } from './ownership';
 import { adopt, guardRun, SafeguardOptions } from './safeguards';
-import { openAttempt, pruneSeries } from './run-dirs';
+import { listSeries, openAttempt, pruneSeries } from './run-dirs';
 import { RunContext, runStep } from './steps';
 import { ReportedStepFailure } from './steps/context';
 import { notesEvent } from './steps/finish';
@@ -145,8 +145,8 @@ async function decideBeforeWriting(
   return decided;
 }
 
-/** The default runs directory and the series this attempt is in (none with `--run-dir`): retention after the run. */
-interface RunDirs { runs?: string; series?: string }
+/** The default runs directory, the series this attempt is in and the attempt's directory (none with `--run-dir`): retention after the run. */
+interface RunDirs { runs?: string; series?: string; attempt?: string }
 
 /** Everything before the first step: the plan read and checked, the cluster reached, the run directory made. */
 async function startRun(o: RunOptions, started: number, dirs: RunDirs): Promise<Started> {
@@ -170,6 +170,7 @@ async function startRun(o: RunOptions, started: number, dirs: RunDirs): Promise<
     dirs.runs = defaultRunsDir(plan.namespace, plan.name);
     const attempt = openAttempt(dirs.runs, runId, plan);
     dirs.series = attempt.series;
+    dirs.attempt = attempt.dir;
     runDir = attempt.dir;
   }
   o.reporter.recordTo(path.join(runDir, 'events.jsonl'));
@@ -291,7 +292,26 @@ export async function runPlan(o: RunOptions): Promise<number> {
   } finally {
     await lock?.release();
     r.close();
-    if (dirs.runs && dirs.series) pruneRuns(dirs.runs, o.keepRuns ?? RUN_DEFAULTS.keepRuns, dirs.series);
+    // refused (or failed) before its first step: it changed nothing, so it is no attempt of the series
+    if (!begun) forgetAttempt(dirs);
+    else if (dirs.runs && dirs.series) pruneRuns(dirs.runs, o.keepRuns ?? RUN_DEFAULTS.keepRuns, dirs.series);
+  }
+}
+
+/**
+ * A run that ended before its first step (a refusal, the lock held, a changed saved plan) leaves
+ * no attempt in its series (and no series it opened): what it said is on the screen, and a resume
+ * or the next series is not made of refusals.
+ */
+function forgetAttempt(dirs: RunDirs): void {
+  if (!dirs.attempt || !dirs.series) return;
+  try {
+    fs.rmSync(dirs.attempt, { recursive: true, force: true });
+    if (listSeries(path.dirname(dirs.series)).find((s) => path.resolve(s.dir) === path.resolve(dirs.series!))?.attempts.length === 0) {
+      fs.rmSync(dirs.series, { recursive: true, force: true });
+    }
+  } catch {
+    // left for retention
   }
 }
 

@@ -1,9 +1,11 @@
 /**
  * Smaller items of issue 38 (point 8) around plan and run output.
  */
+import * as fs from 'fs';
 import * as path from 'path';
 import { startSimulator, Simulator } from '../../sim';
-import { cli, ROOT } from './harness';
+import { cli, ROOT, tmpDir } from './harness';
+import { job, namespace, NS, writePlan } from '../plans';
 
 const dist = (p: string) => path.join(ROOT, 'dist', p);
 const count = (text: string, s: string) => text.split(s).length - 1;
@@ -34,5 +36,38 @@ describe('plan', () => {
     expect(r.code).toBe(1);
     expect(r.err).toContain('3 requirements are not met');
     expect(count(r.err, 'ConfigMap uyuni-proxy/proxy-configmap')).toBe(1);
+  });
+});
+
+describe('run series', () => {
+  const state = tmpDir('uyuni-state-');
+  const saved = process.env.XDG_STATE_HOME;
+  beforeAll(() => { process.env.XDG_STATE_HOME = state; });
+  afterAll(() => {
+    if (saved === undefined) delete process.env.XDG_STATE_HOME;
+    else process.env.XDG_STATE_HOME = saved;
+  });
+  /** The series directories of the plan and what is in each (attempts; series.json left out). */
+  const series = () => {
+    const runs = path.join(state, 'uyuni-cdk', NS, 'install');
+    if (!fs.existsSync(runs)) return {};
+    return Object.fromEntries(fs.readdirSync(runs).map((s) => [s, fs.readdirSync(path.join(runs, s)).filter((f) => f !== 'series.json').length]));
+  };
+
+  it('a run refused before its first step is no attempt of the series, and opens none', async () => {
+    sim = await startSimulator({ jobs: { work: { outcome: 'fail', exitCode: 2, logs: ['broken'] } } });
+    const needs = [{ kind: 'ConfigMap' as const, name: 'site', namespace: NS, keys: ['a'], ifMissing: 'fail' as const }];
+    const dir = writePlan([{ name: 'namespace', objects: [namespace()] }, { name: 'work', objects: [job('work')], requires: needs }]);
+    const refused = await cli('run', dir, { kubeconfig: sim.kubeconfigPath, runDir: undefined });
+    expect(refused.err).toContain('refused before any write');
+    expect(series()).toEqual({});
+    sim.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'site', namespace: NS }, data: { a: '1' } });
+    // a run whose step fails: the first attempt of a series
+    expect((await cli('run', dir, { kubeconfig: sim.kubeconfigPath, runDir: undefined })).code).toBe(1);
+    expect(Object.values(series())).toEqual([1]);
+    // refused meanwhile (the site ConfigMap gone again): still one attempt
+    await fetch(`${sim.url}/api/v1/namespaces/${NS}/configmaps/site`, { method: 'DELETE' });
+    expect((await cli('run', dir, { kubeconfig: sim.kubeconfigPath, runDir: undefined })).err).toContain('refused before any write');
+    expect(Object.values(series())).toEqual([1]);
   });
 });
