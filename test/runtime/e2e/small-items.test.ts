@@ -4,8 +4,8 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { startSimulator, Simulator } from '../../sim';
-import { cli, ROOT, tmpDir } from './harness';
-import { job, namespace, NS, writePlan } from '../plans';
+import { cli, ROOT, spawnCli, tmpDir } from './harness';
+import { job, namespace, NS, service, writePlan } from '../plans';
 
 const dist = (p: string) => path.join(ROOT, 'dist', p);
 const count = (text: string, s: string) => text.split(s).length - 1;
@@ -69,5 +69,24 @@ describe('run series', () => {
     await fetch(`${sim.url}/api/v1/namespaces/${NS}/configmaps/site`, { method: 'DELETE' });
     expect((await cli('run', dir, { kubeconfig: sim.kubeconfigPath, runDir: undefined })).err).toContain('refused before any write');
     expect(Object.values(series())).toEqual([1]);
+  });
+});
+
+describe('saved plans', () => {
+  it('record the plan directory relative to the saved file: run FILE works from another directory, the two moved together', async () => {
+    sim = await startSimulator();
+    const root = tmpDir('uyuni-saved-');
+    const dir = writePlan([{ name: 'namespace', objects: [namespace()] }, { name: 'server', objects: [service('uyuni')] }], { dir: path.join(root, 'dist', 'install') });
+    fs.mkdirSync(path.join(root, 'plans'));
+    const file = path.join(root, 'plans', 'install.plan');
+    expect((await cli('plan', dir, { kubeconfig: sim.kubeconfigPath, out: file })).code).toBe(0);
+    expect(JSON.parse(fs.readFileSync(file, 'utf8')).planDir).toBe(path.join('..', 'dist', 'install'));
+    // the checkout moved: the saved plan and its plan directory go together
+    const moved = `${root}-moved`;
+    fs.renameSync(root, moved);
+    const r = await spawnCli(['run', path.join(moved, 'plans', 'install.plan'), '--kubeconfig', sim.kubeconfigPath, '--run-dir', tmpDir()]).done;
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    expect(sim.get('v1', 'Service', 'uyuni', NS)).toBeDefined();
   });
 });
