@@ -39,6 +39,18 @@ describe('plan', () => {
   });
 });
 
+describe('status of a folder of many plans (a temp folder)', () => {
+  it('counts them and names three, not every one in one line', async () => {
+    sim = await startSimulator();
+    const folder = tmpDir('uyuni-many-');
+    for (let i = 0; i < 12; i++) writePlan([{ name: 'namespace', objects: [namespace()] }], { dir: path.join(folder, `uyuni-plan-${String(i).padStart(2, '0')}`) });
+    const r = await cli('status', folder, { kubeconfig: sim.kubeconfigPath });
+    expect(r.code).toBe(2);
+    const p = (i: string) => path.join(folder, `uyuni-plan-${i}`);
+    expect(r.err).toBe(`uyuni-cdk: ${folder}: not a plan directory but holds 12 plans, e.g. ${p('00')}, ${p('01')}, ${p('02')}: pass one of them\n`);
+  });
+});
+
 describe('run series', () => {
   const state = tmpDir('uyuni-state-');
   const saved = process.env.XDG_STATE_HOME;
