@@ -19,7 +19,7 @@ import { openPlanDir, openPlanView, PlanDir } from './plan-dir';
 import { hasChanges, planSteps, renderPlan } from './planview';
 import { stringify } from 'yaml';
 import { paletteFor, Palette } from './colour';
-import { OutputMode, Reporter } from './progress';
+import { objectId, OutputMode, Reporter } from './progress';
 import { interruptRun, RunOptions, RunState, runPlan, timestamp } from './run';
 import { isSavedPlan, planDigest, readSavedPlan, savedOptionsOf, writeSavedPlan } from './saved-plan';
 import { lostCredentials } from './secrets';
@@ -246,7 +246,7 @@ export async function planCommand(planDir: string, o: PlanCommandOptions, io: Io
     const safety = [...renderTakeovers(foreign, Boolean(o.adopt), upgrades(plan)), ...lost.map((l) => `Refused: ${l.message}`), ...locked ? [`Refused: ${locked}`] : []];
     const target = targetOf(cluster);
     io.out(mode === 'json'
-      ? machine(o, { plan: plan.name, namespace: plan.namespace, cluster: target, ...r, takeovers: foreign.map(({ ref: _r, ...f }) => f), lostCredentials: lost, ...locked ? { locked } : {} })
+      ? machine(o, { plan: plan.name, namespace: plan.namespace, cluster: target, ...r, takeovers: foreign.map(({ ref, ...f }) => ({ ...f, id: objectId(ref) })), lostCredentials: lost, ...locked ? { locked } : {} })
       : [...safety, renderPlan(plan, r, { verbose: o.verbose, palette: paletteOf(o, io), target })].join('\n') + '\n');
     if (o.out) {
       writeSavedPlan(o.out, { planDir: dir, digest: planDigest(dir, plan), server: cluster.server, options: savedOptionsOf(o.namespace, o), result: r });

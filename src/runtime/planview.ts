@@ -36,6 +36,7 @@ import { actionEffect, ActionEffect } from './steps/actions';
 import { refusalLine, unmetLine } from './steps/preflight';
 import { decideJobs, JobState } from './steps/resume';
 import { Target, targetText } from './target';
+import { ObjectId, objectId } from './progress';
 
 export type ObjectAction =
   | 'create' | 'unchanged' | 'update' | 'relabel' | 'recreate' | 'blocked-immutable' | 'skip-complete' | 'skip' | 'running' | 'failed' | 'missing-kind'
@@ -43,6 +44,8 @@ export type ObjectAction =
 
 export interface PlannedObject {
   readonly object: string;
+  /** The object as run's JSON events name it: `{kind, name, namespace}`. */
+  readonly id?: ObjectId;
   readonly action: ObjectAction;
   readonly detail?: string;
   /** For `update`: the unified YAML diff from the live object to the dry run's (Secret values masked). */
@@ -56,14 +59,16 @@ export type RequirementAction = 'present' | 'generate' | 'missing' | 'made-earli
 
 export interface PlannedRequirement {
   readonly object: string;
+  /** The Secret or ConfigMap as run's JSON events name objects. */
+  readonly id?: ObjectId;
   readonly action: RequirementAction;
   readonly detail?: string;
   /** `generate` while claims of the plan hold data already: new credentials the data does not know. */
   readonly besideData?: boolean;
 }
 
-/** A step action as `run` would do it: `effect` none when it holds already (then it is not done). */
-export type PlannedAction = ActionEffect;
+/** A step action as `run` would do it: `effect` none when it holds already (then it is not done); `id` its object. */
+export type PlannedAction = ActionEffect & { readonly id?: ObjectId };
 
 export interface PlannedStep {
   readonly name: string;
@@ -109,6 +114,8 @@ export interface Unmet {
   readonly steps?: readonly string[];
   /** `Secret uyuni/uyuni-migration-key`; absent for a gate. */
   readonly object?: string;
+  /** The same as run's JSON events name objects. */
+  readonly id?: ObjectId;
   /** What is wrong, with the plan's message. */
   readonly reason: string;
   /** The command that fixes it, when the plan's message does not carry one. */
@@ -340,14 +347,14 @@ async function planStep(w: Walk, step: Step, objects: readonly Manifest[]): Prom
       stop(`${p.object} ${p.detail}`);
       // one object several steps need: listed once, naming them all
       const i = w.unmet.findIndex((u) => u.object === p.object);
-      if (i < 0) w.unmet.push({ step: step.name, object: p.object, reason: p.detail ?? 'is missing', ...(fix ? { fix } : {}) });
+      if (i < 0) w.unmet.push({ step: step.name, object: p.object, id: objectId(r), reason: p.detail ?? 'is missing', ...(fix ? { fix } : {}) });
       else w.unmet[i] = { ...w.unmet[i], steps: [...w.unmet[i].steps ?? [w.unmet[i].step], step.name] };
     }
-    requires.push(p.action === 'generate' && w.claimsWithData.length > 0 ? { ...p, besideData: true } : p);
+    requires.push({ ...p, id: objectId(r), ...p.action === 'generate' && w.claimsWithData.length > 0 ? { besideData: true } : {} });
   }
   const actions: PlannedAction[] = [];
   for (const a of step.actions) {
-    actions.push(skipWhy ? { ...actionEffect(a, undefined), effect: 'none', why: 'the step is skipped' } : await plannedAction(w, a));
+    actions.push({ ...skipWhy ? { ...actionEffect(a, undefined), effect: 'none' as const, why: 'the step is skipped' } : await plannedAction(w, a), id: objectId(a.object) });
   }
   const other = planned.find((o) => REFUSING.has(o.action));
   if (other) stop(`${other.object}: ${other.detail ?? other.action}`);
@@ -362,7 +369,7 @@ async function planStep(w: Walk, step: Step, objects: readonly Manifest[]): Prom
     ...(skipWhy ? { skipped: skipWhy } : {}),
     ...(step.oneShot ? { oneShot: step.oneShot } : {}),
     ...(once.action === 'rerun' ? { rerunDataStep: once.why } : {}),
-    objects: planned,
+    objects: planned.map((p, i) => ({ ...p, id: objectId(refOf(objects[i])) })),
     waits: step.waits.map((x) => `${refString(x.object)} ${x.for}`),
     gates: gates.map((g) => g.line),
     requires,
@@ -450,7 +457,7 @@ export async function planSteps(cluster: Cluster, plan: Plan, objectsOf: (step: 
   // each finished flow once, with its data steps listed, not a paragraph per step
   const refusals = [...terminating ? [terminating] : [], ...finishedFlowRefusals(plan, records, rerun, w.refusedDataSteps), ...identityRefusals];
   const prune = (await pruning)
-    .map((i): PlannedObject => ({ object: i.object, action: i.action, detail: i.detail }));
+    .map((i): PlannedObject => ({ object: i.object, id: objectId(i.ref), action: i.action, detail: i.detail }));
   const namespaceFirst = w.unmet.some((u) => u.object) && !(await cluster.get({ apiVersion: 'v1', kind: 'Namespace', name: plan.namespace }))
     ? `namespace ${plan.namespace} does not exist yet: make it first with: kubectl create namespace ${plan.namespace} (run takes over a namespace made by hand)`
     : undefined;

@@ -39,6 +39,24 @@ describe('plan', () => {
   });
 });
 
+describe('plan --output json', () => {
+  it("names each object, action, requirement and unmet one as run's JSON events do: {kind, name, namespace}", async () => {
+    sim = await startSimulator();
+    const json = JSON.parse((await cli('plan', dist('migrate'), { kubeconfig: sim.kubeconfigPath, output: 'json' })).out);
+    const step = (name: string) => json.steps.find((x: any) => x.name === name);
+    expect(step('namespace').objects[0]).toMatchObject({ object: 'Namespace/uyuni', id: { kind: 'Namespace', name: 'uyuni' } });
+    expect(step('volumes').objects[0].id).toEqual({ kind: 'PersistentVolumeClaim', name: 'var-cobbler', namespace: 'uyuni' });
+    expect(step('cleanup').actions[0].id).toEqual({ kind: 'PersistentVolumeClaim', name: 'migration-data', namespace: 'uyuni' });
+    expect(step('data-sync').requires[0].id).toEqual({ kind: 'Secret', name: 'uyuni-migration-key', namespace: 'uyuni' });
+    expect(json.unmet[0].id).toEqual({ kind: 'Secret', name: 'uyuni-migration-key', namespace: 'uyuni' });
+    // the same shape as a run's events
+    const dir = writePlan([{ name: 'namespace', objects: [namespace()] }, { name: 'server', objects: [service('uyuni')] }]);
+    const planned = JSON.parse((await cli('plan', dir, { kubeconfig: sim.kubeconfigPath, output: 'json' })).out);
+    const run = (await cli('run', dir, { kubeconfig: sim.kubeconfigPath, output: 'json' })).out.trim().split('\n').map((l) => JSON.parse(l));
+    expect(run.find((e) => e.type === 'apply' && e.object.kind === 'Service').object).toEqual(planned.steps[1].objects[0].id);
+  });
+});
+
 describe('status of a folder of many plans (a temp folder)', () => {
   it('counts them and names three, not every one in one line', async () => {
     sim = await startSimulator();
