@@ -128,6 +128,11 @@ export type RunEvent =
     stillStarting?: boolean;
     /** What the run changed (the Reporter counts it from the events before; given: these counts). */
     resources?: RunTally;
+    /**
+     * A run that resumed a series (src/runtime/run-dirs.ts): how many attempts it has now, and
+     * what they changed together, this one included (the closing line counts the series).
+     */
+    series?: { attempts: number; resources: RunTally };
   }
   /** After a successful run of a plan with notes (install, migrate): its notes, and the command that prints the admin password. */
   | { type: 'notes'; notes: PlanNotes; adminPasswordCommand?: string }
@@ -173,6 +178,18 @@ export function tallyText(t: RunTally): string {
     ...(t.scaled ? [`${t.scaled} scaled`] : []), plural(t.jobsRun, 'Job run', 'Jobs run'), `${t.unchanged} unchanged`,
     ...(t.applied ? [`${t.applied} applied without comparing`] : []),
   ].join(', ');
+}
+
+/** What a run's events (an attempt's events.jsonl) say it changed, as its closing line counted it. */
+export function tallyOf(events: readonly RunEvent[]): RunTally {
+  const t = emptyTally();
+  for (const ev of events) count(t, ev);
+  return t;
+}
+
+/** Two tallies added. */
+export function addTallies(a: RunTally, b: RunTally): RunTally {
+  return Object.fromEntries(Object.keys(a).map((k) => [k, a[k as keyof RunTally] + b[k as keyof RunTally]])) as unknown as RunTally;
 }
 
 const emptyTally = (): RunTally => ({ created: 0, updated: 0, relabelled: 0, deleted: 0, stopped: 0, scaled: 0, jobsRun: 0, unchanged: 0, applied: 0 });
@@ -450,7 +467,8 @@ export class Reporter {
       }
       case 'run-done': {
         const t = ev.resources ?? this.tally;
-        if (ev.status === 'done') return p.green(`Run complete in ${secs(ev.elapsedSeconds)}: ${tallyText(t)}.`);
+        const series = ev.series ? ` Over its series of ${ev.series.attempts} attempts: ${tallyText(ev.series.resources)}.` : '';
+        if (ev.status === 'done') return p.green(`Run complete in ${secs(ev.elapsedSeconds)}: ${tallyText(t)}${ev.series ? ' (this attempt)' : ''}.${series}`);
         if (ev.status === 'interrupted') {
           const out = [`uyuni-cdk: interrupted (${ev.signal}) after ${secs(ev.elapsedSeconds)}. Run the same command again to resume: finished steps are skipped, running Jobs attached to.`];
           for (const r of ev.stillRunning ?? []) out.push(`  still running in the cluster: ${idText(r.object)} (it goes on without the run; to stop it: ${r.stop})`);
@@ -460,7 +478,8 @@ export class Reporter {
         }
         const out = [p.red(`run failed (exit ${ev.exitCode}) after ${secs(ev.elapsedSeconds)}${ev.message ? `: ${ev.message}` : ''}`)];
         const changed = t.created + t.updated + t.relabelled + t.deleted + t.stopped + t.scaled + t.jobsRun + t.applied;
-        if (changed) out.push(`  changed before it stopped: ${tallyText(t)}`);
+        if (changed) out.push(`  changed before it stopped: ${tallyText(t)}${ev.series ? ' (this attempt)' : ''}`);
+        if (ev.series) out.push(`  over its series of ${ev.series.attempts} attempts: ${tallyText(ev.series.resources)}`);
         if (ev.runDir) out.push(`  logs and events: ${ev.runDir}`);
         if (ev.next) out.push(ev.stillStarting ? `  next: nothing to fix; the same command waits on: ${ev.next}` : `  next: fix the cause, then ${ev.next}`);
         return out.join('\n');

@@ -26,7 +26,7 @@ import { Manifest, refOf } from './manifests';
 import { Connection, nextCommand } from './next-command';
 import { openPlanDir } from './plan-dir';
 import { memberKinds, pruneCandidates } from './prune';
-import { ObjectId, objectId, Reporter } from './progress';
+import { addTallies, ObjectId, objectId, Reporter, RunEvent, RunTally, tallyOf } from './progress';
 import { jobPhase } from './readiness/batch_v1_job';
 import type { RunLock } from './lock';
 import type { Foreign } from './ownership';
@@ -269,7 +269,7 @@ export async function runPlan(o: RunOptions): Promise<number> {
     state.ended = true;
     const notes = notesEvent(run);
     if (notes) r.emit(notes);
-    r.emit({ type: 'run-done', status: 'done', exitCode: EXIT.ok, elapsedSeconds: elapsedSeconds() });
+    r.emit({ type: 'run-done', status: 'done', exitCode: EXIT.ok, elapsedSeconds: elapsedSeconds(), ...seriesOf(dirs, r.tally) });
     runDone = true;
     return EXIT.ok;
   } catch (e) {
@@ -286,7 +286,7 @@ export async function runPlan(o: RunOptions): Promise<number> {
     const after = begun ? { runDir: begun.runDir, ...(next ? { next } : {}), ...(e instanceof StepFailed && e.stillStarting ? { stillStarting: true } : {}) } : {};
     if (state.ended) return code;
     state.ended = true;
-    if (!runDone) r.emit({ type: 'run-done', status: 'failed', exitCode: code, elapsedSeconds: elapsedSeconds(), message, ...after });
+    if (!runDone) r.emit({ type: 'run-done', status: 'failed', exitCode: code, elapsedSeconds: elapsedSeconds(), message, ...after, ...begun ? seriesOf(dirs, r.tally) : {} });
     o.onFailure?.(e);
     return code;
   } finally {
@@ -296,6 +296,28 @@ export async function runPlan(o: RunOptions): Promise<number> {
     if (!begun) forgetAttempt(dirs);
     else if (dirs.runs && dirs.series) pruneRuns(dirs.runs, o.keepRuns ?? RUN_DEFAULTS.keepRuns, dirs.series);
   }
+}
+
+/**
+ * A run that resumes a series: how many attempts it has with this one, and what they changed
+ * together (each earlier attempt's events.jsonl counted as its closing line counted it). Nothing
+ * for the first attempt, nor with `--run-dir`.
+ */
+function seriesOf(dirs: RunDirs, tally: RunTally): { series?: { attempts: number; resources: RunTally } } {
+  if (!dirs.series || !dirs.attempt) return {};
+  const series = listSeries(path.dirname(dirs.series)).find((s) => path.resolve(s.dir) === path.resolve(dirs.series!));
+  const earlier = (series?.attempts ?? []).filter((a) => path.resolve(a) !== path.resolve(dirs.attempt!));
+  if (earlier.length === 0) return {};
+  let resources = { ...tally };
+  for (const a of earlier) {
+    try {
+      const events = fs.readFileSync(path.join(a, 'events.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as RunEvent);
+      resources = addTallies(resources, tallyOf(events));
+    } catch {
+      // an attempt without readable events (killed while writing): counted as nothing
+    }
+  }
+  return { series: { attempts: earlier.length + 1, resources } };
 }
 
 /**

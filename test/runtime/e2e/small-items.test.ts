@@ -84,7 +84,7 @@ describe('run series', () => {
     return Object.fromEntries(fs.readdirSync(runs).map((s) => [s, fs.readdirSync(path.join(runs, s)).filter((f) => f !== 'series.json').length]));
   };
 
-  it('a run refused before its first step is no attempt of the series, and opens none', async () => {
+  it('a run refused before its first step is no attempt of the series, and opens none; the closing line counts the series', async () => {
     sim = await startSimulator({ jobs: { work: { outcome: 'fail', exitCode: 2, logs: ['broken'] } } });
     const needs = [{ kind: 'ConfigMap' as const, name: 'site', namespace: NS, keys: ['a'], ifMissing: 'fail' as const }];
     const dir = writePlan([{ name: 'namespace', objects: [namespace()] }, { name: 'work', objects: [job('work')], requires: needs }]);
@@ -99,6 +99,14 @@ describe('run series', () => {
     await fetch(`${sim.url}/api/v1/namespaces/${NS}/configmaps/site`, { method: 'DELETE' });
     expect((await cli('run', dir, { kubeconfig: sim.kubeconfigPath, runDir: undefined })).err).toContain('refused before any write');
     expect(Object.values(series())).toEqual([1]);
+
+    // the resume that finishes it: its closing line counts this attempt, then the series (the refusal not in it)
+    sim.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'site', namespace: NS }, data: { a: '1' } });
+    sim.setJob('work', { outcome: 'succeed', logs: ['fixed'] });
+    const done = await cli('run', dir, { kubeconfig: sim.kubeconfigPath, runDir: undefined, rerun: ['work'] });
+    expect(done.code).toBe(0);
+    expect(Object.values(series())).toEqual([2]);
+    expect(done.out).toMatch(/Run complete in [\d.]+s: 0 created, 0 updated, 0 deleted, 0 stopped, 1 Job run, 1 unchanged \(this attempt\)\. Over its series of 2 attempts: 1 created, 0 updated, 0 deleted, 0 stopped, 2 Jobs run, 1 unchanged\.\n/);
   });
 });
 
