@@ -11,7 +11,9 @@ Exit codes:
 ${INPUT_AND_CLUSTER}
 With --detailed-exitcode (as Terraform's): ${EXIT.ok} no changes, ${EXIT.planChanges} changes, ${EXIT.stepFailed} any error, including a run
 that would stop (a refused Job, a missing requirement or kind, a gate that would refuse) and a
-mistyped option: ${EXIT.planChanges} means changes only.`;
+mistyped option: ${EXIT.planChanges} means changes only. Objects to relabel (only our bookkeeping labels
+and annotations differ, as after a migration the install plan's) are not changes unless
+--bookkeeping-drift.`;
 
 export function register(program: Command): void {
   addIdentityOptions(addClusterOptions(program.command('plan')
@@ -24,6 +26,7 @@ export function register(program: Command): void {
     .option('--adopt', 'predict `run --adopt`: objects of other owners are listed as adopted, not refused')
     .option('-v, --verbose', 'also list each unchanged object and what each step waits for (default: counts)')
     .option('--detailed-exitcode', `exit ${EXIT.ok} without changes, ${EXIT.planChanges} with changes, ${EXIT.stepFailed} on any error (for CI drift checks, as Terraform's)`)
+    .option('--bookkeeping-drift', `with --detailed-exitcode: objects to relabel (only our bookkeeping labels change) count as changes (exit ${EXIT.planChanges}); by default they do not`)
     .addOption(new Option('--exit-code', 'the same as --detailed-exitcode').hideHelp()),
   'text (as shown below), json (one JSON document: each step with its objects and actions, prune, takeovers, lost credentials) or yaml (the same document)'), 'plan')
     .addHelpText('after', `
@@ -35,8 +38,10 @@ Every step action is shown with what it would do
 (stop: a scale to 0 of a running workload; delete; "not done" when its effect holds already),
 a one-shot data step with its flow's record, and what run would refuse before any write (a
 finished flow's data step, a change of the server's recorded identity). The last line counts
-as Terraform does (credentials to generate are creates, actions updates/deletes/stops):
+as Terraform does (credentials to generate are creates, actions updates/deletes/stops), and
+objects whose apply changes only our bookkeeping labels apart ("to relabel", counted per step):
   Plan: 1 to create, 2 to update, 2 to delete, 2 to stop, 40 unchanged.
+  Plan: 0 to create, 0 to update, 0 to delete, 0 to stop, 45 to relabel (bookkeeping labels only), 0 unchanged.
 ${PLAN_EXIT_CODES_HELP}
 
 Examples:

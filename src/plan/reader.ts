@@ -297,6 +297,9 @@ export function planDirOf(arg: string): string {
   return path.dirname(arg);
 }
 
+/** How many plan directories a folder's refusal names. */
+const SHOWN_PLANS = 3;
+
 /** Why `dir` has no plan index: the precise reason for the directories users pass by mistake. */
 function whyNoIndex(dir: string): string {
   let names: string[];
@@ -311,7 +314,10 @@ function whyNoIndex(dir: string): string {
   if (names.some((n) => n.endsWith('.service'))) {
     return `${dir}: holds systemd unit files, not a plan: they are installed on a node (docs/agent.md), not run`;
   }
-  const plans = names.filter((n) => fs.existsSync(path.join(dir, n, PLAN_INDEX)));
-  if (plans.length) return `${dir}: not a plan directory but holds plans: ${plans.map((n) => path.join(dir, n)).join(', ')}`;
+  const plans = names.filter((n) => fs.existsSync(path.join(dir, n, PLAN_INDEX))).sort();
+  // a few named; a folder of many (a temp folder) is counted, not listed in one endless line
+  const shown = plans.slice(0, SHOWN_PLANS).map((n) => path.join(dir, n));
+  if (plans.length > SHOWN_PLANS) return `${dir}: not a plan directory but holds ${plans.length} plans, e.g. ${shown.join(', ')}: pass one of them`;
+  if (plans.length) return `${dir}: not a plan directory but holds plans: ${shown.join(', ')}`;
   return `${dir}: not a plan directory (no ${PLAN_INDEX} here): synthesize first (npm run synth) and pass dist/<plan>`;
 }

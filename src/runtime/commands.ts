@@ -12,13 +12,14 @@ import { Cluster } from './client';
 import { destroyPlan, destroySummary, renderDestroy, waitGone } from './destroy';
 import { BadInput, RuntimeError } from './errors';
 import { loadKubeConfig } from './kubeconfig';
-import { forceUnlock, releaseHeldLocks, RunLock } from './lock';
+import { describeHolder, forceUnlock, holderOf, LOCK_NAME, releaseHeldLocks, RunLock, staleness } from './lock';
+import type { V1Lease } from '@kubernetes/client-node';
 import { refuses, renderTakeovers, takeovers, upgrades } from './ownership';
 import { openPlanDir, openPlanView, PlanDir } from './plan-dir';
 import { hasChanges, planSteps, renderPlan } from './planview';
 import { stringify } from 'yaml';
 import { paletteFor, Palette } from './colour';
-import { OutputMode, Reporter } from './progress';
+import { objectId, OutputMode, Reporter } from './progress';
 import { interruptRun, RunOptions, RunState, runPlan, timestamp } from './run';
 import { isSavedPlan, planDigest, readSavedPlan, savedOptionsOf, writeSavedPlan } from './saved-plan';
 import { lostCredentials } from './secrets';
@@ -208,6 +209,8 @@ export interface PlanCommandOptions extends CommonOptions {
   readonly adopt?: boolean;
   /** Terraform's `-detailed-exitcode`: 0 no changes, 2 changes, 1 any error (a run that would stop, bad input, an unreachable cluster). */
   readonly detailedExitcode?: boolean;
+  /** `--bookkeeping-drift`: with detailedExitcode, objects to relabel (only bookkeeping labels differ) are changes too. @default false */
+  readonly bookkeepingDrift?: boolean;
   /** As `run --allow-fqdn-change` and the others: predict a run given them. */
   readonly allowFqdnChange?: boolean;
   readonly allowDowngrade?: boolean;
@@ -216,6 +219,13 @@ export interface PlanCommandOptions extends CommonOptions {
   readonly out?: string;
   /** `-v`: every unchanged object and every wait listed (default: counted). */
   readonly verbose?: boolean;
+}
+
+/** The lock `run` would find held (src/runtime/lock.ts): its refusal as `plan` predicts it, or undefined when a run would take it. */
+async function heldLock(cluster: Cluster, namespace: string): Promise<string | undefined> {
+  const lease = await cluster.get<V1Lease>({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', name: LOCK_NAME, namespace }).catch(() => undefined);
+  if (!lease || staleness(lease)) return undefined;
+  return `namespace ${namespace} is locked by ${describeHolder(holderOf(lease))}: run refuses while it holds (--lock-timeout waits for it)`;
 }
 
 export async function planCommand(planDir: string, o: PlanCommandOptions, io: Io): Promise<number> {
@@ -231,11 +241,12 @@ export async function planCommand(planDir: string, o: PlanCommandOptions, io: Io
     // what run refuses or adopts before its first write (src/runtime/safeguards.ts)
     const foreign = await takeovers(cluster, plan, objectsOf);
     const lost = await lostCredentials(cluster, plan);
-    const refused = lost.length > 0 || foreign.some((f) => refuses(f, Boolean(o.adopt), upgrades(plan)));
-    const safety = [...renderTakeovers(foreign, Boolean(o.adopt), upgrades(plan)), ...lost.map((l) => `Refused: ${l.message}`)];
+    const locked = await heldLock(cluster, plan.namespace);
+    const refused = lost.length > 0 || locked !== undefined || foreign.some((f) => refuses(f, Boolean(o.adopt), upgrades(plan)));
+    const safety = [...renderTakeovers(foreign, Boolean(o.adopt), upgrades(plan)), ...lost.map((l) => `Refused: ${l.message}`), ...locked ? [`Refused: ${locked}`] : []];
     const target = targetOf(cluster);
     io.out(mode === 'json'
-      ? machine(o, { plan: plan.name, namespace: plan.namespace, cluster: target, ...r, takeovers: foreign.map(({ ref: _r, ...f }) => f), lostCredentials: lost })
+      ? machine(o, { plan: plan.name, namespace: plan.namespace, cluster: target, ...r, takeovers: foreign.map(({ ref, ...f }) => ({ ...f, id: objectId(ref) })), lostCredentials: lost, ...locked ? { locked } : {} })
       : [...safety, renderPlan(plan, r, { verbose: o.verbose, palette: paletteOf(o, io), target })].join('\n') + '\n');
     if (o.out) {
       writeSavedPlan(o.out, { planDir: dir, digest: planDigest(dir, plan), server: cluster.server, options: savedOptionsOf(o.namespace, o), result: r });
@@ -243,7 +254,7 @@ export async function planCommand(planDir: string, o: PlanCommandOptions, io: Io
     }
     if (!o.detailedExitcode) return EXIT.ok;
     if (r.stopsAt || refused) return EXIT.stepFailed;
-    changes = hasChanges(r) || foreign.length > 0;
+    changes = hasChanges(r, Boolean(o.bookkeepingDrift)) || foreign.length > 0;
     return EXIT.ok;
   });
   if (!o.detailedExitcode) return code;

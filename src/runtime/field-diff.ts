@@ -136,10 +136,12 @@ export function fieldDiff(live: KubernetesObject, planned: KubernetesObject): st
 }
 
 /**
- * Whether two states of an object differ in more than what the server sets and the run label:
- * what `plan` shows as an `update` (its bookkeeping labels count, as they do there).
+ * How two states of an object differ, beyond what the server sets and the run label: `changed`
+ * (what `plan` shows as an `update`), `relabel` (only our bookkeeping labels and annotations: a
+ * real write, not drift), or `none`.
  */
-export function userFieldsChanged(before: KubernetesObject, after: KubernetesObject): boolean {
+export function changeOf(before: KubernetesObject, after: KubernetesObject): 'changed' | 'relabel' | 'none' {
   const c = comparableSides(before, after);
-  return c.live !== c.planned || c.bookkeeping.labels + c.bookkeeping.annotations > 0;
+  if (c.live !== c.planned) return 'changed';
+  return c.bookkeeping.labels + c.bookkeeping.annotations > 0 ? 'relabel' : 'none';
 }

@@ -14,8 +14,12 @@ export type OneShotDecision =
   | { readonly action: 'done'; readonly why: string; readonly facts?: Readonly<Record<string, string>> }
   /** `--rerun` of a step its flow did already: run again (a destructive change: it asks first). */
   | { readonly action: 'rerun'; readonly why: string }
-  /** The flow finished and this step would run differently (or was never part of it): the run refuses before any write. */
-  | { readonly action: 'refuse'; readonly why: string };
+  /**
+   * The flow finished and this step would run differently (or was never part of it): the run
+   * refuses before any write. `change`: why it would run again; `record`: the finished flow
+   * (`finishedFlowRefusal` says it once for all such steps).
+   */
+  | { readonly action: 'refuse'; readonly why: string; readonly change: string; readonly record: FlowRecord };
 
 const WHAT = { migration: 'migration', upgrade: 'upgrade' } as const;
 
@@ -47,23 +51,64 @@ export function decideOneShot(step: Step, hash: string, plan: Plan, records: Rec
   const finished = finishedLine(r, plan.namespace);
   if (rerun.includes(step.name)) return { action: 'rerun', why: `--rerun ${step.name}: ${finished}; its data step ${step.name} runs again` };
   if (done && done.hash === hash) return { action: 'done', why: `${finished}: a data step never runs twice`, ...(done.facts ? { facts: done.facts } : {}) };
-  const change = done ? `this plan changed it since (spec ${done.hash.slice(0, 19)} → ${hash.slice(0, 19)})` : `it was not part of it`;
+  const change = done ? CHANGED : NOT_PART;
   return {
-    action: 'refuse',
-    why: `${finished}; its data step ${step.name} would run again (${change}). A finished ${WHAT[r.flow]} never repeats: ${useNow(r)}. `
-      + `To repeat this one step: --rerun ${step.name} (it asks first)`,
+    action: 'refuse', change, record: r,
+    why: `${finished}; its data step ${step.name} would run again (${change}): a finished ${WHAT[r.flow]} never repeats (--rerun ${step.name} repeats it; it asks first)`,
   };
+}
+
+const CHANGED = 'this plan changed it since';
+const NOT_PART = 'it was not part of it';
+
+/** A data step a finished flow refuses to run again, and why it would. */
+export interface RefusedDataStep {
+  readonly step: string;
+  readonly change: string;
+}
+
+/**
+ * A finished flow's refusal, each fact once: one sentence (what finished, when, from where, and
+ * what to use now), then the data steps as a list on the next line: those that would run again,
+ * by why, or (`whole`: the plan itself is refused, nothing changed) those it did.
+ */
+export function finishedFlowRefusal(r: FlowRecord, plan: Plan, refused: readonly RefusedDataStep[], whole: boolean): string {
+  const never = whole ? 'never runs again, whatever changed in its configuration' : 'never repeats';
+  const head = `${finishedLine(r, plan.namespace)}: a finished ${WHAT[r.flow]} ${never}; ${useNow(r)}`;
+  const rerun = '(--rerun STEP repeats one; it asks first)';
+  if (refused.length === 0) return `${head}\ndata steps it did: ${plan.steps.filter((s) => s.oneShot).map((s) => s.name).join(', ')} ${rerun}`;
+  const lines = [...new Set(refused.map((x) => x.change))].map((change) => {
+    const steps = refused.filter((x) => x.change === change).map((x) => x.step);
+    const why = change === CHANGED ? `this plan changed ${steps.length > 1 ? 'them' : 'it'} since` : `${steps.length > 1 ? 'they were' : 'it was'} not part of it`;
+    return `steps that would run again (${why}): ${steps.join(', ')}`;
+  });
+  return [head, ...lines.slice(0, -1), `${lines[lines.length - 1]} ${rerun}`].join('\n');
 }
 
 /**
  * A finished migration refuses its plan: the migrate plan is for moving a server in, and it is
  * in. Only `--rerun` of one of its data steps runs it (the other data steps stay done).
  */
-export function finishedPlanRefusal(plan: Plan, records: Records, rerun: readonly string[]): string | undefined {
+export function finishedPlanRefusal(plan: Plan, records: Records, rerun: readonly string[], refused: readonly RefusedDataStep[] = []): string | undefined {
+  const r = finishedMigration(plan, records, rerun);
+  return r ? finishedFlowRefusal(r, plan, refused, true) : undefined;
+}
+
+/** The finished migration that refuses this plan (no `--rerun` of one of its data steps), if any. */
+function finishedMigration(plan: Plan, records: Records, rerun: readonly string[]): FlowRecord | undefined {
   if (plan.flow?.kind !== 'migration') return undefined;
   const r = currentFlow(records, 'migration', plan);
   if (!r?.finishedAt) return undefined;
   if (plan.steps.some((s) => s.oneShot && rerun.includes(s.name))) return undefined;
-  return `${finishedLine(r, plan.namespace)}: a finished migration never runs again, whatever changed in its configuration. ${useNow(r)}. `
-    + `To repeat one data step: --rerun STEP (${plan.steps.filter((s) => s.oneShot).map((s) => s.name).join(', ')}; it asks first)`;
+  return r;
+}
+
+/**
+ * Every refusal of finished flows, as one text per flow: the plan's own (a finished migration),
+ * with the data steps that would run again listed in it, not repeated step by step.
+ */
+export function finishedFlowRefusals(plan: Plan, records: Records, rerun: readonly string[], refused: ReadonlyArray<RefusedDataStep & { record: FlowRecord }>): string[] {
+  const whole = finishedMigration(plan, records, rerun);
+  const flows = [...new Set([...whole ? [whole] : [], ...refused.map((x) => x.record)])];
+  return flows.map((r) => finishedFlowRefusal(r, plan, refused.filter((x) => x.record === r), r === whole));
 }

@@ -53,11 +53,15 @@ export const refuses = (f: Foreign, adopt: boolean, upgrade = false) => !f.byDes
 /** Whether a plan upgrades an install (src/plan/types.ts `Plan.flow`): it adopts that install's objects, asking. */
 export const upgrades = (plan: Plan) => plan.flow?.kind === 'upgrade';
 
-/** A Namespace nobody but kubectl (or nobody at all) ever wrote, with no tool's label or annotation. */
+/**
+ * A Namespace nobody but kubectl (or nobody at all) ever wrote, with no tool's label or annotation.
+ * Our own `adopted-from` alone does not count: a run refused after marking it (before issue 38)
+ * left it on a namespace that is still bare.
+ */
 function bareNamespace(o: KubernetesObject): boolean {
   if (o.kind !== 'Namespace') return false;
   const labels = Object.keys(o.metadata?.labels ?? {}).filter((k) => k !== 'kubernetes.io/metadata.name');
-  const annotations = Object.keys(o.metadata?.annotations ?? {});
+  const annotations = Object.keys(o.metadata?.annotations ?? {}).filter((k) => k !== ADOPTED_FROM);
   return labels.length === 0 && annotations.length === 0 && managersOf(o).every((m) => m.startsWith('kubectl'));
 }
 

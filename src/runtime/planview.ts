@@ -17,13 +17,14 @@ import { Cluster, refString } from './client';
 import { ApiError, MissingKind, StepFailed } from './errors';
 import { Facts, factsOfStep, lostFactsText } from './facts';
 import { NO_COLOUR, paintAction, paintDiffLine, Palette } from './colour';
-import { fieldDiff } from './field-diff';
+import { bookkeepingNote, comparableSides, fieldDiff } from './field-diff';
 import { evaluateGate } from './gates';
 import { finishedJobUids, readHistory } from './history';
 import { IdentityChange, IdentityFlags, identityChanges } from './identity';
 import { jobsOf } from './jobs';
 import { Manifest, refOf, sameRef, stampForApply } from './manifests';
-import { decideOneShot, finishedPlanRefusal, OneShotDecision } from './oneshot';
+import { decideOneShot, finishedFlowRefusals, finishedPlanRefusal, OneShotDecision, RefusedDataStep } from './oneshot';
+import type { FlowRecord } from './record';
 import { pruneCandidates, PruneOptions } from './prune';
 import { Limit, limiter, READ_CONCURRENCY } from '../kube/limit';
 import { namespaceTerminating } from './namespace-state';
@@ -32,16 +33,19 @@ import { checkRequirement, fixCommand } from './secrets';
 import { jobPhase } from './readiness/batch_v1_job';
 import type { JobDecision } from './resume';
 import { actionEffect, ActionEffect } from './steps/actions';
-import { unmetLine } from './steps/preflight';
+import { refusalLine, unmetLine } from './steps/preflight';
 import { decideJobs, JobState } from './steps/resume';
 import { Target, targetText } from './target';
+import { ObjectId, objectId } from './progress';
 
 export type ObjectAction =
-  | 'create' | 'unchanged' | 'update' | 'recreate' | 'blocked-immutable' | 'skip-complete' | 'skip' | 'running' | 'failed' | 'missing-kind'
+  | 'create' | 'unchanged' | 'update' | 'relabel' | 'recreate' | 'blocked-immutable' | 'skip-complete' | 'skip' | 'running' | 'failed' | 'missing-kind'
   | 'delete' | 'keep';
 
 export interface PlannedObject {
   readonly object: string;
+  /** The object as run's JSON events name it: `{kind, name, namespace}`. */
+  readonly id?: ObjectId;
   readonly action: ObjectAction;
   readonly detail?: string;
   /** For `update`: the unified YAML diff from the live object to the dry run's (Secret values masked). */
@@ -55,14 +59,16 @@ export type RequirementAction = 'present' | 'generate' | 'missing' | 'made-earli
 
 export interface PlannedRequirement {
   readonly object: string;
+  /** The Secret or ConfigMap as run's JSON events name objects. */
+  readonly id?: ObjectId;
   readonly action: RequirementAction;
   readonly detail?: string;
   /** `generate` while claims of the plan hold data already: new credentials the data does not know. */
   readonly besideData?: boolean;
 }
 
-/** A step action as `run` would do it: `effect` none when it holds already (then it is not done). */
-export type PlannedAction = ActionEffect;
+/** A step action as `run` would do it: `effect` none when it holds already (then it is not done); `id` its object. */
+export type PlannedAction = ActionEffect & { readonly id?: ObjectId };
 
 export interface PlannedStep {
   readonly name: string;
@@ -84,6 +90,12 @@ export interface PlannedStep {
 export interface PlanSummary {
   readonly create: number;
   readonly update: number;
+  /**
+   * Objects whose apply would change only our bookkeeping labels and annotations (after a
+   * migration, the install plan's `uyuni-cdk.io/plan` on every object): written by `run`
+   * (`relabelled`), but not drift for `--detailed-exitcode` unless `--bookkeeping-drift`.
+   */
+  readonly relabel: number;
   readonly delete: number;
   /** Scale-downs of running workloads. */
   readonly stop: number;
@@ -96,9 +108,14 @@ export interface PlanSummary {
  * write (docs/runtime.md, "Preflight, interruptions and the next command").
  */
 export interface Unmet {
+  /** The first step that needs it. */
   readonly step: string;
+  /** Every step that needs it, when more than one does (the object is listed once). */
+  readonly steps?: readonly string[];
   /** `Secret uyuni/uyuni-migration-key`; absent for a gate. */
   readonly object?: string;
+  /** The same as run's JSON events name objects. */
+  readonly id?: ObjectId;
   /** What is wrong, with the plan's message. */
   readonly reason: string;
   /** The command that fixes it, when the plan's message does not carry one. */
@@ -167,6 +184,11 @@ async function plannedUpdate(cluster: Cluster, obj: Manifest, existing: Kubernet
   const ref = refString(refOf(obj));
   try {
     const after = await cluster.apply(stampForApply(obj, existing.metadata?.labels?.[LABELS.run] ?? '', setId), true);
+    const sides = comparableSides(existing, after);
+    // only our bookkeeping labels and annotations: a write, not a change of the object
+    if (sides.live === sides.planned && sides.bookkeeping.labels + sides.bookkeeping.annotations > 0) {
+      return { object: ref, action: 'relabel', detail: bookkeepingNote(sides.bookkeeping).slice(3, -1) };
+    }
     const diff = fieldDiff(existing, after);
     return diff ? { object: ref, action: 'update', diff } : { object: ref, action: 'unchanged' };
   } catch (e) {
@@ -233,6 +255,8 @@ interface Walk {
   /** Claims that hold data already (they exist before the run). */
   readonly claimsWithData: string[];
   readonly refusals: string[];
+  /** Data steps a finished flow refuses to run again: said once for all (oneshot.ts `finishedFlowRefusals`). */
+  readonly refusedDataSteps: Array<RefusedDataStep & { record: FlowRecord }>;
   /** Steps of the plan so far that the run runs (not skipped). */
   readonly ran: Set<string>;
   /** Every unmet requirement and refusing gate so far. */
@@ -247,17 +271,20 @@ function oneShotOf(w: Walk, step: Step, objects: readonly Manifest[]): OneShotDe
   return decideOneShot(step, oneShotHash(step, objects), w.plan, w.records, w.rerun);
 }
 
-/** An action on an object that an earlier step applies finds it as applied. */
+/** An action on an object that an earlier step applies finds it as applied (and says so, not `exists`). */
 async function plannedAction(w: Walk, a: Step['actions'][number]): Promise<PlannedAction> {
   const earlier = [...w.applied].reverse().find((m) => sameRef(refOf(m), a.object));
-  return actionEffect(a, earlier ?? await w.cluster.get(a.object));
+  if (!earlier) return actionEffect(a, await w.cluster.get(a.object));
+  const e = actionEffect(a, earlier);
+  const by = earlier.metadata.labels?.[LABELS.step];
+  return e.effect === 'delete' ? { ...e, why: `made by step ${by ?? 'an earlier step'} of this run` } : e;
 }
 
 async function planStep(w: Walk, step: Step, objects: readonly Manifest[]): Promise<PlannedStep> {
   const stop = (reason: string) => { w.stopsAt ??= { step: step.name, reason }; };
   const once = oneShotOf(w, step, objects);
   if (once.action === 'refuse') {
-    w.refusals.push(once.why);
+    w.refusedDataSteps.push({ step: step.name, change: once.change, record: once.record });
     stop(once.why);
   }
   const oneShotSkip = once.action === 'done' || once.action === 'refuse' ? once.why : undefined;
@@ -318,13 +345,16 @@ async function planStep(w: Walk, step: Step, objects: readonly Manifest[]): Prom
     if (p.action === 'generate') w.generated.set(p.object, step.name);
     if (p.action === 'missing') {
       stop(`${p.object} ${p.detail}`);
-      w.unmet.push({ step: step.name, object: p.object, reason: p.detail ?? 'is missing', ...(fix ? { fix } : {}) });
+      // one object several steps need: listed once, naming them all
+      const i = w.unmet.findIndex((u) => u.object === p.object);
+      if (i < 0) w.unmet.push({ step: step.name, object: p.object, id: objectId(r), reason: p.detail ?? 'is missing', ...(fix ? { fix } : {}) });
+      else w.unmet[i] = { ...w.unmet[i], steps: [...w.unmet[i].steps ?? [w.unmet[i].step], step.name] };
     }
-    requires.push(p.action === 'generate' && w.claimsWithData.length > 0 ? { ...p, besideData: true } : p);
+    requires.push({ ...p, id: objectId(r), ...p.action === 'generate' && w.claimsWithData.length > 0 ? { besideData: true } : {} });
   }
   const actions: PlannedAction[] = [];
   for (const a of step.actions) {
-    actions.push(skipWhy ? { ...actionEffect(a, undefined), effect: 'none', why: 'the step is skipped' } : await plannedAction(w, a));
+    actions.push({ ...skipWhy ? { ...actionEffect(a, undefined), effect: 'none' as const, why: 'the step is skipped' } : await plannedAction(w, a), id: objectId(a.object) });
   }
   const other = planned.find((o) => REFUSING.has(o.action));
   if (other) stop(`${other.object}: ${other.detail ?? other.action}`);
@@ -339,7 +369,7 @@ async function planStep(w: Walk, step: Step, objects: readonly Manifest[]): Prom
     ...(skipWhy ? { skipped: skipWhy } : {}),
     ...(step.oneShot ? { oneShot: step.oneShot } : {}),
     ...(once.action === 'rerun' ? { rerunDataStep: once.why } : {}),
-    objects: planned,
+    objects: planned.map((p, i) => ({ ...p, id: objectId(refOf(objects[i])) })),
     waits: step.waits.map((x) => `${refString(x.object)} ${x.for}`),
     gates: gates.map((g) => g.line),
     requires,
@@ -356,6 +386,7 @@ function summarize(steps: readonly PlannedStep[], prune: readonly PlannedObject[
   return {
     create: count('create') + generated.filter((r) => r.detail?.startsWith('created')).length,
     update: count('update', 'recreate') + generated.filter((r) => !r.detail?.startsWith('created')).length + effects('scale'),
+    relabel: count('relabel'),
     delete: count('delete') + effects('delete'),
     stop: effects('stop'),
     unchanged: count('unchanged', 'skip-complete', 'skip', 'running'),
@@ -409,11 +440,8 @@ export async function planSteps(cluster: Cluster, plan: Plan, objectsOf: (step: 
   const parentRefused = parent.refused;
   const rerun = o.rerun ?? [];
   const identity = identityChanges(records.identity, plan, records.identity ? await caFingerprint(cluster, plan.namespace) : undefined, o);
-  const refusals = [
-    ...[terminating, finishedPlanRefusal(plan, records, rerun)].filter((x): x is string => x !== undefined),
-    ...identity.filter((c) => !c.allowed).map((c) => `${c.message}: refused (${c.flag} allows it)`),
-  ];
-  const first = refusals[0];
+  const identityRefusals = identity.filter((c) => !c.allowed).map((c) => `${c.message}: refused (${c.flag} allows it)`);
+  const first = [terminating, finishedPlanRefusal(plan, records, rerun), ...identityRefusals].find((x) => x !== undefined);
   // Every object's read and the pruning's lists start now; with the walk's own reads (one at a
   // time: requirements, Jobs, actions) at most READ_CONCURRENCY in flight.
   const limit = limiter(READ_CONCURRENCY - 1);
@@ -421,22 +449,27 @@ export async function planSteps(cluster: Cluster, plan: Plan, objectsOf: (step: 
   pruning.catch(() => undefined);
   const w: Walk = {
     cluster, facts: {}, lost: new Map(), pending: new Set(), prefetched: prefetch(limit, cluster, plan, objectsOf, records, rerun, set.id, o.diff ?? true, o.seen), finished, rerun, setId: set.id, generated: new Map(),
-    records, plan, diff: o.diff ?? true, seen: o.seen, applied: [], claimsWithData: [], refusals, ran: new Set(), unmet: [],
+    records, plan, diff: o.diff ?? true, seen: o.seen, applied: [], claimsWithData: [], refusals: [], refusedDataSteps: [], ran: new Set(), unmet: [],
     ...(first ? { stopsAt: { step: '(run)', reason: first } } : parentRefused ? { stopsAt: { step: plan.steps[0]?.name ?? '(run)', reason: parentRefused } } : {}),
   };
   const steps: PlannedStep[] = [];
   for (const step of plan.steps) steps.push(await planStep(w, step, objectsOf(step.name)));
+  // each finished flow once, with its data steps listed, not a paragraph per step
+  const refusals = [...terminating ? [terminating] : [], ...finishedFlowRefusals(plan, records, rerun, w.refusedDataSteps), ...identityRefusals];
   const prune = (await pruning)
-    .map((i): PlannedObject => ({ object: i.object, action: i.action, detail: i.detail }));
+    .map((i): PlannedObject => ({ object: i.object, id: objectId(i.ref), action: i.action, detail: i.detail }));
   const namespaceFirst = w.unmet.some((u) => u.object) && !(await cluster.get({ apiVersion: 'v1', kind: 'Namespace', name: plan.namespace }))
     ? `namespace ${plan.namespace} does not exist yet: make it first with: kubectl create namespace ${plan.namespace} (run takes over a namespace made by hand)`
     : undefined;
   return { steps, unmet: w.unmet, ...(namespaceFirst ? { namespaceFirst } : {}), prune, summary: summarize(steps, prune), ...(w.stopsAt ? { stopsAt: w.stopsAt } : {}), refusals, identity };
 }
 
-/** Whether `run` would change anything (for `--detailed-exitcode`): objects, credentials, actions, pruning. */
-export function hasChanges(r: PlanResult): boolean {
-  return r.summary.create + r.summary.update + r.summary.delete + r.summary.stop > 0;
+/**
+ * Whether `run` would change anything (for `--detailed-exitcode`): objects, credentials, actions,
+ * pruning; bookkeeping-only relabels only when `bookkeeping` (`--bookkeeping-drift`).
+ */
+export function hasChanges(r: PlanResult, bookkeeping = false): boolean {
+  return r.summary.create + r.summary.update + r.summary.delete + r.summary.stop + (bookkeeping ? r.summary.relabel : 0) > 0;
 }
 
 export interface RenderPlanOptions {
@@ -449,7 +482,7 @@ export interface RenderPlanOptions {
 }
 
 /** Object actions that are counted, not listed, without `-v`: nothing happens to them. */
-const QUIET: ReadonlySet<ObjectAction> = new Set(['unchanged', 'skip']);
+const QUIET: ReadonlySet<ObjectAction> = new Set(['relabel', 'unchanged', 'skip']);
 
 const count = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
@@ -494,7 +527,8 @@ export function renderPlan(plan: Plan, r: PlanResult, o: RenderPlanOptions = {})
     if (s.oneShot) lines.push(`  one-shot  a data step of the ${s.oneShot}: runs once${s.rerunDataStep ? ` (${s.rerunDataStep})` : ''}`);
     for (const a of s.actions) {
       const what = a.effect === 'none' ? 'not done' : a.effect;
-      lines.push(`  action    ${paintAction(what, what.padEnd(8), p)} ${a.action} ${a.object}  (${a.why})`);
+      // `delete  Job/x`, not `delete  delete Job/x`; `stop  scale to 0 Deployment/x`
+      lines.push(`  action    ${paintAction(what, what.padEnd(8), p)} ${a.action === a.effect ? '' : `${a.action} `}${a.object}  (${a.why})`);
     }
     objectLines(s.objects);
     lines.push(...waitLines(s.waits, verbose));
@@ -507,9 +541,10 @@ export function renderPlan(plan: Plan, r: PlanResult, o: RenderPlanOptions = {})
   if (allowed.length) lines.push('', 'identity: changes of the recorded server that their flags allow (run asks first)', ...allowed.map((c) => `  ${c.flag}  ${c.message}`));
   lines.push('');
   if (r.refusals.length || r.unmet.length) lines.push(p.red('run would refuse before any write:'), ...(r.namespaceFirst ? [`  first: ${r.namespaceFirst}`] : []),
-    ...r.refusals.map((x) => `  - ${x}`), ...r.unmet.map(unmetLine));
+    ...r.refusals.map(refusalLine), ...r.unmet.map(unmetLine));
   else if (r.stopsAt) lines.push(p.red(`run would stop at step ${r.stopsAt.step}: ${r.stopsAt.reason}`));
   const s = r.summary;
-  lines.push(p.bold(`Plan: ${s.create} to create, ${s.update} to update, ${s.delete} to delete, ${s.stop} to stop, ${s.unchanged} unchanged.`));
+  const relabel = s.relabel ? `, ${s.relabel} to relabel (bookkeeping labels only)` : '';
+  lines.push(p.bold(`Plan: ${s.create} to create, ${s.update} to update, ${s.delete} to delete, ${s.stop} to stop${relabel}, ${s.unchanged} unchanged.`));
   return lines.join('\n');
 }

@@ -40,7 +40,7 @@ export function idText(id: ObjectId): string {
  * the run label and what the server sets differ), re-created (a Job); applied: the run did not
  * read the object before.
  */
-export type ApplyResult = 'created' | 'updated' | 'unchanged' | 're-created' | 'applied'
+export type ApplyResult = 'created' | 'updated' | 'relabelled' | 'unchanged' | 're-created' | 'applied'
   | 'already running with the same spec: attached' | 'already Complete with the same spec: skipped';
 
 /** What a run changed, as its closing line counts it (terraform's `Apply complete! Resources: …`). */
@@ -49,6 +49,8 @@ export interface RunTally {
   created: number;
   /** Objects updated, credentials completed with keys. */
   updated: number;
+  /** Objects whose apply changed only our bookkeeping labels and annotations (a real write, not a change of the user's fields). */
+  relabelled: number;
   /** Objects deleted: delete actions and pruning. */
   deleted: number;
   /** Scale-downs to 0 of running workloads. */
@@ -130,6 +132,11 @@ export type RunEvent =
     stillStarting?: boolean;
     /** What the run changed (the Reporter counts it from the events before; given: these counts). */
     resources?: RunTally;
+    /**
+     * A run that resumed a series (src/runtime/run-dirs.ts): how many attempts it has now, and
+     * what they changed together, this one included (the closing line counts the series).
+     */
+    series?: { attempts: number; resources: RunTally };
   }
   /** After a successful run of a plan with notes (install, migrate): its notes, and the command that prints the admin password. */
   | { type: 'notes'; notes: PlanNotes; adminPasswordCommand?: string }
@@ -168,16 +175,28 @@ const secs = formatDuration;
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
-/** `3 created, 2 updated, 1 deleted, 2 stopped, 4 Jobs run, 71 unchanged`: scaled and applied only when there are any. */
+/** `3 created, 2 updated, 1 deleted, 2 stopped, 4 Jobs run, 71 unchanged`: relabelled, scaled and applied only when there are any. */
 export function tallyText(t: RunTally): string {
   return [
-    `${t.created} created`, `${t.updated} updated`, `${t.deleted} deleted`, `${t.stopped} stopped`,
+    `${t.created} created`, `${t.updated} updated`, ...(t.relabelled ? [`${t.relabelled} relabelled`] : []), `${t.deleted} deleted`, `${t.stopped} stopped`,
     ...(t.scaled ? [`${t.scaled} scaled`] : []), plural(t.jobsRun, 'Job run', 'Jobs run'), `${t.unchanged} unchanged`,
     ...(t.applied ? [`${t.applied} applied without comparing`] : []),
   ].join(', ');
 }
 
-const emptyTally = (): RunTally => ({ created: 0, updated: 0, deleted: 0, stopped: 0, scaled: 0, jobsRun: 0, unchanged: 0, applied: 0 });
+/** What a run's events (an attempt's events.jsonl) say it changed, as its closing line counted it. */
+export function tallyOf(events: readonly RunEvent[]): RunTally {
+  const t = emptyTally();
+  for (const ev of events) count(t, ev);
+  return t;
+}
+
+/** Two tallies added. */
+export function addTallies(a: RunTally, b: RunTally): RunTally {
+  return Object.fromEntries(Object.keys(a).map((k) => [k, a[k as keyof RunTally] + b[k as keyof RunTally]])) as unknown as RunTally;
+}
+
+const emptyTally = (): RunTally => ({ created: 0, updated: 0, relabelled: 0, deleted: 0, stopped: 0, scaled: 0, jobsRun: 0, unchanged: 0, applied: 0 });
 
 /** Counts one event into the run's tally. */
 function count(t: RunTally, ev: RunEvent): void {
@@ -186,6 +205,7 @@ function count(t: RunTally, ev: RunEvent): void {
     if (job && (ev.result === 'created' || ev.result === 're-created' || ev.result.endsWith('attached'))) t.jobsRun++;
     else if (ev.result === 'created') t.created++;
     else if (ev.result === 'updated') t.updated++;
+    else if (ev.result === 'relabelled') t.relabelled++;
     else if (ev.result === 'unchanged') t.unchanged++;
     else if (ev.result === 'applied') t.applied++;
   } else if (ev.type === 'requirement') {
@@ -451,7 +471,8 @@ export class Reporter {
       }
       case 'run-done': {
         const t = ev.resources ?? this.tally;
-        if (ev.status === 'done') return p.green(`Run complete in ${secs(ev.elapsedSeconds)}: ${tallyText(t)}.`);
+        const series = ev.series ? ` Over its series of ${ev.series.attempts} attempts: ${tallyText(ev.series.resources)}.` : '';
+        if (ev.status === 'done') return p.green(`Run complete in ${secs(ev.elapsedSeconds)}: ${tallyText(t)}${ev.series ? ' (this attempt)' : ''}.${series}`);
         if (ev.status === 'interrupted') {
           const out = [`uyuni-cdk: interrupted (${ev.signal}) after ${secs(ev.elapsedSeconds)}. Run the same command again to resume: finished steps are skipped, running Jobs attached to.`];
           for (const r of ev.stillRunning ?? []) out.push(`  still running in the cluster: ${idText(r.object)} (it goes on without the run; to stop it: ${r.stop})`);
@@ -462,8 +483,9 @@ export class Reporter {
         const out = [ev.stillStarting
           ? p.yellow(`run not finished (exit ${ev.exitCode}) after ${secs(ev.elapsedSeconds)}${ev.message ? `: ${ev.message}` : ''}`)
           : p.red(`run failed (exit ${ev.exitCode}) after ${secs(ev.elapsedSeconds)}${ev.message ? `: ${ev.message}` : ''}`)];
-        const changed = t.created + t.updated + t.deleted + t.stopped + t.scaled + t.jobsRun + t.applied;
-        if (changed) out.push(`  changed before it stopped: ${tallyText(t)}`);
+        const changed = t.created + t.updated + t.relabelled + t.deleted + t.stopped + t.scaled + t.jobsRun + t.applied;
+        if (changed) out.push(`  changed before it stopped: ${tallyText(t)}${ev.series ? ' (this attempt)' : ''}`);
+        if (ev.series) out.push(`  over its series of ${ev.series.attempts} attempts: ${tallyText(ev.series.resources)}`);
         if (ev.runDir) out.push(`  logs and events: ${ev.runDir}`);
         if (ev.next) out.push(ev.stillStarting ? `  next: nothing to fix; the same command waits on: ${ev.next}` : `  next: fix the cause, then ${ev.next}`);
         return out.join('\n');

@@ -26,12 +26,12 @@ import { Manifest, refOf } from './manifests';
 import { Connection, nextCommand } from './next-command';
 import { openPlanDir } from './plan-dir';
 import { memberKinds, pruneCandidates } from './prune';
-import { ObjectId, objectId, Reporter } from './progress';
+import { addTallies, ObjectId, objectId, Reporter, RunEvent, RunTally, tallyOf } from './progress';
 import { jobPhase } from './readiness/batch_v1_job';
 import type { RunLock } from './lock';
 import type { Foreign } from './ownership';
 import { adopt, guardRun, SafeguardOptions } from './safeguards';
-import { openAttempt, pruneSeries } from './run-dirs';
+import { listSeries, openAttempt, pruneSeries } from './run-dirs';
 import { RunContext, runStep } from './steps';
 import { ReportedStepFailure } from './steps/context';
 import { notesEvent } from './steps/finish';
@@ -126,7 +126,8 @@ interface Started {
  * step, an identity change without its flag), then the destructive changes, approved or not.
  */
 async function decideBeforeWriting(
-  o: RunOptions, plan: RunContext['plan'], objects: ReadonlyMap<string, Manifest[]>, toAdopt: readonly Foreign[], seen: Map<string, KubernetesObject | undefined>,
+  o: RunOptions, plan: RunContext['plan'], objects: ReadonlyMap<string, Manifest[]>, guarded: { toAdopt: readonly Foreign[]; toAsk: readonly Foreign[] },
+  seen: Map<string, KubernetesObject | undefined>,
 ): Promise<PlanResult> {
   const decided = await planSteps(o.cluster, plan, (s) => objects.get(s) ?? [], {
     seen, rerun: o.rerun, prune: o.prune, purgeVolumes: o.purgeVolumes, diff: true,
@@ -139,8 +140,9 @@ async function decideBeforeWriting(
   // every requirement of the whole plan and the gates decided now, all at once (steps/preflight.ts)
   const refused = unmetRefusal(decided.unmet, decided.refusals, decided.namespaceFirst);
   if (refused) throw new RuntimeError(refused, EXIT.stepFailed);
-  await approve([...destructiveChanges(decided), ...adoptions(toAdopt)], { ...o, savedPlan: o.saved !== undefined }, o.reporter);
-  await adopt(o.cluster, toAdopt, o.reporter);
+  await approve([...destructiveChanges(decided), ...adoptions(guarded.toAsk)], { ...o, savedPlan: o.saved !== undefined }, o.reporter);
+  // the first write: the run goes on, so what it takes over is marked now (never by a refused run)
+  await adopt(o.cluster, guarded.toAdopt, o.reporter);
   return decided;
 }
 
@@ -153,8 +155,8 @@ function unchangedObjects(decided: PlanResult): ReadonlySet<string> {
   return new Set(decided.steps.flatMap((s) => s.objects).filter((x) => x.action === 'unchanged' && x.detail === undefined).map((x) => x.object));
 }
 
-/** The default runs directory and the series this attempt is in (none with `--run-dir`): retention after the run. */
-interface RunDirs { runs?: string; series?: string }
+/** The default runs directory, the series this attempt is in and the attempt's directory (none with `--run-dir`): retention after the run. */
+interface RunDirs { runs?: string; series?: string; attempt?: string }
 
 /** Everything before the first step: the plan read and checked, the cluster reached, the run directory made. */
 async function startRun(o: RunOptions, started: number, dirs: RunDirs): Promise<Started> {
@@ -178,26 +180,28 @@ async function startRun(o: RunOptions, started: number, dirs: RunDirs): Promise<
     dirs.runs = defaultRunsDir(plan.namespace, plan.name);
     const attempt = openAttempt(dirs.runs, runId, plan);
     dirs.series = attempt.series;
+    dirs.attempt = attempt.dir;
     runDir = attempt.dir;
   }
   o.reporter.recordTo(path.join(runDir, 'events.jsonl'));
   o.reporter.emit({ type: 'run-start', plan: plan.name, runId, runDir, steps: plan.steps.length, ...targetOf(o.cluster) });
   // the lock (deferred past the namespace step of a first install), what is refused outright
   // (src/runtime/safeguards.ts), then what plan decides, asked before the first write
-  const { lock, toAdopt } = await guardRun(o.cluster, plan, (s) => objects.get(s) ?? [], runId, o.reporter, o);
+  const { lock, ...guarded } = await guardRun(o.cluster, plan, (s) => objects.get(s) ?? [], runId, o.reporter, o);
   try {
     const set = applySetOf(plan);
     // A parent of another tool is refused here, before the question and the first step.
     const parentKinds = (await readParent(o.cluster, set)).kinds;
     // what each object was before the run: its apply then says created, updated or unchanged
     const before = new Map<string, KubernetesObject | undefined>();
-    const decided = await decideBeforeWriting(o, plan, objects, toAdopt, before);
+    const decided = await decideBeforeWriting(o, plan, objects, guarded, before);
     const history = await readHistory(o.cluster, plan.namespace);
     const run: RunContext = {
       cluster: o.cluster, reporter: o.reporter, plan, runId, runDir, planDir: o.planDir, connection: o.connection ?? {},
       deadline: started + (o.timeoutSeconds ?? plan.deadlineSeconds) * 1000,
       facts: {},
       lostFacts: new Map(),
+      stopped: [],
       finished: finishedJobUids(history),
       records: parseRecords(history),
       rerun: o.rerun ?? [],
@@ -276,7 +280,7 @@ export async function runPlan(o: RunOptions): Promise<number> {
     state.ended = true;
     const notes = notesEvent(run);
     if (notes) r.emit(notes);
-    r.emit({ type: 'run-done', status: 'done', exitCode: EXIT.ok, elapsedSeconds: elapsedSeconds() });
+    r.emit({ type: 'run-done', status: 'done', exitCode: EXIT.ok, elapsedSeconds: elapsedSeconds(), ...seriesOf(dirs, r.tally) });
     runDone = true;
     return EXIT.ok;
   } catch (e) {
@@ -293,13 +297,54 @@ export async function runPlan(o: RunOptions): Promise<number> {
     const after = begun ? { runDir: begun.runDir, ...(next ? { next } : {}), ...(e instanceof StepFailed && e.stillStarting ? { stillStarting: true } : {}) } : {};
     if (state.ended) return code;
     state.ended = true;
-    if (!runDone) r.emit({ type: 'run-done', status: 'failed', exitCode: code, elapsedSeconds: elapsedSeconds(), message, ...after });
+    if (!runDone) r.emit({ type: 'run-done', status: 'failed', exitCode: code, elapsedSeconds: elapsedSeconds(), message, ...after, ...begun ? seriesOf(dirs, r.tally) : {} });
     o.onFailure?.(e);
     return code;
   } finally {
     await lock?.release();
     r.close();
-    if (dirs.runs && dirs.series) pruneRuns(dirs.runs, o.keepRuns ?? RUN_DEFAULTS.keepRuns, dirs.series);
+    // refused (or failed) before its first step: it changed nothing, so it is no attempt of the series
+    if (!begun) forgetAttempt(dirs);
+    else if (dirs.runs && dirs.series) pruneRuns(dirs.runs, o.keepRuns ?? RUN_DEFAULTS.keepRuns, dirs.series);
+  }
+}
+
+/**
+ * A run that resumes a series: how many attempts it has with this one, and what they changed
+ * together (each earlier attempt's events.jsonl counted as its closing line counted it). Nothing
+ * for the first attempt, nor with `--run-dir`.
+ */
+function seriesOf(dirs: RunDirs, tally: RunTally): { series?: { attempts: number; resources: RunTally } } {
+  if (!dirs.series || !dirs.attempt) return {};
+  const series = listSeries(path.dirname(dirs.series)).find((s) => path.resolve(s.dir) === path.resolve(dirs.series!));
+  const earlier = (series?.attempts ?? []).filter((a) => path.resolve(a) !== path.resolve(dirs.attempt!));
+  if (earlier.length === 0) return {};
+  let resources = { ...tally };
+  for (const a of earlier) {
+    try {
+      const events = fs.readFileSync(path.join(a, 'events.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as RunEvent);
+      resources = addTallies(resources, tallyOf(events));
+    } catch {
+      // an attempt without readable events (killed while writing): counted as nothing
+    }
+  }
+  return { series: { attempts: earlier.length + 1, resources } };
+}
+
+/**
+ * A run that ended before its first step (a refusal, the lock held, a changed saved plan) leaves
+ * no attempt in its series (and no series it opened): what it said is on the screen, and a resume
+ * or the next series is not made of refusals.
+ */
+function forgetAttempt(dirs: RunDirs): void {
+  if (!dirs.attempt || !dirs.series) return;
+  try {
+    fs.rmSync(dirs.attempt, { recursive: true, force: true });
+    if (listSeries(path.dirname(dirs.series)).find((s) => path.resolve(s.dir) === path.resolve(dirs.series!))?.attempts.length === 0) {
+      fs.rmSync(dirs.series, { recursive: true, force: true });
+    }
+  } catch {
+    // left for retention
   }
 }
 

@@ -2,7 +2,8 @@
  * What `run` checks before its first write, under the lock (src/runtime/lock.ts): nothing of
  * another owner is taken over unless `--adopt` (src/runtime/ownership.ts), and no credential is
  * generated beside data made with a lost one (src/runtime/secrets.ts `lostCredentials`). A
- * refusal releases the lock and writes nothing.
+ * refusal releases the lock and writes nothing: what is taken over is marked only once the run
+ * goes on (`adopt`, after the question: src/runtime/run.ts).
  */
 import type { Plan } from '../plan/types';
 import type { Cluster } from './client';
@@ -21,14 +22,19 @@ export interface SafeguardOptions {
   readonly lockTimeoutSeconds?: number;
 }
 
-/** What guardRun leaves to `run`: the lock to release at the end, and the upgrade's adoptions to ask about. */
+/** What guardRun leaves to `run`: the lock to release at the end, and what to take over once the run goes on. */
 export interface Guarded {
   readonly lock: RunLock;
-  /** An upgrade's take-overs of the install it upgrades (without `--adopt`): asked with the destructive changes, then marked. */
+  /**
+   * What the run takes over (marked `uyuni-cdk.io/adopted-from`) once it has decided to go on:
+   * after the refusals and the question, never before (a refused run writes nothing).
+   */
   readonly toAdopt: readonly Foreign[];
+  /** Of `toAdopt`, an upgrade's take-overs of the install it upgrades (without `--adopt`): asked with the destructive changes. */
+  readonly toAsk: readonly Foreign[];
 }
 
-/** Takes the lock (or defers it to the namespace step), then refuses or adopts; returns the lock and what is still to be asked. */
+/** Takes the lock (or defers it to the namespace step), then refuses; returns the lock and what to adopt (and ask about) later. */
 export async function guardRun(
   cluster: Cluster, plan: Plan, objectsOf: (step: string) => readonly Manifest[], runId: string, reporter: Reporter, o: SafeguardOptions,
 ): Promise<Guarded> {
@@ -48,9 +54,7 @@ export async function guardRun(
     const lost = namespaceExists ? await lostCredentials(cluster, plan) : [];
     if (lost.length) throw new StepFailed('(run)', lost.map((l) => l.message).join('; '));
     // --adopt and a namespace made by hand are consent already; an upgrade's take-overs are asked first
-    const asked = (f: Foreign) => !o.adopt && !f.byDesign;
-    await adopt(cluster, foreign.filter((f) => !asked(f)), reporter);
-    return { lock, toAdopt: foreign.filter(asked) };
+    return { lock, toAdopt: foreign, toAsk: foreign.filter((f) => !o.adopt && !f.byDesign) };
   } catch (e) {
     await lock.release();
     throw e;

@@ -30,7 +30,11 @@ export interface SavedOptions {
 export interface SavedPlan {
   readonly format: typeof SAVED_PLAN_FORMAT;
   readonly savedAt: string;
-  /** Absolute. */
+  /**
+   * Relative to the saved file's directory as written (the file and the plan directory move
+   * together, no home or checkout path recorded); absolute once read (`readSavedPlan`). An
+   * absolute one (older saved plans) is taken as it is.
+   */
   readonly planDir: string;
   /** sha256 over the index and every step file. */
   readonly digest: string;
@@ -56,7 +60,8 @@ export function savedOptionsOf(namespace: string | undefined, o: PlanOptions): S
 }
 
 export function writeSavedPlan(file: string, p: Omit<SavedPlan, 'format' | 'savedAt'>): void {
-  const saved: SavedPlan = { format: SAVED_PLAN_FORMAT, savedAt: new Date().toISOString(), ...p, planDir: path.resolve(p.planDir) };
+  const planDir = path.relative(path.dirname(path.resolve(file)), path.resolve(p.planDir)) || '.';
+  const saved: SavedPlan = { format: SAVED_PLAN_FORMAT, savedAt: new Date().toISOString(), ...p, planDir };
   fs.writeFileSync(file, JSON.stringify(saved, null, 2) + '\n', { mode: 0o600 });
 }
 
@@ -81,7 +86,8 @@ export function readSavedPlan(file: string): SavedPlan {
   if (v.format !== SAVED_PLAN_FORMAT || typeof v.planDir !== 'string' || typeof v.digest !== 'string' || !v.result || !v.options) {
     throw new BadInput(`${file}: not a saved plan of this uyuni-cdk (format ${JSON.stringify(v.format)}, expected ${JSON.stringify(SAVED_PLAN_FORMAT)})`);
   }
-  return v as SavedPlan;
+  // relative to the saved file, wherever `run FILE` is started from
+  return { ...v, planDir: path.resolve(path.dirname(path.resolve(file)), v.planDir) } as SavedPlan;
 }
 
 /** What differs between the saved decisions and the ones made now (empty: the same plan). */

@@ -63,6 +63,8 @@ export interface Simulator {
   readonly kubeconfigPath: string;
   get(apiVersion: string, kind: string, name: string, namespace?: string): any | undefined;
   list(apiVersion: string, kind: string, namespace?: string): any[];
+  /** Every stored object of every kind (copies), kind by kind, each sorted by namespace and name: what a test compares before and after. */
+  snapshot(): any[];
   put(obj: any): void;
   setJob(name: string, script: JobScript): void;
   /** Replaces the admission webhook stand-ins. */
@@ -165,6 +167,7 @@ export async function startSimulator(opts: SimOptions = {}): Promise<Simulator> 
     events,
     get: (apiVersion, kind, name, namespace) => store.get(typeOf(apiVersion, kind), namespace, name),
     list: (apiVersion, kind, namespace) => store.list(typeOf(apiVersion, kind), namespace),
+    snapshot: () => store.types().flatMap((rt) => store.list(rt)),
     put,
     setJob: (name, script) => void scripts.set(name, script),
     setWebhooks: (rules) => { store.webhooks = [...rules]; },

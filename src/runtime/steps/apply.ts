@@ -10,7 +10,7 @@ import { refString } from '../client';
 import { ApiError, RuntimeError } from '../errors';
 import { Manifest, refOf, stampForApply } from '../manifests';
 import { StepWaiter } from '../waiter';
-import { userFieldsChanged } from '../field-diff';
+import { changeOf } from '../field-diff';
 import { ApplyResult, objectId } from '../progress';
 import type { StepRun } from './context';
 import type { Decisions } from './resume';
@@ -50,15 +50,16 @@ async function applyOne(s: StepRun, obj: Manifest, ref: string): Promise<Kuberne
 }
 
 /**
- * What an apply did, against the object as the run found it: created, updated, or unchanged
- * (only the run label and what the server sets differ, as `plan` compares: field-diff.ts);
+ * What an apply did, against the object as the run found it: created, updated, relabelled (only
+ * our bookkeeping labels and annotations changed), or unchanged (only the run label and what the
+ * server sets differ, as `plan` compares: field-diff.ts);
  * `applied` when the run did not read it.
  */
 function applyResult(before: StepRun['c']['before'], ref: string, after: KubernetesObject): ApplyResult {
   if (!before?.has(ref)) return 'applied';
   const was = before.get(ref);
   if (!was) return 'created';
-  return userFieldsChanged(was, after) ? 'updated' : 'unchanged';
+  return ({ changed: 'updated', relabel: 'relabelled', none: 'unchanged' } as const)[changeOf(was, after)];
 }
 
 /** Returns the objects as the apply answered them. */

@@ -3,7 +3,7 @@
  * objects, its start time, and `fail`, which reports the failure and ends the run.
  */
 import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
-import type { Plan, Step } from '../../plan/types';
+import type { ObjectRef, Plan, Step } from '../../plan/types';
 import type { RunApplySet } from '../applyset';
 import type { Cluster } from '../client';
 import { StepFailed } from '../errors';
@@ -48,6 +48,19 @@ export interface RunContext {
   readonly before?: ReadonlyMap<string, KubernetesObject | undefined>;
   /** Objects (not Jobs) whose dry run before the first write changed nothing: not applied again. */
   readonly unchanged?: ReadonlySet<string>;
+  /**
+   * The workloads this run scaled to 0 (step actions), with the replicas they had: a refusal of a
+   * later step's gate or requirement, decided only after the stop, scales them back
+   * (steps/actions.ts `startAgain`). Absent: nothing is tracked.
+   */
+  readonly stopped?: Stopped[];
+}
+
+/** A workload a step action stopped, and its replicas before. */
+export interface Stopped {
+  readonly ref: ObjectRef;
+  readonly replicas: number;
+  readonly step: string;
 }
 
 export interface StepContext extends RunContext {

@@ -9,12 +9,19 @@ import { StepFailed } from '../errors';
 import { evaluateGate } from '../gates';
 import type { Unmet } from '../planview';
 import { satisfyRequirements } from '../secrets';
+import { startAgain } from './actions';
 import type { StepRun } from './context';
 
 /** One unmet requirement or gate as one line: what, in which step, why, and how to fix it. */
 export function unmetLine(u: Unmet): string {
-  const what = u.object ? `${u.object} (step ${u.step}) ${u.reason}` : `step ${u.step}: ${u.reason}`;
+  const steps = u.steps && u.steps.length > 1 ? `steps ${u.steps.join(', ')}` : `step ${u.step}`;
+  const what = u.object ? `${u.object} (${steps}) ${u.reason}` : `step ${u.step}: ${u.reason}`;
   return `  - ${what}${u.fix ? `; make it with: ${u.fix}` : ''}`;
+}
+
+/** A refusal as a bullet: its first line, then each further line (a list) indented under it. */
+export function refusalLine(r: string): string {
+  return `  - ${r.replace(/\n/g, '\n    ')}`;
 }
 
 /**
@@ -22,7 +29,11 @@ export function unmetLine(u: Unmet): string {
  * all of them, each once, before anything was written. Undefined when there are none.
  */
 export function unmetRefusal(unmet: readonly Unmet[], refusals: readonly string[], namespaceFirst?: string): string | undefined {
-  if (unmet.length === 0) return refusals.length ? `refused before any write: ${refusals.join('; ')}` : undefined;
+  if (unmet.length === 0) {
+    if (refusals.length === 0) return undefined;
+    if (refusals.length === 1) return `refused before any write: ${refusals[0].replace(/\n/g, '\n  ')}`;
+    return ['refused before any write:', ...refusals.map(refusalLine)].join('\n');
+  }
   const requirements = unmet.filter((u) => u.object).length;
   const rerun = [...new Set(unmet.flatMap((u) => u.rerun ?? []))];
   const gates = unmet.filter((u) => !u.object && !u.rerun).length;
@@ -34,22 +45,27 @@ export function unmetRefusal(unmet: readonly Unmet[], refusals: readonly string[
   return [
     `refused before any write (nothing was changed): ${counted}:`,
     ...(namespaceFirst ? [`  first: ${namespaceFirst}`] : []),
-    ...refusals.map((r) => `  - ${r}`),
+    ...refusals.map(refusalLine),
     ...unmet.map(unmetLine),
     `  then run the same command again${rerun.length ? ` with ${rerun.map((x) => `--rerun ${x}`).join(' ')}` : ''} (\`uyuni-cdk plan\` shows the same list)`,
   ].join('\n');
 }
 
+/**
+ * The step's gates, then its requirements. A refusal here writes nothing of the step; what an
+ * earlier step of this run stopped (a gate that can only be decided once nothing runs: restore's
+ * claims) is scaled back first (actions.ts `startAgain`), and the refusal says so.
+ */
 export async function preflightStage(s: StepRun): Promise<void> {
   for (const g of s.step.gates) {
     const res = evaluateGate(g, s.c.facts, s.c.lostFacts);
     s.emit({ type: 'gate', step: s.step.name, ok: res.ok, detail: res.detail });
-    if (!res.ok) await s.fail(`gate refused: ${res.detail}`, [], undefined, [], res.rerun);
+    if (!res.ok) await s.fail(`gate refused: ${res.detail}${await startAgain(s)}`, [], undefined, [], res.rerun);
   }
   try {
     await satisfyRequirements(s.cluster, s.c.plan, s.step.name, s.step.requires, s.c.reporter);
   } catch (e) {
-    if (e instanceof StepFailed) await s.fail(e.message);
+    if (e instanceof StepFailed) await s.fail(`${e.message}${await startAgain(s)}`);
     throw e;
   }
 }

@@ -105,13 +105,23 @@ const checked = (target: Record<string, string>) => ({
 });
 
 describe('dist/restore', () => {
-  it('refuses claims that hold data (restore.force is false): nothing is written, the restore Job never made', async () => {
+  it('refuses claims that hold data (restore.force is false): the restore Job never made, the server and db it stopped started again', async () => {
     sim = await startSimulator({ jobs: checked({ target_empty: 'false', target_with_data: 'var-spacewalk var-pgsql18' }) });
     expect((await cli('run', dist('install'), { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
-    const r = await cli('run', dist('restore'), { kubeconfig: sim.kubeconfigPath, yes: true });
+    const replicas = () => Object.fromEntries(['uyuni', 'db'].map((d) => [d, sim.get('apps/v1', 'Deployment', d, NS)?.spec?.replicas]));
+    const before = replicas();
+    expect(before).toEqual({ uyuni: 1, db: 1 });
+    const runDir = tmpDir();
+    const r = await cli('run', dist('restore'), { kubeconfig: sim.kubeconfigPath, runDir, yes: true });
     expect(r.code).toBe(1);
     expect(r.out + r.err).toMatch(/claims hold data \(fact target_with_data\): a restore replaces it; set restore.force: true/);
+    expect(r.out + r.err).toContain('started again what this run stopped: Deployment/db (uyuni) to 1, Deployment/uyuni (uyuni) to 1');
     expect(sim.get('batch/v1', 'Job', 'uyuni-restore', NS)).toBeUndefined();
+    expect(replicas()).toEqual(before);
+    // the stop came first (the claims can only be looked at once nothing runs on them), the start again after the refusal
+    const ev = events(runDir);
+    expect(at(ev, scaled('db', 0))).toBeLessThan(at(ev, (e) => e.type === 'gate' && e.step === 'restore' && !e.ok));
+    expect(at(ev, (e) => e.type === 'gate' && e.step === 'restore' && !e.ok)).toBeLessThan(at(ev, (e) => e.type === 'action' && e.action === 'scale back to 1' && e.object.name === 'db'));
   }, 120_000);
 
   it('restores into empty claims: the database first, then the server, waited for', async () => {

@@ -239,7 +239,9 @@ describe('nothing is taken over: objects of other tools', () => {
     expect(writesSince(mark)).toEqual([]);
 
     const json = JSON.parse((await cli('plan', dir, { kubeconfig: sim.kubeconfigPath, output: 'json', adopt: true })).out);
-    expect(json.takeovers).toContainEqual({ object: `Service/uyuni (${NS})`, owner: `Helm release ${NS}/uyuni`, reason: 'no app.kubernetes.io/managed-by=uyuni-cdk', adoptable: true });
+    expect(json.takeovers).toContainEqual({
+      object: `Service/uyuni (${NS})`, id: { kind: 'Service', name: 'uyuni', namespace: NS }, owner: `Helm release ${NS}/uyuni`, reason: 'no app.kubernetes.io/managed-by=uyuni-cdk', adoptable: true,
+    });
 
     const adopted = await cli('run', dir, { kubeconfig: sim.kubeconfigPath, adopt: true });
     expect(adopted.code).toBe(0);

@@ -118,11 +118,11 @@ describe('plan output', () => {
     const r = await cli('plan', dir, { kubeconfig: sim.kubeconfigPath });
     expect(r.out).toMatch(/ {2}update {5}ConfigMap\/tuning \(uyuni-test\)\n {6}--- live\n {6}\+\+\+ planned\n[^]*-  a: "2"\n {6}\+  a: "1"\n[^]* {6}\(\+ 1 bookkeeping label\)\n/);
     expect(r.out).not.toContain('uyuni-cdk.io/step');
-    // run agrees: the label is set back, so the object is updated, not unchanged
+    // only the label differs: relabelled, counted apart from updates; run agrees and sets it back
     sim.put({ ...sim.get('v1', 'ConfigMap', 'tuning', NS), data: { a: '1' } });
-    expect((await cli('plan', dir, { kubeconfig: sim.kubeconfigPath })).out).toMatch(/ {6}\(\+ 1 bookkeeping label\)\n/);
+    expect((await cli('plan', dir, { kubeconfig: sim.kubeconfigPath })).out).toMatch(/ {2}relabel {4}1 object {2}\(1 bookkeeping label\)\n[^]*0 to update, 0 to delete, 0 to stop, 1 to relabel \(bookkeeping labels only\)/);
     const ran = await cli('run', dir, { kubeconfig: sim.kubeconfigPath });
-    expect(ran.out).toContain(`  ConfigMap/tuning (${NS}): updated\n`);
+    expect(ran.out).toContain(`  ConfigMap/tuning (${NS}): relabelled\n`);
     expect(sim.get('v1', 'ConfigMap', 'tuning', NS).metadata.labels['uyuni-cdk.io/step']).toBe('server');
   });
 

@@ -122,7 +122,7 @@ describe('the run\'s closing line and machine formats', () => {
 
   it('counts created, updated, deleted, stopped, scaled, Jobs run and unchanged', () => {
     const { out, tally } = run();
-    expect(tally).toEqual({ created: 1, updated: 1, deleted: 2, stopped: 1, scaled: 1, jobsRun: 2, unchanged: 2, applied: 0 });
+    expect(tally).toEqual({ created: 1, updated: 1, relabelled: 0, deleted: 2, stopped: 1, scaled: 1, jobsRun: 2, unchanged: 2, applied: 0 });
     expect(out).not.toContain('Service/a');
     expect(out).toContain('[2/3] stop-server: done in 2.5s (2 objects unchanged)\n');
     expect(out.trimEnd().split('\n').pop()).toBe('Run complete in 1h1m40s: 1 created, 1 updated, 2 deleted, 1 stopped, 1 scaled, 2 Jobs run, 2 unchanged.');

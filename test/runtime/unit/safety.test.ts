@@ -106,7 +106,7 @@ describe('actionEffect', () => {
 describe('destructiveChanges', () => {
   const planned = (over: Partial<PlannedStep>): PlannedStep => ({ name: 's', description: 'd', timeoutSeconds: 1, objects: [], waits: [], gates: [], requires: [], actions: [], ...over });
   const result = (steps: PlannedStep[], over: Partial<PlanResult> = {}): PlanResult => ({
-    steps, unmet: [], prune: [], summary: { create: 0, update: 0, delete: 0, stop: 0, unchanged: 0 }, refusals: [], identity: [], ...over,
+    steps, unmet: [], prune: [], summary: { create: 0, update: 0, relabel: 0, delete: 0, stop: 0, unchanged: 0 }, refusals: [], identity: [], ...over,
   });
   it('a first install has none', () => {
     expect(destructiveChanges(result([planned({ objects: [{ object: 'Deployment/uyuni (uyuni)', action: 'create' }] })]))).toEqual([]);

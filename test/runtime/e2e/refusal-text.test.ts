@@ -1,0 +1,72 @@
+/**
+ * Refusals are readable (issue 38, item 5): a re-run of a finished migration, its configuration
+ * edited, says what finished and what to use now once, then lists the data steps that would run
+ * again, each once; `plan` says the same in one bullet. (It was one line of ~3,000 characters:
+ * the same paragraph for each of 7 data steps, joined by `; `, and 7 bullets in `plan`.)
+ */
+import * as fs from 'fs';
+import * as path from 'path';
+import { parse, stringify } from 'yaml';
+import { synthYaml } from '../../helpers/synth';
+import { startSimulator, Simulator } from '../../sim';
+import { cli, ROOT } from './harness';
+import { inspectJobs } from './inspect-facts';
+
+const dist = (p: string) => path.join(ROOT, 'dist', p);
+const b64 = (t: string) => Buffer.from(t).toString('base64');
+const count = (text: string, s: string) => text.split(s).length - 1;
+const DATA_STEPS = 'data-sync, inspect, inspect-db, import-secrets, db-upgrade, db-finalize';
+
+let sim: Simulator;
+afterEach(async () => {
+  await sim?.stop();
+});
+
+async function finishedMigration(): Promise<void> {
+  sim = await startSimulator({
+    jobs: inspectJobs({
+      fqdn: 'old-server.example.com', current_release: '2024.10', timezone: 'Europe/Berlin', has_hub: 'false', debug_java: 'false', tftp_enabled: 'true', ca_fingerprint_match: 'true',
+    }, { current_pg_version: '14' }),
+  });
+  const secret = (name: string, data: Record<string, string>, type = 'Opaque') =>
+    sim.put({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: 'uyuni' }, type, data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, b64(v)])) });
+  sim.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'uyuni' } });
+  secret('uyuni-migration-key', { key: 'k', 'key.pub': 'p' });
+  sim.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'uyuni-migration-ssh', namespace: 'uyuni' }, data: { config: 'Host *', known_hosts: 'x' } });
+  secret('uyuni-ca-password', { password: 'pw' });
+  secret('uyuni-ca', { 'tls.crt': 'c', 'tls.key': 'k' }, 'kubernetes.io/tls');
+  for (const name of ['db-credentials', 'reportdb-credentials']) secret(name, { username: 'u', password: 'p' }, 'kubernetes.io/basic-auth');
+  expect((await cli('run', dist('migrate'), { kubeconfig: sim.kubeconfigPath, yes: true })).code).toBe(0);
+}
+
+describe('the refusal of a finished migration', () => {
+  it('with an edited configuration: one sentence, then the steps that would run again, each once; plan says the same in one bullet', async () => {
+    await finishedMigration();
+    const c = parse(fs.readFileSync(path.join(ROOT, 'examples', 'migration.yaml'), 'utf8'));
+    c.images.tag = '2026.09';
+    const edited = (synthYaml(stringify(c)) as Record<string, { dir: string }>).migrate.dir;
+
+    const r = await cli('run', edited, { kubeconfig: sim.kubeconfigPath, yes: true });
+    expect(r.code).toBe(1);
+    const said = r.out + r.err;
+    expect(count(said, 'finished at ')).toBe(1);
+    expect(count(said, 'use the install plan of the same configuration')).toBe(1);
+    expect(said).toMatch(/refused before any write: the migration into namespace uyuni finished at \S+ from old-server\.example\.com \(run migrate-\d{8}T\d{6}Z\): a finished migration never runs again, whatever changed in its configuration; the server is migrated: use the install plan[^\n]*\n {2}steps that would run again \(this plan changed them since\): data-sync, inspect, inspect-db, import-secrets, db-upgrade, db-finalize \(--rerun STEP repeats one; it asks first\)\n/);
+    for (const step of DATA_STEPS.split(', ')) expect([step, count(said, `--rerun ${step}`)]).toEqual([step, 0]);
+    for (const line of said.split('\n')) expect(line.length).toBeLessThan(500);
+
+    const p = await cli('plan', edited, { kubeconfig: sim.kubeconfigPath });
+    const refusal = p.out.slice(p.out.indexOf('run would refuse before any write:'));
+    expect(count(refusal, '\n  - ')).toBe(1);
+    expect(count(refusal, 'finished at ')).toBe(1);
+    expect(refusal).toContain(`\n    steps that would run again (this plan changed them since): ${DATA_STEPS} (--rerun STEP repeats one; it asks first)\n`);
+  }, 120_000);
+
+  it('the committed plan again: the same sentence, then the data steps it did', async () => {
+    await finishedMigration();
+    const r = await cli('run', dist('migrate'), { kubeconfig: sim.kubeconfigPath, yes: true });
+    expect(r.code).toBe(1);
+    expect(count(r.err, 'finished at ')).toBe(1);
+    expect(r.err).toContain(`\n  data steps it did: ${DATA_STEPS} (--rerun STEP repeats one; it asks first)\n`);
+  }, 120_000);
+});
