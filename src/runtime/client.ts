@@ -171,11 +171,11 @@ export class Cluster implements RetryContext {
     return { items: l.items.map((it) => ({ apiVersion: q.apiVersion, kind: q.kind, ...it }) as T), resourceVersion: l.resourceVersion };
   }
 
-  /** Server-side apply, one field manager, force (we own what we synthesized). */
-  async apply(obj: KubernetesObject, dryRun = false): Promise<KubernetesObject> {
+  /** Server-side apply, one field manager (`manager`: another, for fields the plan's own apply must leave alone), force (we own what we synthesized). */
+  async apply(obj: KubernetesObject, dryRun = false, manager = FIELD_MANAGER): Promise<KubernetesObject> {
     await this.resource(obj.apiVersion!, obj.kind!);
     return this.call(`apply ${refString(refOf(obj))}`, () =>
-      this.api.patch(obj, undefined, dryRun ? 'All' : undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply));
+      this.api.patch(obj, undefined, dryRun ? 'All' : undefined, manager, true, PatchStrategy.ServerSideApply));
   }
 
   async create(obj: KubernetesObject): Promise<KubernetesObject> {

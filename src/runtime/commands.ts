@@ -22,6 +22,7 @@ import { OutputMode, Reporter } from './progress';
 import { interruptRun, RunOptions, RunState, runPlan, timestamp } from './run';
 import { isSavedPlan, planDigest, readSavedPlan, savedOptionsOf, writeSavedPlan } from './saved-plan';
 import { lostCredentials } from './secrets';
+import { repairRecords } from './repair';
 import { renderStatus, statusExitCode, stepStatuses } from './status';
 import { targetOf } from './target';
 
@@ -370,5 +371,21 @@ export function unlockCommand(runId: string, o: UnlockCommandOptions, io: Io): P
     await cluster.ping();
     io.out(`${await forceUnlock(cluster, o.namespace, runId)}\n`);
     return EXIT.ok;
+  });
+}
+
+export interface RepairRecordCommandOptions {
+  readonly kubeconfig?: string;
+  readonly context?: string;
+  readonly namespace?: string;
+  /** `--yes`: write without asking (after showing). */
+  readonly yes?: boolean;
+}
+
+/** `repair-record PLAN_DIR`: rebuilds the plan's damaged or half-lost records, shown and asked first (src/runtime/repair.ts). */
+export function repairRecordCommand(planDir: string, o: RepairRecordCommandOptions, io: Io): Promise<number> {
+  return guarded(io, async () => {
+    const { plan, objectsOf, cluster } = await openPlan(planDir, o);
+    return repairRecords(cluster, plan, objectsOf, `repair-record-${timestamp()}`, { yes: o.yes, out: io.out, ...(io.ask ? { ask: io.ask } : {}) });
   });
 }

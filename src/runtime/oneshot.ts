@@ -5,7 +5,7 @@
  * decision for `plan` (which shows it) and `run` (which acts on it before its first write).
  */
 import type { Plan, Step } from '../plan/types';
-import { currentFlow, FlowRecord, Records } from './record';
+import { currentFlow, damagedFlowRefusal, FlowRecord, Records } from './record';
 
 export type OneShotDecision =
   /** Not a one-shot step, or its flow has not done it: the Jobs decide, as for any step (src/runtime/resume.ts). */
@@ -21,12 +21,17 @@ const WHAT = { migration: 'migration', upgrade: 'upgrade' } as const;
 
 /** `the migration into namespace uyuni finished at 2026-… from old.example.com (run migrate-…)`. */
 export function finishedLine(r: FlowRecord, namespace: string): string {
+  if (r.evidence) return r.evidence;
   const what = r.flow === 'migration' ? `the migration into namespace ${namespace}` : `the upgrade of namespace ${namespace} to ${r.imageGeneration ?? 'its images'}`;
   return `${what} finished at ${r.finishedAt} ${r.source ? `from ${r.source} ` : ''}(run ${r.run})`;
 }
 
 /** What to use after a finished flow. */
 export function useNow(r: FlowRecord): string {
+  if (r.evidence) {
+    return 'a migration never runs over a set-up server: use the install plan of the same configuration without `migration`, or an upgrade plan; '
+      + 'if no migration ran here and the server is to be replaced, --rerun each data step (asked first)';
+  }
   return r.flow === 'migration'
     ? 'the server is migrated: use the install plan of the same configuration without `migration` (synthesize it, then run dist/install), '
       + 'or an upgrade plan (`upgrade:` in the configuration) for new images'
@@ -35,6 +40,9 @@ export function useNow(r: FlowRecord): string {
 
 export function decideOneShot(step: Step, hash: string, plan: Plan, records: Records, rerun: readonly string[]): OneShotDecision {
   if (!step.oneShot) return { action: 'normal' };
+  // a record that cannot be read decides nothing: the step refuses (record.ts damageRefusals)
+  const damaged = damagedFlowRefusal(plan, records, step.oneShot);
+  if (damaged) return { action: 'refuse', why: damaged };
   const r = currentFlow(records, step.oneShot, plan);
   if (!r) return { action: 'normal' };
   const done = r.steps[step.name];
@@ -47,7 +55,7 @@ export function decideOneShot(step: Step, hash: string, plan: Plan, records: Rec
   const finished = finishedLine(r, plan.namespace);
   if (rerun.includes(step.name)) return { action: 'rerun', why: `--rerun ${step.name}: ${finished}; its data step ${step.name} runs again` };
   if (done && done.hash === hash) return { action: 'done', why: `${finished}: a data step never runs twice`, ...(done.facts ? { facts: done.facts } : {}) };
-  const change = done ? `this plan changed it since (spec ${done.hash.slice(0, 19)} → ${hash.slice(0, 19)})` : `it was not part of it`;
+  const change = done ? `this plan changed it since (spec ${done.hash.slice(0, 19)} → ${hash.slice(0, 19)})` : r.evidence ? 'over the data of that server' : `it was not part of it`;
   return {
     action: 'refuse',
     why: `${finished}; its data step ${step.name} would run again (${change}). A finished ${WHAT[r.flow]} never repeats: ${useNow(r)}. `
@@ -64,6 +72,10 @@ export function finishedPlanRefusal(plan: Plan, records: Records, rerun: readonl
   const r = currentFlow(records, 'migration', plan);
   if (!r?.finishedAt) return undefined;
   if (plan.steps.some((s) => s.oneShot && rerun.includes(s.name))) return undefined;
+  if (r.evidence) {
+    return `${r.evidence}: ${useNow(r)}: --rerun STEP (${plan.steps.filter((s) => s.oneShot).map((s) => s.name).join(', ')}; it asks first). `
+      + `If the migration did finish here, rebuild its record: uyuni-cdk repair-record dist/${plan.name} (docs/runtime.md, "Safety")`;
+  }
   return `${finishedLine(r, plan.namespace)}: a finished migration never runs again, whatever changed in its configuration. ${useNow(r)}. `
     + `To repeat one data step: --rerun STEP (${plan.steps.filter((s) => s.oneShot).map((s) => s.name).join(', ')}; it asks first)`;
 }

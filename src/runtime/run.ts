@@ -17,10 +17,12 @@ import type { Cluster } from './client';
 import { approve, ApprovalOptions } from './confirm';
 import { adoptions, destructiveChanges } from './destructive';
 import { BadInput, RuntimeError, StepFailed } from './errors';
-import { finishedJobUids, HISTORY_CONFIGMAP, readHistory, recordFinishedRun } from './history';
+import { withEvidence } from './evidence';
+import { finishedJobUids, HISTORY_CONFIGMAP, recordFinishedRun } from './history';
 import type { IdentityFlags } from './identity';
 import { planSteps, PlanResult } from './planview';
 import { parseRecords, recordPlanFinished } from './record';
+import { readSources } from './record-store';
 import { planDigest, planDrift, SavedPlan } from './saved-plan';
 import { Manifest, refOf } from './manifests';
 import { Connection, nextCommand } from './next-command';
@@ -182,14 +184,15 @@ async function startRun(o: RunOptions, started: number, dirs: RunDirs): Promise<
     // what each object was before the run: its apply then says created, updated or unchanged
     const before = new Map<string, KubernetesObject | undefined>();
     const decided = await decideBeforeWriting(o, plan, objects, toAdopt, before);
-    const history = await readHistory(o.cluster, plan.namespace);
+    // the records as plan decided with them (both places, and the evidence when they are gone)
+    const sources = await readSources(o.cluster, plan.namespace);
     const run: RunContext = {
       cluster: o.cluster, reporter: o.reporter, plan, runId, runDir, planDir: o.planDir, connection: o.connection ?? {},
       deadline: started + (o.timeoutSeconds ?? plan.deadlineSeconds) * 1000,
       facts: {},
       lostFacts: new Map(),
-      finished: finishedJobUids(history),
-      records: parseRecords(history),
+      finished: finishedJobUids(sources.history),
+      records: await withEvidence(o.cluster, plan, parseRecords(sources)),
       rerun: o.rerun ?? [],
       stuckGraceSeconds: o.stuckGraceSeconds ?? RUN_DEFAULTS.stuckGraceSeconds,
       applySet: { set, parentKinds, kinds: memberKinds(plan, (s) => objects.get(s) ?? []), parentWritten: false },
