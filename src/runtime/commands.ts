@@ -361,6 +361,10 @@ export interface UnlockCommandOptions {
   readonly kubeconfig?: string;
   readonly context?: string;
   readonly namespace?: string;
+  /** `--force`: also a holder alive on this host (asked first). */
+  readonly force?: boolean;
+  /** `--yes`: what --force asks is approved. */
+  readonly yes?: boolean;
 }
 
 /** `unlock -n NS RUN_ID`: removes a lock left behind (terraform force-unlock). */
@@ -369,7 +373,7 @@ export function unlockCommand(runId: string, o: UnlockCommandOptions, io: Io): P
     if (!o.namespace) throw new BadInput('unlock needs -n, --namespace <ns>: the namespace whose lock to remove');
     const cluster = connect(o);
     await cluster.ping();
-    io.out(`${await forceUnlock(cluster, o.namespace, runId)}\n`);
+    io.out(`${await forceUnlock(cluster, o.namespace, runId, { force: o.force, yes: o.yes, ...(io.ask ? { ask: io.ask } : {}) })}\n`);
     return EXIT.ok;
   });
 }

@@ -30,7 +30,7 @@ import { openPlanDir } from './plan-dir';
 import { memberKinds, pruneCandidates } from './prune';
 import { ObjectId, objectId, Reporter } from './progress';
 import { jobPhase } from './readiness/batch_v1_job';
-import type { RunLock } from './lock';
+import { Locked, RunLock } from './lock';
 import type { Foreign } from './ownership';
 import { adopt, guardRun, SafeguardOptions } from './safeguards';
 import { openAttempt, pruneSeries } from './run-dirs';
@@ -237,6 +237,8 @@ async function recordHistory(run: RunContext, plan: Plan, objectsOf: ReadonlyMap
     run.reporter.emit({ ...event, result: `done${plan.flow ? ` (the ${plan.flow.kind} is finished)` : ''}` });
   } catch (e) {
     run.reporter.emit({ ...event, result: `failed: ${(e as Error).message}` });
+    // a run that lost its lock wrote nothing more: that is a failed run, not a line
+    if (e instanceof Locked) throw e;
   }
 }
 
