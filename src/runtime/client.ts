@@ -93,6 +93,15 @@ export class Cluster implements RetryContext {
   }
 
   /**
+   * GET /version once, no retry, its failure ignored: asked while waiting when nothing was heard
+   * for a while, so that a quiet but healthy API server answers (limits.lastAnswerAt) and a hung
+   * one is told apart from a cluster where nothing changes (src/runtime/waiter.ts).
+   */
+  async probe(): Promise<void> {
+    await this.client.request('GET', '/version').catch(() => undefined);
+  }
+
+  /**
    * GET /version: proves the API server answers and accepts our credentials. Network and TLS
    * failures, and a server that is no Kubernetes API server, become Unreachable (exit 3);
    * refused credentials are bad input (exit 2).

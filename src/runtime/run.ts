@@ -16,7 +16,7 @@ import { applySetOf, groupKind, readParent, writeParent } from './applyset';
 import type { Cluster } from './client';
 import { approve, ApprovalOptions } from './confirm';
 import { adoptions, destructiveChanges } from './destructive';
-import { BadInput, RuntimeError, StepFailed } from './errors';
+import { ApiSilent, BadInput, RuntimeError, StepFailed } from './errors';
 import { withEvidence } from './evidence';
 import { finishedJobUids, HISTORY_CONFIGMAP, recordFinishedRun } from './history';
 import type { IdentityFlags } from './identity';
@@ -281,7 +281,9 @@ export async function runPlan(o: RunOptions): Promise<number> {
     // the failed one, and only when its Jobs ran (--rerun does not help a refused gate)
     const named = e instanceof StepFailed ? e.rerun : undefined;
     const jobsRan = !(e instanceof ReportedStepFailure && e.beforeJobs);
-    const next = code !== EXIT.stepFailed || !begun ? undefined
+    // the API stopped answering: its Jobs may have finished; the same command attaches to them
+    const next = e instanceof ApiSilent && begun ? nextCommand(o.planDir, begun.plan, o.connection ?? {}, undefined, false)
+      : code !== EXIT.stepFailed || !begun ? undefined
       : named?.length ? nextCommand(o.planDir, begun.plan, o.connection ?? {}, named[0]) + named.slice(1).map((x) => ` --rerun ${x}`).join('')
         : nextCommand(o.planDir, begun.plan, o.connection ?? {}, e instanceof StepFailed ? e.step : undefined, jobsRan);
     const after = begun ? { runDir: begun.runDir, ...(next ? { next } : {}), ...(e instanceof StepFailed && e.stillStarting ? { stillStarting: true } : {}) } : {};
