@@ -7,6 +7,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { EndingSignal, EXIT } from '../plan/exit-codes';
+import { printable } from '../plan/printable';
 import { RUN_DEFAULTS } from '../plan/run-defaults';
 import { Cluster } from './client';
 import { destroyPlan, destroySummary, renderDestroy, waitGone } from './destroy';
@@ -78,7 +79,8 @@ const debugging = () => process.env.UYUNI_CDK_DEBUG === '1';
 function reportFailure(io: Io, e: unknown): number {
   const debug = debugging();
   const expected = e instanceof RuntimeError;
-  const message = e instanceof Error ? e.message : String(e);
+  // what a kubeconfig or an argument carried: no terminal escapes, no 100 kB value
+  const message = printable(e instanceof Error ? e.message : String(e));
   io.err(`uyuni-cdk: ${message}${expected || debug ? '' : ' (an unexpected error: --debug shows where)'}\n`);
   if (debug && e instanceof Error && e.stack) io.err(`${e.stack}\n`);
   return expected ? e.exitCode : EXIT.stepFailed;
