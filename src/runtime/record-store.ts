@@ -90,7 +90,8 @@ export function incomplete(key: GuardedKey, v: Record<string, unknown>): string 
     if (!d || typeof d !== 'object' || typeof d.hash !== 'string' || typeof d.run !== 'string') return `step ${name}: its hash or run is missing`;
   }
   if (v.finishedAt !== undefined && typeof v.finishedAt !== 'string') return 'field finishedAt is not text';
-  if (v.finishedAt && Object.keys(steps).length === 0) return 'a finished flow with no data step recorded (steps: {})';
+  // a flow is recorded when its first data step is done: one without any was emptied
+  if (Object.keys(steps).length === 0) return `a ${v.finishedAt ? 'finished ' : ''}flow with no data step recorded (steps: {})`;
   return undefined;
 }
 

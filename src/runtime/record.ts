@@ -1,6 +1,7 @@
 /**
  * What the cluster remembers of a server, beside the run history (same ConfigMap,
- * uyuni-cdk-history, src/runtime/history.ts):
+ * uyuni-cdk-history, src/runtime/history.ts; the flows and the identity also sealed and copied
+ * onto the namespace, and read fail-closed: src/runtime/record-store.ts):
  *
  * - per one-shot flow (`flow.migration`, `flow.upgrade`): each data step done, with the spec hash
  *   of what it ran, and when the flow finished (time, run, source host, image generation). This

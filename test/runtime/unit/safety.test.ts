@@ -62,7 +62,7 @@ describe('decideOneShot', () => {
   });
 
   it('a guarded record that exists but cannot be read is damaged, never ignored; a plan it protects is refused', () => {
-    const history = { 'flow.migration': '{"flow":"migration","run":"m","steps":{}}', 'flow.upgrade': 'not json', identity: '{"fqdn":1}', install: '{"run":"x","jobs":{}}' };
+    const history = { 'flow.migration': '{"flow":"migration","run":"m","steps":{"data-sync":{"hash":"h","run":"m","at":"t"}}}', 'flow.upgrade': 'not json', identity: '{"fqdn":1}', install: '{"run":"x","jobs":{}}' };
     const r = parseRecords({ namespace: 'uyuni', history });
     expect(Object.keys(r.flows)).toEqual(['migration']);
     expect(r.identity).toBeUndefined();
@@ -81,6 +81,8 @@ describe('decideOneShot', () => {
     const emptied = parseRecords({ namespace: 'uyuni', history: { 'flow.migration': '{"flow":"migration","run":"m","finishedAt":"t","steps":{}}' } });
     expect(emptied.flows.migration).toBeUndefined();
     expect(emptied.damage![0].why).toBe('incomplete: a finished flow with no data step recorded (steps: {})');
+    expect(parseRecords({ namespace: 'uyuni', history: { 'flow.migration': '{"flow":"migration","run":"m","steps":{}}' } }).damage![0].why)
+      .toBe('incomplete: a flow with no data step recorded (steps: {})');
   });
 
   it('sealed records: an edit breaks the checksum; a value missing from one place is read from the other; two intact ones give the later', () => {
