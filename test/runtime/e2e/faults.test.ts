@@ -185,3 +185,22 @@ describe('an API server that accepts connections and never answers (a black-hole
     expect((Date.now() - t0) / 1000).toBeLessThan(25);
   }, 90_000);
 });
+
+describe('a run that cannot renew its lock', () => {
+  it('writes nothing once its Lease may have expired: not even its record; it says why', async () => {
+    sim = await startSimulator({ jobs: { work: { durationMs: 400_000 } } }); // 8 s
+    // every renewal of the Lease hangs (a conditional PATCH); the rest of the API answers
+    proxy = await startFaultProxy(sim.url, [{ fault: 'hang', match: /^PATCH \/apis\/coordination\.k8s\.io\/v1\/namespaces\/uyuni-test\/leases\/uyuni-cdk-lock/ }]);
+    const dir = writePlan([{ name: 'namespace', objects: [namespace()] }, { name: 'work', objects: [job('work')], timeoutSeconds: 60 }]);
+    const { child, done } = spawnCli(['run', dir, '--kubeconfig', proxy.kubeconfigPath, '--run-dir', tmpDir()], {
+      UYUNI_CDK_REQUEST_TIMEOUT_SECONDS: '1', UYUNI_CDK_LOCK_LEASE_SECONDS: '3', KUBECACHEDIR: tmpDir('uyuni-kubecache-'),
+    });
+    const killer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    const r = await done;
+    clearTimeout(killer);
+    expect(proxy.faulted.some((l) => l.startsWith('PATCH /apis/coordination.k8s.io/v1/namespaces/uyuni-test/leases/uyuni-cdk-lock'))).toBe(true);
+    expect(r.code).toBe(1);
+    expect(r.out + r.err).toMatch(/run install-\d{8}T\d{6}Z stopped before it would apply ConfigMap\/uyuni-cdk-history \(uyuni-test\): its lock could not be renewed since \S+ \(patch Lease\/uyuni-cdk-lock \(uyuni-test\): [^\n]*no complete answer within 1 s[^\n]*\): after leaseDurationSeconds \(3\) another run may hold namespace uyuni-test/);
+    expect(sim.get('v1', 'ConfigMap', 'uyuni-cdk-history', NS)).toBeUndefined();
+  }, 90_000);
+});
