@@ -243,7 +243,8 @@ export async function recordPlanFinished(cluster: Cluster, plan: Plan, objectsOf
           .map((s) => [s.name, { hash: oneShotHash(s, objectsOf(s.name)), run: runId, at }])),
       },
     };
-    entries[flowKey(plan.flow.kind) as GuardedKey] = done;
+    // a flow without a data step protects nothing (and a record with none reads as emptied: record-store.ts)
+    if (Object.keys(done.steps).length) entries[flowKey(plan.flow.kind) as GuardedKey] = done;
   }
   if (plan.identity) {
     const ca = await caFingerprint(cluster, plan.namespace);

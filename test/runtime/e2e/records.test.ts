@@ -10,6 +10,7 @@ import { repairRecordCommand } from '../../../src/runtime/commands';
 import { changes, cli } from './harness';
 import { deleteJobs, dist, finishedMigration, synthExample } from './migration';
 import { startSimulator } from '../../sim';
+import { namespace, NS, service, writePlan } from '../plans';
 
 let sim: Simulator;
 afterEach(async () => {
@@ -163,6 +164,19 @@ describe('a finished migration whose Jobs are gone', () => {
     expect(flow.repaired).toMatch(/^rebuilt by uyuni-cdk repair-record/);
     expect(copy()['flow.migration']).toBe(history()['flow.migration']);
     await refusedMigration('a finished migration never runs again');
+  });
+});
+
+describe('a plan with a flow but no data step', () => {
+  it('records no flow (nothing to protect, and one with no step reads as emptied): its next run records cleanly', async () => {
+    sim = await startSimulator();
+    const dir = writePlan([{ name: 'namespace', objects: [namespace()] }, { name: 'server', objects: [service('uyuni')] }], { name: 'migrate', flow: { kind: 'migration', source: 'old.example.com' } });
+    for (const _ of [1, 2]) {
+      const r = await cli('run', dir, { kubeconfig: sim.kubeconfigPath });
+      expect(r.code).toBe(0);
+      expect(r.out).toContain('record finished run ConfigMap/uyuni-cdk-history (uyuni-test): done (the migration is finished)');
+    }
+    expect(sim.get('v1', 'ConfigMap', 'uyuni-cdk-history', NS).data['flow.migration']).toBeUndefined();
   });
 });
 
