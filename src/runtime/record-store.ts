@@ -202,6 +202,11 @@ export async function writeGuarded(
     apiVersion: 'v1', kind: 'Namespace', metadata: { name: plan.namespace, annotations: { [RECORDS_ANNOTATION]: JSON.stringify(copy) } },
   }, false, RECORDS_FIELD_MANAGER);
   await writeHistory(cluster, plan, runId, { ...extra, ...sealed });
+  // a key another field manager wrote last (`kubectl edit`) outlives an apply without it: removed by name
+  const removed = Object.keys(sealed).filter((k) => sealed[k] === undefined);
+  if (removed.length) {
+    await cluster.mergePatch({ apiVersion: 'v1', kind: 'ConfigMap', name: HISTORY_CONFIGMAP, namespace: plan.namespace }, { data: Object.fromEntries(removed.map((k) => [k, null])) });
+  }
 }
 
 /** `ConfigMap uyuni/uyuni-cdk-history key flow.migration: not JSON (…)`, each damage once. */

@@ -115,7 +115,7 @@ export function renderRepair(plan: Plan, items: readonly RepairItem[]): string {
   if (items.length === 0) return `repair-record ${plan.name}: the records of namespace ${plan.namespace} this plan depends on are intact: nothing to repair`;
   const lines = [`repair-record ${plan.name}: ${items.length} record${items.length === 1 ? '' : 's'} of namespace ${plan.namespace} to write (ConfigMap uyuni-cdk-history and its copy on the namespace):`];
   for (const i of items) {
-    lines.push(`  ${i.action.padEnd(9)} ${i.key}: from ${i.from}`);
+    lines.push(`  ${i.action.padEnd(9)} ${i.key}: ${i.action === 'set-aside' ? '' : 'from '}${i.from}`);
     if (i.damaged) lines.push(`            damaged: ${i.damaged} (kept as ${damagedKey(i.key)} in ConfigMap uyuni-cdk-history)`);
     if (i.value) lines.push(`            new value: ${JSON.stringify(i.value)}`);
   }

@@ -165,6 +165,27 @@ describe('a finished migration whose Jobs are gone', () => {
     expect(copy()['flow.migration']).toBe(history()['flow.migration']);
     await refusedMigration('a finished migration never runs again');
   });
+
+  it('repair-record sets aside a record damaged in both places when no server is set up, even one kubectl wrote last', async () => {
+    sim = await finishedMigration();
+    await deleteJobs(sim);
+    // no server here any more: nothing to rebuild the migration from
+    for (const p of ['/apis/apps/v1/namespaces/uyuni/deployments/uyuni', '/api/v1/namespaces/uyuni/configmaps/uyuni-config']) {
+      expect((await fetch(`${sim.url}${p}`, { method: 'DELETE' })).ok).toBe(true);
+    }
+    // as `kubectl patch` does: another field manager owns the key from now on
+    const patch = (p: string, body: object) => fetch(`${sim.url}${p}?fieldManager=kubectl-patch`, { method: 'PATCH', headers: { 'Content-Type': 'application/merge-patch+json' }, body: JSON.stringify(body) });
+    expect((await patch(CM, { data: { 'flow.migration': '{"flow":"migra' } })).ok).toBe(true);
+    expect((await patch('/api/v1/namespaces/uyuni', { metadata: { annotations: { 'uyuni-cdk.io/records': '{"flow.migra' } } })).ok).toBe(true);
+    const r = await repair(dist('migrate'), true);
+    expect(r.out).toContain('set-aside flow.migration: no server is set up here (no server Deployment, no ConfigMap uyuni-config): the migration counts as not started');
+    expect(r.code).toBe(0);
+    expect(history()['flow.migration']).toBeUndefined();
+    expect(copy()['flow.migration']).toBeUndefined();
+    expect(JSON.parse(history()['damaged.flow.migration']).found[0]).toEqual({ where: 'ConfigMap uyuni/uyuni-cdk-history key flow.migration', text: '{"flow":"migra' });
+    const plan = await cli('plan', dist('migrate'), { kubeconfig: sim.kubeconfigPath });
+    expect(plan.out).not.toContain('cannot be read');
+  });
 });
 
 describe('a plan with a flow but no data step', () => {
