@@ -3,6 +3,7 @@ import * as path from 'path';
 import type { ConfigSource } from './config/layers';
 import { ConfigError, configSources, loadConfig, sourcesLabel } from './config/load';
 import { EXIT } from './plan/exit-codes';
+import { printable } from './plan/printable';
 import { PublishBusy } from './publish-lock';
 import { JOURNAL, recover, withPlanProblems, withPublishLock, writePlans } from './synth';
 
@@ -132,7 +133,8 @@ export function synthRun(run: SynthRun): number {
     return EXIT.ok;
   } catch (e) {
     if (e instanceof ConfigError) {
-      console.error(e.message);
+      // a --set value or a file's text: no terminal escapes, no 100 kB value
+      console.error(printable(e.message));
       console.error(`uyuni-cdk: nothing written; ${shown}/ is unchanged`);
       return EXIT.badInput;
     }
@@ -142,7 +144,7 @@ export function synthRun(run: SynthRun): number {
       return 1;
     }
     // A stack only on request: what failed is in the message (an I/O error names its path).
-    console.error(`uyuni-cdk: synth failed: ${process.env.UYUNI_CDK_DEBUG === '1' ? ((e as Error).stack ?? e) : ((e as Error).message ?? e)}`);
+    console.error(`uyuni-cdk: synth failed: ${printable(String(process.env.UYUNI_CDK_DEBUG === '1' ? ((e as Error).stack ?? e) : ((e as Error).message ?? e)))}`);
     console.error(fs.existsSync(path.join(outdir, JOURNAL))
       ? `uyuni-cdk: publish interrupted; the next synth completes it from ${shown}/${JOURNAL}`
       : `uyuni-cdk: nothing written; ${shown}/ is unchanged`);

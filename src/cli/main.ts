@@ -19,6 +19,7 @@ const VERBS: ReadonlyArray<() => { register(program: Command): void }> = [
   () => require('./logs'),
   () => require('./support'),
   () => require('./unlock'),
+  () => require('./repair-record'),
   () => require('./agent'),
   () => require('./completion'),
 ];

@@ -110,7 +110,9 @@ Safety: before its first write run decides as \`plan\` does. It refuses (exit 1,
 a data step of a finished migration or upgrade (the record in ConfigMap uyuni-cdk-history
 decides, not the Jobs: --rerun STEP repeats one, asking first) and a change of the server's
 recorded fqdn, image generation (older) or CA without --allow-fqdn-change, --allow-downgrade,
---allow-new-ca. Destructive changes (deletes and pruning, scale-downs of running workloads,
+--allow-new-ca. A record that cannot be read (cut short, edited, emptied) refuses every run it
+protects, whatever the flags (uyuni-cdk repair-record rebuilds it, asking first); with no record
+left, a server set up in the namespace refuses as a record would. Destructive changes (deletes and pruning, scale-downs of running workloads,
 data steps such as the data sync that stops the old host, re-created finished Jobs, new
 credentials beside existing data, allowed identity changes) are listed and need an answer:
 "yes" on a terminal, or --yes (anything else stops the run: exit 1; Ctrl-C at the question:

@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { EndingSignal, EXIT, SIGNAL_EXIT } from '../plan/exit-codes';
+import { printable } from '../plan/printable';
 
 /**
  * Runs a program to its exit code, for the whole CLI and the agent's own entry alike: `--help`
@@ -20,7 +21,7 @@ export async function parseToExit(program: Command, argv: string[]): Promise<voi
     // the verbs report their own errors; this is one nobody expected
     process.stderr.write(process.env.UYUNI_CDK_DEBUG === '1' || program.opts().debug
       ? `uyuni-cdk: ${(e as Error)?.stack ?? e}\n`
-      : `uyuni-cdk: ${(e as Error)?.message ?? e} (an unexpected error: --debug shows where)\n`);
+      : `uyuni-cdk: ${printable(String((e as Error)?.message ?? e))} (an unexpected error: --debug shows where)\n`);
     process.exitCode = EXIT.stepFailed;
   }
 }

@@ -21,16 +21,21 @@ export function register(program: Command): void {
     .requiredOption('-n, --namespace <ns>', 'the namespace whose lock to remove')
     .option('--kubeconfig <file>', 'kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)')
     .option('--context <name>', 'kubeconfig context to use (default: its current-context)')
+    .option('--force', 'also when its holder is alive on this host (its pid runs): asks first')
+    .option('-y, --yes', 'with --force: remove it without asking')
     .addHelpText('after', `
 One run or destroy per namespace at a time: each holds Lease uyuni-cdk-lock in the namespace,
 renewed while it runs and released at the end (also on failure and Ctrl-C). A holder that died
 leaves it behind; it expires by itself after its leaseDurationSeconds (60 s, or at once when the
 holder ran on this host and its pid is gone). unlock removes it now, only if RUN_ID still holds it.
-A run that is in fact still alive stops before its next step.
+A holder alive on this host (its pid runs) is refused unless --force, which asks first (--yes
+approves). A run whose lock was removed or taken, or could not be renewed for a lease's length,
+stops before its next write.
 
 Exit codes:
   ${EXIT.ok}  removed
-  ${EXIT.badInput}  not locked, locked by another run id (named), or bad arguments
+  ${EXIT.stepFailed}  --force not approved on the terminal: nothing removed
+  ${EXIT.badInput}  not locked, locked by another run id (named), a live holder on this host without --force, or bad arguments
   ${EXIT.unreachable}  the cluster is unreachable
 
 Examples:

@@ -30,6 +30,8 @@ export interface HttpLimits {
   maxBodyBytes: number;
   /** Absolute time (ms) nothing may outlast: the run's deadline. */
   deadline?: number;
+  /** When (ms) the API server last answered anything: an answer's headers, a stream's chunk (a watch event, a bookmark). */
+  lastAnswerAt?: number;
 }
 
 export function defaultLimits(): HttpLimits {
@@ -185,7 +187,10 @@ export function send(r: HttpRequest, limits: HttpLimits): Promise<Answer> {
     const onAbort = () => finish(Object.assign(new Error(`${what}: aborted`), { name: 'AbortError' }));
     r.signal?.addEventListener('abort', onAbort);
     req.on('error', (e) => finish(e));
-    req.on('response', (res) => readAll(res, what, limits, finish));
+    req.on('response', (res) => {
+      limits.lastAnswerAt = Date.now();
+      readAll(res, what, limits, finish);
+    });
     if (r.body !== undefined) req.write(r.body);
     req.end();
   });
@@ -289,6 +294,7 @@ export function openStream(r: HttpRequest, limits: HttpLimits, o: StreamOptions)
     idle = setTimeout(() => end(timedOut(what, ms, byDeadline)), ms);
     req.on('error', (e) => end(e));
     req.on('response', (res) => {
+      limits.lastAnswerAt = Date.now();
       if (res.statusCode !== 200) {
         readAll(res, what, limits, (e, a) => end(e ?? ApiError.fromAnswer(a!.status, a!.headers, bodyOf(a!))));
         return;
@@ -301,6 +307,7 @@ export function openStream(r: HttpRequest, limits: HttpLimits, o: StreamOptions)
       quiet();
       res.on('data', (chunk: Buffer) => {
         if (finished) return;
+        limits.lastAnswerAt = Date.now();
         quiet();
         try {
           o.onData(chunk);

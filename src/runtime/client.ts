@@ -40,6 +40,12 @@ export class Cluster implements RetryContext {
   private answered = false;
   /** Counts requests that were retried, for the run summary. */
   retries = 0;
+  /**
+   * Called before every write (not a dry run) with what it writes: throws to stop it. The lock
+   * of a run (src/runtime/lock.ts) sets it: a run whose lock was taken or could not be renewed
+   * writes nothing more.
+   */
+  fence?: (ref: ObjectRef, what: string) => void;
 
   constructor(readonly kc: KubeConfig, readonly backoff: BackoffOptions = {}) {
     this.client = new KubeClient(kc, defaultLimits());
@@ -84,6 +90,15 @@ export class Cluster implements RetryContext {
   /** Retries transient failures with backoff (Retry-After honoured); anything else is thrown as ApiError or as is. */
   call<T>(what: string, fn: () => Promise<T>): Promise<T> {
     return withRetries(this, what, fn);
+  }
+
+  /**
+   * GET /version once, no retry, its failure ignored: asked while waiting when nothing was heard
+   * for a while, so that a quiet but healthy API server answers (limits.lastAnswerAt) and a hung
+   * one is told apart from a cluster where nothing changes (src/runtime/waiter.ts).
+   */
+  async probe(): Promise<void> {
+    await this.client.request('GET', '/version').catch(() => undefined);
   }
 
   /**
@@ -171,19 +186,22 @@ export class Cluster implements RetryContext {
     return { items: l.items.map((it) => ({ apiVersion: q.apiVersion, kind: q.kind, ...it }) as T), resourceVersion: l.resourceVersion };
   }
 
-  /** Server-side apply, one field manager, force (we own what we synthesized). */
-  async apply(obj: KubernetesObject, dryRun = false): Promise<KubernetesObject> {
+  /** Server-side apply, one field manager (`manager`: another, for fields the plan's own apply must leave alone), force (we own what we synthesized). */
+  async apply(obj: KubernetesObject, dryRun = false, manager = FIELD_MANAGER): Promise<KubernetesObject> {
+    if (!dryRun) this.fence?.(refOf(obj), 'apply');
     await this.resource(obj.apiVersion!, obj.kind!);
     return this.call(`apply ${refString(refOf(obj))}`, () =>
-      this.api.patch(obj, undefined, dryRun ? 'All' : undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply));
+      this.api.patch(obj, undefined, dryRun ? 'All' : undefined, manager, true, PatchStrategy.ServerSideApply));
   }
 
   async create(obj: KubernetesObject): Promise<KubernetesObject> {
+    this.fence?.(refOf(obj), 'create');
     await this.resource(obj.apiVersion!, obj.kind!);
     return this.call(`create ${refString(refOf(obj))}`, () => this.api.create(obj, undefined, undefined, FIELD_MANAGER));
   }
 
   async mergePatch(ref: ObjectRef, patch: object): Promise<KubernetesObject> {
+    this.fence?.(ref, 'patch');
     await this.resource(ref.apiVersion, ref.kind);
     const body = { apiVersion: ref.apiVersion, kind: ref.kind, metadata: { name: ref.name, namespace: ref.namespace }, ...patch };
     return this.call(`patch ${refString(ref)}`, () =>
@@ -192,6 +210,7 @@ export class Cluster implements RetryContext {
 
   /** Deletes with propagationPolicy Background (without it a Job's pods are orphaned). False when already gone. */
   async delete(ref: ObjectRef, propagationPolicy = 'Background'): Promise<boolean> {
+    this.fence?.(ref, 'delete');
     await this.resource(ref.apiVersion, ref.kind);
     try {
       await this.call(`delete ${refString(ref)}`, () =>

@@ -7,6 +7,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { EndingSignal, EXIT } from '../plan/exit-codes';
+import { printable } from '../plan/printable';
 import { RUN_DEFAULTS } from '../plan/run-defaults';
 import { Cluster } from './client';
 import { destroyPlan, destroySummary, renderDestroy, waitGone } from './destroy';
@@ -23,6 +24,7 @@ import { objectId, OutputMode, Reporter } from './progress';
 import { interruptRun, RunOptions, RunState, runPlan, timestamp } from './run';
 import { isSavedPlan, planDigest, readSavedPlan, savedOptionsOf, writeSavedPlan } from './saved-plan';
 import { lostCredentials } from './secrets';
+import { repairRecords } from './repair';
 import { renderStatus, statusExitCode, stepStatuses } from './status';
 import { targetOf } from './target';
 
@@ -78,7 +80,8 @@ const debugging = () => process.env.UYUNI_CDK_DEBUG === '1';
 function reportFailure(io: Io, e: unknown): number {
   const debug = debugging();
   const expected = e instanceof RuntimeError;
-  const message = e instanceof Error ? e.message : String(e);
+  // what a kubeconfig or an argument carried: no terminal escapes, no 100 kB value
+  const message = printable(e instanceof Error ? e.message : String(e));
   io.err(`uyuni-cdk: ${message}${expected || debug ? '' : ' (an unexpected error: --debug shows where)'}\n`);
   if (debug && e instanceof Error && e.stack) io.err(`${e.stack}\n`);
   return expected ? e.exitCode : EXIT.stepFailed;
@@ -373,6 +376,10 @@ export interface UnlockCommandOptions {
   readonly kubeconfig?: string;
   readonly context?: string;
   readonly namespace?: string;
+  /** `--force`: also a holder alive on this host (asked first). */
+  readonly force?: boolean;
+  /** `--yes`: what --force asks is approved. */
+  readonly yes?: boolean;
 }
 
 /** `unlock -n NS RUN_ID`: removes a lock left behind (terraform force-unlock). */
@@ -381,7 +388,23 @@ export function unlockCommand(runId: string, o: UnlockCommandOptions, io: Io): P
     if (!o.namespace) throw new BadInput('unlock needs -n, --namespace <ns>: the namespace whose lock to remove');
     const cluster = connect(o);
     await cluster.ping();
-    io.out(`${await forceUnlock(cluster, o.namespace, runId)}\n`);
+    io.out(`${await forceUnlock(cluster, o.namespace, runId, { force: o.force, yes: o.yes, ...(io.ask ? { ask: io.ask } : {}) })}\n`);
     return EXIT.ok;
+  });
+}
+
+export interface RepairRecordCommandOptions {
+  readonly kubeconfig?: string;
+  readonly context?: string;
+  readonly namespace?: string;
+  /** `--yes`: write without asking (after showing). */
+  readonly yes?: boolean;
+}
+
+/** `repair-record PLAN_DIR`: rebuilds the plan's damaged or half-lost records, shown and asked first (src/runtime/repair.ts). */
+export function repairRecordCommand(planDir: string, o: RepairRecordCommandOptions, io: Io): Promise<number> {
+  return guarded(io, async () => {
+    const { plan, objectsOf, cluster } = await openPlan(planDir, o);
+    return repairRecords(cluster, plan, objectsOf, `repair-record-${timestamp()}`, { yes: o.yes, out: io.out, ...(io.ask ? { ask: io.ask } : {}) });
   });
 }

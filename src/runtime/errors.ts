@@ -37,6 +37,17 @@ export class StepFailed extends RuntimeError {
   }
 }
 
+/**
+ * The API server stopped answering while a step waited (src/runtime/waiter.ts apiSilence): exit
+ * 3, as an unreachable cluster; what the step's Jobs did is unknown, so the next command attaches
+ * to them (no `--rerun`).
+ */
+export class ApiSilent extends RuntimeError {
+  constructor(readonly step: string, message: string) {
+    super(message, EXIT.unreachable);
+  }
+}
+
 /** Bad plan directory, kubeconfig, context or arguments: exit 2. */
 export class BadInput extends RuntimeError {
   constructor(message: string) {

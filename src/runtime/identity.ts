@@ -28,7 +28,7 @@ export interface IdentityChange {
   readonly message: string;
 }
 
-/** -1, 0, 1, or undefined when either is not a version (`latest`): nothing to compare. */
+/** -1, 0, 1, or undefined when either is not a version (`latest`): they cannot be compared (a change then needs --allow-downgrade). */
 function compareGenerations(a: string, b: string): number | undefined {
   try {
     return compareVersions(a, b);
@@ -45,17 +45,25 @@ export function identityChanges(recorded: RecordedIdentity | undefined, plan: Pl
   const planned = plan.identity;
   if (!recorded || !planned) return [];
   const out: IdentityChange[] = [];
-  const since = `recorded by run ${recorded.run} of plan ${recorded.plan} at ${recorded.at}`;
+  const since = recorded.source ?? `recorded by run ${recorded.run} of plan ${recorded.plan} at ${recorded.at}`;
   if (planned.fqdn !== recorded.fqdn) {
     out.push({
       kind: 'fqdn', flag: '--allow-fqdn-change', recorded: recorded.fqdn, planned: planned.fqdn, allowed: Boolean(flags.allowFqdnChange),
       message: `the server's fqdn would change from ${recorded.fqdn} (${since}) to ${planned.fqdn}: clients, certificates and the CA name the old one`,
     });
   }
-  if (compareGenerations(planned.imageGeneration, recorded.imageGeneration) === -1) {
+  const order = compareGenerations(planned.imageGeneration, recorded.imageGeneration);
+  if (order === -1) {
     out.push({
       kind: 'downgrade', flag: '--allow-downgrade', recorded: recorded.imageGeneration, planned: planned.imageGeneration, allowed: Boolean(flags.allowDowngrade),
       message: `the server would move to an older image generation: ${recorded.imageGeneration} (${since}) → ${planned.imageGeneration}; its data was upgraded by the newer one`,
+    });
+  } else if (order === undefined && planned.imageGeneration !== recorded.imageGeneration) {
+    // a tag that is not a version (`latest`) says nothing of its age: it may be older
+    out.push({
+      kind: 'downgrade', flag: '--allow-downgrade', recorded: recorded.imageGeneration, planned: planned.imageGeneration, allowed: Boolean(flags.allowDowngrade),
+      message: `the server's image generation would change from ${recorded.imageGeneration} (${since}) to ${planned.imageGeneration}, and one of them is not a version: `
+        + 'it cannot be told whether this is an older one; set images.tag to a version, or confirm it is not older',
     });
   }
   const ca = recorded.caFingerprint ? `CA ${recorded.caFingerprint.slice(0, 23)}…` : 'its CA';

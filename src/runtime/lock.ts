@@ -18,7 +18,7 @@ import type { KubernetesObject, V1Lease } from '@kubernetes/client-node';
 import { formatDuration } from '../plan/duration';
 import { EXIT } from '../plan/exit-codes';
 import { LABELS, MANAGED_BY, ObjectRef, Plan, Step } from '../plan/types';
-import type { Cluster } from './client';
+import { Cluster, refString } from './client';
 import { ApiError, BadInput, RuntimeError } from './errors';
 
 export const LOCK_NAME = 'uyuni-cdk-lock';
@@ -162,6 +162,9 @@ export class RunLock {
   private renewing: Promise<void> | undefined;
   /** Set when a renewal found the Lease gone or taken over: the run must stop. */
   private lost: string | undefined;
+  /** When the Lease was last taken or renewed (ms), and why the last renewal failed. */
+  private renewedAt = 0;
+  private renewError: string | undefined;
   private readonly started = new Date().toISOString();
   /** The last try found no namespace to hold the Lease. */
   private namespaceMissing = false;
@@ -230,7 +233,9 @@ export class RunLock {
 
   private taken(lease: V1Lease, how: string): { state: 'taken' } {
     this.resourceVersion = lease.metadata?.resourceVersion ?? '';
+    this.renewedAt = Date.now();
     held.add(this);
+    this.cluster.fence = (ref, what) => this.fenceCheck(ref, what);
     this.emit('lock', `${how} (holder ${this.o.runId})`);
     const every = Math.max(1, leaseSeconds() / 3) * 1000;
     this.timer = setInterval(() => { this.renewing ??= this.renew().finally(() => { this.renewing = undefined; }); }, every);
@@ -243,7 +248,10 @@ export class RunLock {
     try {
       const r = await this.cluster.mergePatch(this.ref, { metadata: { name: LOCK_NAME, namespace: this.o.namespace, resourceVersion: this.resourceVersion }, spec: { renewTime: microTime() } });
       this.resourceVersion = r.metadata?.resourceVersion ?? this.resourceVersion;
+      this.renewedAt = Date.now();
+      this.renewError = undefined;
     } catch (e) {
+      this.renewError = (e as Error).message;
       if (e instanceof ApiError && (e.status === 409 || e.status === 404)) {
         const now = await this.cluster.get<V1Lease>(this.ref).catch(() => undefined);
         this.lost = now ? `the lock was taken over by ${describeHolder(holderOf(now))}` : 'the lock was removed (uyuni-cdk unlock?)';
@@ -258,9 +266,30 @@ export class RunLock {
     this.timer = undefined;
   }
 
+  /** Why this run may not write now (its lock taken, removed, or not renewed for a lease's length), or undefined. */
+  private unfenced(): string | undefined {
+    if (this.lost) return this.lost;
+    if (!this.held) return undefined;
+    const since = Date.now() - this.renewedAt;
+    if (since <= leaseSeconds() * 1000) return undefined;
+    return `its lock could not be renewed since ${new Date(this.renewedAt).toISOString()} (${this.renewError ?? 'no answer'}): `
+      + `after leaseDurationSeconds (${leaseSeconds()}) another run may hold namespace ${this.o.namespace}`;
+  }
+
+  /**
+   * The fence (Cluster.fence): before each write of the run, the lock is still its own. The
+   * lock's own requests (its Lease) pass: renewing and releasing it are how it finds out.
+   */
+  private fenceCheck(ref: ObjectRef, what: string): void {
+    if (ref.kind === 'Lease' && ref.name === LOCK_NAME && ref.namespace === this.o.namespace) return;
+    const why = this.unfenced();
+    if (why) throw new Locked(`${this.o.verb} ${this.o.runId} stopped before it would ${what} ${refString(ref)}: ${why}`);
+  }
+
   /** Before a step: the lock is held (taken now if the namespace appeared), and still ours. */
   async beforeStep(step: Step): Promise<void> {
-    if (this.lost) throw new Locked(`${this.o.verb} ${this.o.runId} stopped before step ${step.name}: ${this.lost}`);
+    const why = this.unfenced();
+    if (why) throw new Locked(`${this.o.verb} ${this.o.runId} stopped before step ${step.name}: ${why}`);
     if (this.held) return;
     // the namespace is still missing: only the step that creates it may run unlocked
     const creates = step.objects.some((r) => r.kind === 'Namespace' && r.name === this.o.namespace);
@@ -273,6 +302,7 @@ export class RunLock {
   async release(): Promise<void> {
     this.stopRenewing();
     held.delete(this);
+    this.cluster.fence = undefined;
     await this.renewing?.catch(() => undefined);
     if (!this.held || this.lost) return;
     this.resourceVersion = undefined;
@@ -299,8 +329,20 @@ export async function releaseHeldLocks(ms = 3000): Promise<void> {
   await Promise.race([all, new Promise((r) => setTimeout(r, ms).unref())]);
 }
 
-/** `uyuni-cdk unlock -n NS RUN_ID`: deletes the namespace's lock when RUN_ID holds it; returns what it removed. */
-export async function forceUnlock(cluster: Cluster, namespace: string, runId: string): Promise<string> {
+export interface UnlockOptions {
+  /** `--force`: remove it although its holder runs on this host (then asked: `yes`, or `--yes`). */
+  readonly force?: boolean;
+  readonly yes?: boolean;
+  readonly ask?: (question: string) => Promise<string>;
+}
+
+/**
+ * `uyuni-cdk unlock -n NS RUN_ID`: deletes the namespace's lock when RUN_ID holds it; returns what
+ * it removed. A holder that runs on this host (its pid alive, its Lease renewed) is refused
+ * unless `--force`, and then asked first: removing a live run's lock lets a second run in while
+ * the first stops only before its next write.
+ */
+export async function forceUnlock(cluster: Cluster, namespace: string, runId: string, o: UnlockOptions = {}): Promise<string> {
   const ref = leaseRef(namespace);
   const lease = await cluster.get<V1Lease>(ref);
   if (!lease) throw new BadInput(`namespace ${namespace} is not locked (no Lease ${LOCK_NAME})`);
@@ -308,7 +350,15 @@ export async function forceUnlock(cluster: Cluster, namespace: string, runId: st
   if (h.runId !== runId && lease.spec?.holderIdentity !== runId) {
     throw new BadInput(`namespace ${namespace} is locked by ${describeHolder(h)}, not by ${runId}: nothing removed`);
   }
-  await cluster.delete(ref, 'Background');
   const stale = staleness(lease);
-  return `removed the lock of namespace ${namespace}: ${describeHolder(h)}${stale ? ` (${stale})` : ' (it was still being renewed: if that run is alive, it stops before its next step)'}`;
+  const alive = !stale && h.host === os.hostname() && h.pid > 0 && pidAlive(h.pid);
+  if (alive) {
+    const live = `${describeHolder(h)} is alive: pid ${h.pid} runs on this host and renews the lock`;
+    if (!o.force) throw new BadInput(`${live}; nothing removed: wait for it, or stop it (Ctrl-C releases the lock). To remove it anyway: --force (asks first)`);
+    const answer = o.yes ? 'yes' : o.ask ? (await o.ask(`${live}; removing its lock lets another run in while it stops only before its next write.\n  Only 'yes' will be accepted to approve.\n\n  Enter a value: `)).trim() : undefined;
+    if (answer === undefined) throw new BadInput(`${live}; --force without a terminal to ask on: nothing removed; add --yes to remove it`);
+    if (answer !== 'yes') throw new RuntimeError('not approved: nothing removed', EXIT.stepFailed);
+  }
+  await cluster.delete(ref, 'Background');
+  return `removed the lock of namespace ${namespace}: ${describeHolder(h)}${stale ? ` (${stale})` : ' (it was still being renewed: if that run is alive, it stops before its next write)'}`;
 }

@@ -5,7 +5,7 @@
  * decision for `plan` (which shows it) and `run` (which acts on it before its first write).
  */
 import type { Plan, Step } from '../plan/types';
-import { currentFlow, FlowRecord, Records } from './record';
+import { currentFlow, damagedFlowRefusal, FlowRecord, Records } from './record';
 
 export type OneShotDecision =
   /** Not a one-shot step, or its flow has not done it: the Jobs decide, as for any step (src/runtime/resume.ts). */
@@ -19,18 +19,23 @@ export type OneShotDecision =
    * refuses before any write. `change`: why it would run again; `record`: the finished flow
    * (`finishedFlowRefusal` says it once for all such steps).
    */
-  | { readonly action: 'refuse'; readonly why: string; readonly change: string; readonly record: FlowRecord };
+  | { readonly action: 'refuse'; readonly why: string; readonly change?: string; readonly record?: FlowRecord };
 
 const WHAT = { migration: 'migration', upgrade: 'upgrade' } as const;
 
 /** `the migration into namespace uyuni finished at 2026-… from old.example.com (run migrate-…)`. */
 export function finishedLine(r: FlowRecord, namespace: string): string {
+  if (r.evidence) return r.evidence;
   const what = r.flow === 'migration' ? `the migration into namespace ${namespace}` : `the upgrade of namespace ${namespace} to ${r.imageGeneration ?? 'its images'}`;
   return `${what} finished at ${r.finishedAt} ${r.source ? `from ${r.source} ` : ''}(run ${r.run})`;
 }
 
 /** What to use after a finished flow. */
 export function useNow(r: FlowRecord): string {
+  if (r.evidence) {
+    return 'a migration never runs over a set-up server: use the install plan of the same configuration without `migration`, or an upgrade plan; '
+      + 'if no migration ran here and the server is to be replaced, --rerun each data step (asked first)';
+  }
   return r.flow === 'migration'
     ? 'the server is migrated: use the install plan of the same configuration without `migration` (synthesize it, then run dist/install), '
       + 'or an upgrade plan (`upgrade:` in the configuration) for new images'
@@ -39,6 +44,9 @@ export function useNow(r: FlowRecord): string {
 
 export function decideOneShot(step: Step, hash: string, plan: Plan, records: Records, rerun: readonly string[]): OneShotDecision {
   if (!step.oneShot) return { action: 'normal' };
+  // a record that cannot be read decides nothing: the step refuses (record.ts damageRefusals)
+  const damaged = damagedFlowRefusal(plan, records, step.oneShot);
+  if (damaged) return { action: 'refuse', why: damaged };
   const r = currentFlow(records, step.oneShot, plan);
   if (!r) return { action: 'normal' };
   const done = r.steps[step.name];
@@ -51,7 +59,7 @@ export function decideOneShot(step: Step, hash: string, plan: Plan, records: Rec
   const finished = finishedLine(r, plan.namespace);
   if (rerun.includes(step.name)) return { action: 'rerun', why: `--rerun ${step.name}: ${finished}; its data step ${step.name} runs again` };
   if (done && done.hash === hash) return { action: 'done', why: `${finished}: a data step never runs twice`, ...(done.facts ? { facts: done.facts } : {}) };
-  const change = done ? CHANGED : NOT_PART;
+  const change = done ? CHANGED : r.evidence ? OVER_DATA : NOT_PART;
   return {
     action: 'refuse', change, record: r,
     why: `${finished}; its data step ${step.name} would run again (${change}): a finished ${WHAT[r.flow]} never repeats (--rerun ${step.name} repeats it; it asks first)`,
@@ -60,6 +68,8 @@ export function decideOneShot(step: Step, hash: string, plan: Plan, records: Rec
 
 const CHANGED = 'this plan changed it since';
 const NOT_PART = 'it was not part of it';
+/** No record is left, but the cluster shows the server the flow made (evidence.ts). */
+const OVER_DATA = 'over the data of that server';
 
 /** A data step a finished flow refuses to run again, and why it would. */
 export interface RefusedDataStep {
@@ -74,12 +84,15 @@ export interface RefusedDataStep {
  */
 export function finishedFlowRefusal(r: FlowRecord, plan: Plan, refused: readonly RefusedDataStep[], whole: boolean): string {
   const never = whole ? 'never runs again, whatever changed in its configuration' : 'never repeats';
-  const head = `${finishedLine(r, plan.namespace)}: a finished ${WHAT[r.flow]} ${never}; ${useNow(r)}`;
+  const head = r.evidence
+    ? `${r.evidence}: ${useNow(r)}; if the ${WHAT[r.flow]} did finish here, rebuild its record: uyuni-cdk repair-record dist/${plan.name} (docs/runtime.md, "Safety")`
+    : `${finishedLine(r, plan.namespace)}: a finished ${WHAT[r.flow]} ${never}; ${useNow(r)}`;
   const rerun = '(--rerun STEP repeats one; it asks first)';
   if (refused.length === 0) return `${head}\ndata steps it did: ${plan.steps.filter((s) => s.oneShot).map((s) => s.name).join(', ')} ${rerun}`;
   const lines = [...new Set(refused.map((x) => x.change))].map((change) => {
     const steps = refused.filter((x) => x.change === change).map((x) => x.step);
-    const why = change === CHANGED ? `this plan changed ${steps.length > 1 ? 'them' : 'it'} since` : `${steps.length > 1 ? 'they were' : 'it was'} not part of it`;
+    const why = change === CHANGED ? `this plan changed ${steps.length > 1 ? 'them' : 'it'} since`
+      : change === OVER_DATA ? OVER_DATA : `${steps.length > 1 ? 'they were' : 'it was'} not part of it`;
     return `steps that would run again (${why}): ${steps.join(', ')}`;
   });
   return [head, ...lines.slice(0, -1), `${lines[lines.length - 1]} ${rerun}`].join('\n');

@@ -19,7 +19,8 @@ import { Facts, factsOfStep, lostFactsText } from './facts';
 import { NO_COLOUR, paintAction, paintDiffLine, Palette } from './colour';
 import { bookkeepingNote, comparableSides, fieldDiff } from './field-diff';
 import { evaluateGate } from './gates';
-import { finishedJobUids, readHistory } from './history';
+import { withEvidence } from './evidence';
+import { finishedJobUids } from './history';
 import { IdentityChange, IdentityFlags, identityChanges } from './identity';
 import { jobsOf } from './jobs';
 import { Manifest, refOf, sameRef, stampForApply } from './manifests';
@@ -28,7 +29,8 @@ import type { FlowRecord } from './record';
 import { pruneCandidates, PruneOptions } from './prune';
 import { Limit, limiter, READ_CONCURRENCY } from '../kube/limit';
 import { namespaceTerminating } from './namespace-state';
-import { caFingerprint, oneShotHash, parseRecords, recordedJobFacts, Records } from './record';
+import { caFingerprint, damageRefusals, oneShotHash, parseRecords, recordedJobFacts, Records } from './record';
+import { readSources } from './record-store';
 import { checkRequirement, fixCommand } from './secrets';
 import { jobPhase } from './readiness/batch_v1_job';
 import type { JobDecision } from './resume';
@@ -142,6 +144,8 @@ export interface PlanResult {
   readonly refusals: string[];
   /** What the plan changes of the server's recorded identity (refused, or allowed by its flag). */
   readonly identity: IdentityChange[];
+  /** How the guarded records were read when not plainly (from their copy on the namespace: record-store.ts). */
+  readonly recordNotes?: string[];
 }
 
 export interface PlanOptions extends PruneOptions, IdentityFlags {
@@ -284,7 +288,9 @@ async function planStep(w: Walk, step: Step, objects: readonly Manifest[]): Prom
   const stop = (reason: string) => { w.stopsAt ??= { step: step.name, reason }; };
   const once = oneShotOf(w, step, objects);
   if (once.action === 'refuse') {
-    w.refusedDataSteps.push({ step: step.name, change: once.change, record: once.record });
+    if (once.record && once.change) w.refusedDataSteps.push({ step: step.name, change: once.change, record: once.record });
+    // a damaged record refuses every data step with the same words: said once
+    else if (!w.refusals.includes(once.why)) w.refusals.push(once.why);
     stop(once.why);
   }
   const oneShotSkip = once.action === 'done' || once.action === 'refuse' ? once.why : undefined;
@@ -424,24 +430,27 @@ function prefetch(
 export async function planSteps(cluster: Cluster, plan: Plan, objectsOf: (step: string) => Manifest[], o: PlanOptions = {}): Promise<PlanResult> {
   const set = applySetOf(plan);
   // The reads that do not depend on each other, together (each is one or two requests).
-  const [parent, history, terminating] = await Promise.all([
+  const [parent, sources, terminating] = await Promise.all([
     readParent(cluster, set).then((p) => ({ kinds: p.kinds, refused: undefined }), (e: unknown) => {
       // Another tool's parent: `run` would refuse it before the first step. Anything else is an error of plan's own.
       if (!(e instanceof StepFailed)) throw e;
       return { kinds: [] as string[], refused: e.message };
     }),
-    readHistory(cluster, plan.namespace),
+    readSources(cluster, plan.namespace),
     namespaceTerminating(cluster, plan.namespace),
   ]);
-  // one read of the history ConfigMap: the flow records and the finished runs beside them
-  const records = parseRecords(history);
-  const finished = finishedJobUids(history);
+  // one read of the history ConfigMap (and the records' copy): the flow records and the finished
+  // runs beside them; with what the cluster shows when a record the plan needs is gone (evidence.ts)
+  const records = await withEvidence(cluster, plan, parseRecords(sources));
+  const finished = finishedJobUids(sources.history);
   const parentKinds = parent.kinds;
   const parentRefused = parent.refused;
   const rerun = o.rerun ?? [];
   const identity = identityChanges(records.identity, plan, records.identity ? await caFingerprint(cluster, plan.namespace) : undefined, o);
   const identityRefusals = identity.filter((c) => !c.allowed).map((c) => `${c.message}: refused (${c.flag} allows it)`);
-  const first = [terminating, finishedPlanRefusal(plan, records, rerun), ...identityRefusals].find((x) => x !== undefined);
+  // a damaged flow record refuses on its own: no second line for the flow it cannot tell
+  const damaged = damageRefusals(plan, records);
+  const first = [...damaged, terminating, damaged.length ? undefined : finishedPlanRefusal(plan, records, rerun), ...identityRefusals].find((x) => x !== undefined);
   // Every object's read and the pruning's lists start now; with the walk's own reads (one at a
   // time: requirements, Jobs, actions) at most READ_CONCURRENCY in flight.
   const limit = limiter(READ_CONCURRENCY - 1);
@@ -455,13 +464,19 @@ export async function planSteps(cluster: Cluster, plan: Plan, objectsOf: (step: 
   const steps: PlannedStep[] = [];
   for (const step of plan.steps) steps.push(await planStep(w, step, objectsOf(step.name)));
   // each finished flow once, with its data steps listed, not a paragraph per step
-  const refusals = [...terminating ? [terminating] : [], ...finishedFlowRefusals(plan, records, rerun, w.refusedDataSteps), ...identityRefusals];
+  const refusals = [...new Set([
+    ...damaged, ...terminating ? [terminating] : [],
+    ...damaged.length ? [] : finishedFlowRefusals(plan, records, rerun, w.refusedDataSteps), ...w.refusals, ...identityRefusals,
+  ])];
   const prune = (await pruning)
     .map((i): PlannedObject => ({ object: i.object, id: objectId(i.ref), action: i.action, detail: i.detail }));
   const namespaceFirst = w.unmet.some((u) => u.object) && !(await cluster.get({ apiVersion: 'v1', kind: 'Namespace', name: plan.namespace }))
     ? `namespace ${plan.namespace} does not exist yet: make it first with: kubectl create namespace ${plan.namespace} (run takes over a namespace made by hand)`
     : undefined;
-  return { steps, unmet: w.unmet, ...(namespaceFirst ? { namespaceFirst } : {}), prune, summary: summarize(steps, prune), ...(w.stopsAt ? { stopsAt: w.stopsAt } : {}), refusals, identity };
+  return {
+    steps, unmet: w.unmet, ...(namespaceFirst ? { namespaceFirst } : {}), prune, summary: summarize(steps, prune), ...(w.stopsAt ? { stopsAt: w.stopsAt } : {}), refusals, identity,
+    ...(records.notes?.length ? { recordNotes: [...records.notes] } : {}),
+  };
 }
 
 /**
@@ -537,6 +552,7 @@ export function renderPlan(plan: Plan, r: PlanResult, o: RenderPlanOptions = {})
     lines.push('', `prune: objects of the plan's ApplySet that the plan no longer has (after the last step)`);
     objectLines(r.prune);
   }
+  if (r.recordNotes?.length) lines.push('', ...r.recordNotes.map((n) => `records: ${n}`));
   const allowed = r.identity.filter((c) => c.allowed);
   if (allowed.length) lines.push('', 'identity: changes of the recorded server that their flags allow (run asks first)', ...allowed.map((c) => `  ${c.flag}  ${c.message}`));
   lines.push('');

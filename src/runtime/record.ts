@@ -1,6 +1,7 @@
 /**
  * What the cluster remembers of a server, beside the run history (same ConfigMap,
- * uyuni-cdk-history, src/runtime/history.ts):
+ * uyuni-cdk-history, src/runtime/history.ts; the flows and the identity also sealed and copied
+ * onto the namespace, and read fail-closed: src/runtime/record-store.ts):
  *
  * - per one-shot flow (`flow.migration`, `flow.upgrade`): each data step done, with the spec hash
  *   of what it ran, and when the flow finished (time, run, source host, image generation). This
@@ -17,9 +18,10 @@ import { hashSpec } from '../plan/spec-hash';
 import type { Flow, Plan, ServerIdentity, Step } from '../plan/types';
 import type { Cluster } from './client';
 import type { Facts, RecordedFacts } from './facts';
-import { readHistory, writeHistory } from './history';
+import { writeHistory } from './history';
 import { jobsOf } from './jobs';
 import { Manifest, specHash } from './manifests';
+import { Damage, damageText, GuardedKey, readGuarded, readSources, RecordSources, REPAIR_HINT, writeGuarded } from './record-store';
 
 export interface StepDone {
   /** oneShotHash of the step as it ran. */
@@ -42,6 +44,10 @@ export interface FlowRecord {
   /** Set when the plan that finishes the flow finished. */
   readonly finishedAt?: string;
   readonly steps: Readonly<Record<string, StepDone>>;
+  /** Not a record: what the cluster shows of a set-up server while no record is left (src/runtime/evidence.ts). */
+  readonly evidence?: string;
+  /** Rebuilt by `repair-record`: from what. */
+  readonly repaired?: string;
 }
 
 export interface RecordedIdentity extends ServerIdentity {
@@ -50,6 +56,10 @@ export interface RecordedIdentity extends ServerIdentity {
   readonly plan: string;
   readonly run: string;
   readonly at: string;
+  /** Not a record: where the values come from instead (the live cluster, src/runtime/evidence.ts). */
+  readonly source?: string;
+  /** Rebuilt by `repair-record`: from what. */
+  readonly repaired?: string;
 }
 
 /** The facts a step's `factsFrom` Job printed, as recorded when the step completed. */
@@ -65,6 +75,10 @@ export interface Records {
   readonly identity?: RecordedIdentity;
   /** By Job name. */
   readonly facts?: Readonly<Record<string, JobFacts>>;
+  /** Guarded records that exist but cannot be read (src/runtime/record-store.ts): they refuse the runs they protect. */
+  readonly damage?: readonly Damage[];
+  /** How a guarded record was read, when not plainly (from its copy, two differing copies). */
+  readonly notes?: readonly string[];
 }
 
 const FLOWS: readonly Flow[] = ['migration', 'upgrade'];
@@ -84,19 +98,60 @@ function json<T>(text: string | undefined, ok: (v: Partial<T>) => boolean): T | 
   }
 }
 
-export function parseRecords(data: Readonly<Record<string, string>>): Records {
+/**
+ * The records from both places (src/runtime/record-store.ts): the guarded ones (flows, identity)
+ * read, fallen back to their copy, or damaged; the facts from the ConfigMap.
+ */
+export function parseRecords(sources: RecordSources): Records {
+  const data = sources.history;
   const flows: Partial<Record<Flow, FlowRecord>> = {};
+  const damage: Damage[] = [];
+  const notes: string[] = [];
+  const guarded = (key: GuardedKey): Record<string, unknown> | undefined => {
+    const r = readGuarded(sources, key);
+    if (r.state === 'damaged') damage.push(...r.damage);
+    if (r.state !== 'ok') return undefined;
+    if (r.note) notes.push(r.note);
+    return r.value;
+  };
   for (const f of FLOWS) {
-    const r = json<FlowRecord>(data[flowKey(f)], (v) => v.flow === f && typeof v.run === 'string' && typeof v.steps === 'object' && v.steps !== null);
-    if (r) flows[f] = r;
+    const r = guarded(flowKey(f) as GuardedKey);
+    if (r) flows[f] = r as unknown as FlowRecord;
   }
-  const identity = json<RecordedIdentity>(data[IDENTITY_KEY], (v) => typeof v.fqdn === 'string' && typeof v.imageGeneration === 'string');
+  const identity = guarded(IDENTITY_KEY) as unknown as RecordedIdentity | undefined;
   const all = json<Record<string, Partial<JobFacts>>>(data[FACTS_KEY], () => true) ?? {};
   const facts = Object.fromEntries(Object.entries(all).filter((e): e is [string, JobFacts] => {
     const v = e[1];
     return !!v && typeof v === 'object' && typeof v.uid === 'string' && typeof v.run === 'string' && !!v.facts && typeof v.facts === 'object';
   }));
-  return { flows, ...(identity ? { identity } : {}), facts };
+  return { flows, ...(identity ? { identity } : {}), facts, ...(damage.length ? { damage } : {}), ...(notes.length ? { notes } : {}) };
+}
+
+/**
+ * The refusals of damaged records (before any write): a damaged flow record refuses every plan
+ * with a data step of that flow, a damaged identity every plan that carries an identity.
+ */
+export function damageRefusals(plan: Plan, records: Records): string[] {
+  const keys = new Set((records.damage ?? []).map((d) => d.key));
+  return [...keys].flatMap((key) => {
+    const flow = key.startsWith('flow.') ? key.slice('flow.'.length) as Flow : undefined;
+    const r = flow ? damagedFlowRefusal(plan, records, flow) : plan.identity ? damagedRefusal(plan, records, key,
+      'it is what keeps the server\'s fqdn, image generation and CA from changing unasked') : undefined;
+    return r ? [r] : [];
+  });
+}
+
+function damagedRefusal(plan: Plan, records: Records, key: string, what: string): string {
+  return `the record ${key} cannot be read: ${damageText(records.damage!.filter((d) => d.key === key))}; ${what}: refused, nothing overwritten; ${REPAIR_HINT(plan.name)}`;
+}
+
+/** The refusal of a plan with data steps of `flow` while its record is damaged (undefined: it is not, or the plan has none). */
+export function damagedFlowRefusal(plan: Plan, records: Records, flow: Flow): string | undefined {
+  const key = flowKey(flow);
+  if (!records.damage?.some((d) => d.key === key)) return undefined;
+  const steps = plan.steps.filter((s) => s.oneShot === flow).map((s) => s.name);
+  if (steps.length === 0) return undefined;
+  return damagedRefusal(plan, records, key, `it is what keeps the ${flow}'s data steps (${steps.join(', ')}) from running twice`);
 }
 
 /** The recorded facts of Job `name` as it is now (same uid), for factsOfStep (src/runtime/facts.ts). */
@@ -116,7 +171,7 @@ export async function recordJobFacts(cluster: Cluster, plan: Plan, step: string,
 }
 
 export async function readRecords(cluster: Cluster, namespace: string): Promise<Records> {
-  return parseRecords(await readHistory(cluster, namespace));
+  return parseRecords(await readSources(cluster, namespace));
 }
 
 /** What a one-shot step runs: its Jobs' spec hashes and its actions (a changed one is another run of the step). */
@@ -149,7 +204,7 @@ export async function recordStepDone(cluster: Cluster, plan: Plan, step: Step, h
     ...(r?.finishedAt ? { finishedAt: r.finishedAt } : {}),
     steps: { ...(r?.steps ?? {}), [step.name]: { hash, run: runId, at: new Date().toISOString(), ...(facts ? { facts } : {}) } },
   };
-  await writeHistory(cluster, plan, runId, { [flowKey(flow)]: JSON.stringify(next) });
+  await writeGuarded(cluster, plan, runId, { [flowKey(flow)]: next });
 }
 
 /** sha256 of the CA certificate in Secret uyuni-ca (its DER when it parses, else its bytes), or none. */
@@ -171,7 +226,7 @@ export async function caFingerprint(cluster: Cluster, namespace: string): Promis
  * cluster) recorded.
  */
 export async function recordPlanFinished(cluster: Cluster, plan: Plan, objectsOf: (step: string) => readonly Manifest[], runId: string): Promise<void> {
-  const entries: Record<string, string> = {};
+  const entries: Partial<Record<GuardedKey, object>> = {};
   const at = new Date().toISOString();
   if (plan.flow) {
     const r = currentFlow(await readRecords(cluster, plan.namespace), plan.flow.kind, plan);
@@ -188,12 +243,13 @@ export async function recordPlanFinished(cluster: Cluster, plan: Plan, objectsOf
           .map((s) => [s.name, { hash: oneShotHash(s, objectsOf(s.name)), run: runId, at }])),
       },
     };
-    entries[flowKey(plan.flow.kind)] = JSON.stringify(done);
+    // a flow without a data step protects nothing (and a record with none reads as emptied: record-store.ts)
+    if (Object.keys(done.steps).length) entries[flowKey(plan.flow.kind) as GuardedKey] = done;
   }
   if (plan.identity) {
     const ca = await caFingerprint(cluster, plan.namespace);
     const id: RecordedIdentity = { ...plan.identity, ...(ca ? { caFingerprint: ca } : {}), plan: plan.name, run: runId, at };
-    entries[IDENTITY_KEY] = JSON.stringify(id);
+    entries[IDENTITY_KEY] = id;
   }
-  if (Object.keys(entries).length) await writeHistory(cluster, plan, runId, entries);
+  if (Object.keys(entries).length) await writeGuarded(cluster, plan, runId, entries);
 }

@@ -16,11 +16,13 @@ import { applySetOf, groupKind, readParent, writeParent } from './applyset';
 import type { Cluster } from './client';
 import { approve, ApprovalOptions } from './confirm';
 import { adoptions, destructiveChanges } from './destructive';
-import { BadInput, RuntimeError, StepFailed } from './errors';
-import { finishedJobUids, HISTORY_CONFIGMAP, readHistory, recordFinishedRun } from './history';
+import { ApiSilent, BadInput, RuntimeError, StepFailed } from './errors';
+import { withEvidence } from './evidence';
+import { finishedJobUids, HISTORY_CONFIGMAP, recordFinishedRun } from './history';
 import type { IdentityFlags } from './identity';
 import { planSteps, PlanResult } from './planview';
 import { parseRecords, recordPlanFinished } from './record';
+import { readSources } from './record-store';
 import { planDigest, planDrift, SavedPlan } from './saved-plan';
 import { Manifest, refOf } from './manifests';
 import { Connection, nextCommand } from './next-command';
@@ -28,7 +30,7 @@ import { openPlanDir } from './plan-dir';
 import { memberKinds, pruneCandidates } from './prune';
 import { addTallies, ObjectId, objectId, Reporter, RunEvent, RunTally, tallyOf } from './progress';
 import { jobPhase } from './readiness/batch_v1_job';
-import type { RunLock } from './lock';
+import { Locked, RunLock } from './lock';
 import type { Foreign } from './ownership';
 import { adopt, guardRun, SafeguardOptions } from './safeguards';
 import { listSeries, openAttempt, pruneSeries } from './run-dirs';
@@ -195,15 +197,16 @@ async function startRun(o: RunOptions, started: number, dirs: RunDirs): Promise<
     // what each object was before the run: its apply then says created, updated or unchanged
     const before = new Map<string, KubernetesObject | undefined>();
     const decided = await decideBeforeWriting(o, plan, objects, guarded, before);
-    const history = await readHistory(o.cluster, plan.namespace);
+    // the records as plan decided with them (both places, and the evidence when they are gone)
+    const sources = await readSources(o.cluster, plan.namespace);
     const run: RunContext = {
       cluster: o.cluster, reporter: o.reporter, plan, runId, runDir, planDir: o.planDir, connection: o.connection ?? {},
       deadline: started + (o.timeoutSeconds ?? plan.deadlineSeconds) * 1000,
       facts: {},
       lostFacts: new Map(),
       stopped: [],
-      finished: finishedJobUids(history),
-      records: parseRecords(history),
+      finished: finishedJobUids(sources.history),
+      records: await withEvidence(o.cluster, plan, parseRecords(sources)),
       rerun: o.rerun ?? [],
       stuckGraceSeconds: o.stuckGraceSeconds ?? RUN_DEFAULTS.stuckGraceSeconds,
       applySet: { set, parentKinds, kinds: memberKinds(plan, (s) => objects.get(s) ?? []), parentWritten: false },
@@ -249,6 +252,8 @@ async function recordHistory(run: RunContext, plan: Plan, objectsOf: ReadonlyMap
     run.reporter.emit({ ...event, result: `done${plan.flow ? ` (the ${plan.flow.kind} is finished)` : ''}` });
   } catch (e) {
     run.reporter.emit({ ...event, result: `failed: ${(e as Error).message}` });
+    // a run that lost its lock wrote nothing more: that is a failed run, not a line
+    if (e instanceof Locked) throw e;
   }
 }
 
@@ -291,7 +296,9 @@ export async function runPlan(o: RunOptions): Promise<number> {
     // the failed one, and only when its Jobs ran (--rerun does not help a refused gate)
     const named = e instanceof StepFailed ? e.rerun : undefined;
     const jobsRan = !(e instanceof ReportedStepFailure && e.beforeJobs);
-    const next = (code !== EXIT.stepFailed && code !== EXIT.incomplete) || !begun ? undefined
+    // the API stopped answering: its Jobs may have finished; the same command attaches to them
+    const next = e instanceof ApiSilent && begun ? nextCommand(o.planDir, begun.plan, o.connection ?? {}, undefined, false)
+      : (code !== EXIT.stepFailed && code !== EXIT.incomplete) || !begun ? undefined
       : named?.length ? nextCommand(o.planDir, begun.plan, o.connection ?? {}, named[0]) + named.slice(1).map((x) => ` --rerun ${x}`).join('')
         : nextCommand(o.planDir, begun.plan, o.connection ?? {}, e instanceof StepFailed ? e.step : undefined, jobsRan);
     const after = begun ? { runDir: begun.runDir, ...(next ? { next } : {}), ...(e instanceof StepFailed && e.stillStarting ? { stillStarting: true } : {}) } : {};

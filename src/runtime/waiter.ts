@@ -26,6 +26,20 @@ export interface WaitOutcome {
   readonly failedPods?: V1Pod[];
   /** Timed out: the pods still in their startup probe then (coming up, not failing). */
   readonly starting?: WaitingPod[];
+  /** The API server stopped answering (apiSilence): what the step's Jobs do is unknown. */
+  readonly apiSilent?: boolean;
+}
+
+/**
+ * How long the API may say nothing while a step waits (a list, a watch event, a bookmark, the
+ * probe): after one request timeout the waiter asks GET /version; after two the live line says
+ * the API server has not answered since when (instead of the state as of then); after
+ * `$UYUNI_CDK_API_SILENT_SECONDS` (default 300, at least three request timeouts) the run stops.
+ */
+export function apiSilenceBounds(requestTimeoutMs: number): { probeMs: number; nameMs: number; failMs: number } {
+  const env = Number(process.env.UYUNI_CDK_API_SILENT_SECONDS);
+  const failMs = Math.max(3 * requestTimeoutMs, (Number.isFinite(env) && env > 0 ? env : 300) * 1000);
+  return { probeMs: requestTimeoutMs, nameMs: 2 * requestTimeoutMs, failMs };
 }
 
 
@@ -91,6 +105,8 @@ export class StepWaiter {
   private readonly refusedNow = new Map<string, string>();
   /** Pods of each Job, current (for logs and the failure report). */
   readonly jobPods = new Map<string, V1Pod[]>();
+  /** A GET /version asked because the API was quiet, while it is under way. */
+  private probing = false;
 
   constructor(private readonly o: WaiterOptions) {
     this.now = o.now ?? Date.now;
@@ -302,8 +318,36 @@ export class StepWaiter {
     return undefined;
   }
 
+  /**
+   * The API server has said nothing for a while (apiSilenceBounds): probe it; name the silence on
+   * the live line instead of the state as of then; past the bound, end the wait. True: said.
+   */
+  private apiSilence(): boolean {
+    const limits = this.o.cluster.limits;
+    const last = limits?.lastAnswerAt;
+    if (last === undefined) return false;
+    const b = apiSilenceBounds(limits.requestTimeoutMs);
+    const silent = Date.now() - last;
+    if (silent >= b.probeMs && !this.probing) {
+      this.probing = true;
+      void this.o.cluster.probe().finally(() => { this.probing = false; });
+    }
+    if (silent < b.nameMs) return false;
+    const since = `the API server has not answered since ${new Date(last).toISOString()} (${Math.round(silent / 1000)} s: no list, watch event, bookmark or GET /version)`;
+    if (silent >= b.failMs || this.now() >= this.o.deadline) {
+      this.end({
+        ok: false, apiSilent: true,
+        reason: `${since}; stopped waiting after ${Math.round(b.failMs / 1000)} s: what the step's Jobs and pods do now is unknown (they may have finished)`,
+      });
+    } else {
+      this.o.onProgress([`${since}; what is known is as of then`], []);
+    }
+    return true;
+  }
+
   private evaluate(): void {
     if (!this.finish) return;
+    if (this.apiSilence()) return;
     const tick: Tick = { t: this.now(), blockers: [], progress: [] };
     // Past the deadline the watches are cut too: the timeout is the reason then, with what still blocks.
     if (this.watchError && tick.t < this.o.deadline) return this.end({ ok: false, reason: this.watchError.message });

@@ -21,7 +21,7 @@ import { startSimulator, Simulator } from '../sim';
 
 /** Every verb with a help of its own, as typed after `uyuni-cdk`. */
 const VERBS = [
-  'init', 'synth', 'run', 'plan', 'status', 'destroy', 'logs', 'support', 'unlock', 'completion',
+  'init', 'synth', 'run', 'plan', 'status', 'destroy', 'logs', 'support', 'unlock', 'repair-record', 'completion',
   'agent', 'agent render', 'agent cleanup', 'agent run',
 ] as const;
 
@@ -197,7 +197,7 @@ function staleLock(sim: Simulator, runId: string): void {
   });
 }
 
-/** An install's life on one cluster: plan, run, watch, logs, support, plan the upgrade, destroy, unlock. */
+/** An install's life on one cluster: plan, run, watch, logs, support, plan the upgrade, repair a record, destroy, unlock. */
 const INSTALL: readonly Step[] = [
   { line: 'uyuni-cdk plan dist/install', code: EXIT.ok, check: (r) => expect(r.out).toMatch(/^Plan: \d+ to create/m) },
   { line: 'uyuni-cdk plan dist/install --detailed-exitcode   # CI drift check: 0 none, 2 changes, 1 an error', code: EXIT.planChanges },
@@ -234,6 +234,19 @@ const INSTALL: readonly Step[] = [
   },
   { line: 'uyuni-cdk support dist/migrate -o migration-failure.tar.gz --no-exec', code: EXIT.ok, check: (_r, w) => expect(exists(w, 'migration-failure.tar.gz')).toBe(true) },
   { line: 'uyuni-cdk plan dist/upgrade --output json', code: EXIT.ok, check: (r) => expect(JSON.parse(r.out)).toMatchObject({ plan: 'upgrade' }) },
+  { line: 'uyuni-cdk repair-record dist/migrate          # shows, then asks', code: EXIT.ok, check: (r) => expect(r.out).toContain('nothing to repair') },
+  {
+    line: 'uyuni-cdk repair-record dist/install --yes',
+    code: EXIT.ok,
+    before: (_w, sim) => {
+      const cm = sim!.get('v1', 'ConfigMap', 'uyuni-cdk-history', 'uyuni');
+      sim!.put({ ...cm, data: { ...cm.data, identity: '{"fqdn": "uyuni.exa' } });
+    },
+    check: (r, _w, sim) => {
+      expect(r.out).toContain('rebuild   identity: from its intact copy in namespace uyuni annotation uyuni-cdk.io/records');
+      expect(JSON.parse(sim!.get('v1', 'ConfigMap', 'uyuni-cdk-history', 'uyuni').data.identity)).toMatchObject({ fqdn: 'uyuni.example.com' });
+    },
+  },
   { line: 'uyuni-cdk destroy dist/install                 # dry run: lists, deletes nothing', code: EXIT.ok, check: (_r, _w, sim) => expect(sim!.get('apps/v1', 'Deployment', 'uyuni', 'uyuni')).toBeDefined() },
   { line: 'uyuni-cdk destroy dist/install --yes           # keeps the data: claims, credentials, CA', code: EXIT.ok, check: (_r, _w, sim) => expect(sim!.get('apps/v1', 'Deployment', 'uyuni', 'uyuni')).toBeUndefined() },
   { line: 'uyuni-cdk destroy dist/install --yes --purge-volumes', code: EXIT.ok, check: (_r, _w, sim) => expect(sim!.list('v1', 'PersistentVolumeClaim', 'uyuni')).toEqual([]) },

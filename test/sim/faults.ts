@@ -12,6 +12,9 @@
  * | `retry-after` | 429 with `Retry-After: <retryAfterSeconds>` (default 100000) |
  * | `html` | 200 `text/html` (a proxy's login page) |
  * | `huge` | 200 `application/json`, `content-length` 1 GiB, streamed lazily (only as fast as the client reads) |
+ *
+ * `blackhole()` turns it, from then on, into an API server behind a black-holed load balancer: it
+ * accepts connections and never answers, and the answers under way (watches) stop too.
  */
 import { createServer, IncomingMessage, request, Server, ServerResponse } from 'http';
 import type { AddressInfo, Socket } from 'net';
@@ -39,15 +42,19 @@ export interface FaultProxy {
   readonly faulted: string[];
   /** Bytes the `huge` fault wrote in all. */
   readonly hugeBytesSent: () => number;
+  /** From now on nothing is answered: new requests hang, the answers under way (watches) stop sending. */
+  blackhole(): void;
   stop(): Promise<void>;
 }
 
 export const GiB = 1024 ** 3;
 
-function forward(target: URL, req: IncomingMessage, res: ServerResponse): void {
+function forward(target: URL, req: IncomingMessage, res: ServerResponse, flowing: Set<IncomingMessage>): void {
   const up = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (r) => {
     res.writeHead(r.statusCode ?? 502, r.headers);
     r.pipe(res);
+    flowing.add(r);
+    r.on('close', () => flowing.delete(r));
   });
   up.on('error', () => res.destroy());
   res.on('close', () => up.destroy());
@@ -61,12 +68,19 @@ export async function startFaultProxy(targetUrl: string, rules: FaultRule[]): Pr
   const sockets = new Set<Socket>();
   const timers = new Set<NodeJS.Timeout>();
   let hugeSent = 0;
+  let holed = false;
+  const flowing = new Set<IncomingMessage>();
 
   const server: Server = createServer((req, res) => {
     const line = `${req.method} ${req.url}`;
+    if (holed) {
+      faulted.push(line);
+      req.resume();
+      return;
+    }
     const hit = left.find((l) => l.remaining > 0 && (!l.rule.match || (typeof l.rule.match === 'string' ? line.includes(l.rule.match) : l.rule.match.test(line))));
     if (!hit) {
-      forward(target, req, res);
+      forward(target, req, res, flowing);
       return;
     }
     hit.remaining--;
@@ -135,6 +149,13 @@ export async function startFaultProxy(targetUrl: string, rules: FaultRule[]): Pr
     kubeconfigPath,
     faulted,
     hugeBytesSent: () => hugeSent,
+    blackhole() {
+      holed = true;
+      for (const r of flowing) {
+        r.unpipe();
+        r.pause();
+      }
+    },
     async stop() {
       for (const t of timers) clearInterval(t);
       for (const s of sockets) s.destroy();

@@ -5,7 +5,7 @@
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { formatDuration } from '../../plan/duration';
-import { StepFailed } from '../errors';
+import { ApiSilent, StepFailed } from '../errors';
 import { StepLogs } from '../logs';
 import { refOf } from '../manifests';
 import { followLogsCommand } from '../next-command';
@@ -60,6 +60,12 @@ export async function waitStage(s: StepRun, applied: readonly KubernetesObject[]
   const logs = new StepLogs(s.cluster, s.c.runDir, s.step.name, s.c.reporter);
   const waiter = waiterFor(s, logs, applied);
   const outcome = await waiter.run();
+  if (!outcome.ok && outcome.apiSilent) {
+    // nothing more can be read (its pods, their logs): said as it is, the run stops
+    logs.stop();
+    s.emit({ type: 'step-failed', ...s.tag, elapsedSeconds: s.elapsed(), reason: outcome.reason!, pods: [] });
+    throw new ApiSilent(s.step.name, `step ${s.step.name}: ${outcome.reason!}`);
+  }
   if (!outcome.ok && outcome.starting?.length) {
     logs.stop();
     stillStarting(s, outcome.reason!, outcome.starting);

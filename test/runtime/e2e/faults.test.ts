@@ -8,8 +8,8 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { startSimulator, Simulator } from '../../sim';
 import { FaultProxy, FaultRule, startFaultProxy } from '../../sim/faults';
-import { job, namespace, writePlan } from '../plans';
-import { Captured, spawnCli, tmpDir } from './harness';
+import { job, namespace, NS, writePlan } from '../plans';
+import { Captured, spawnCli, tmpDir, until } from './harness';
 
 let sim: Simulator | undefined;
 let proxy: FaultProxy | undefined;
@@ -160,4 +160,49 @@ describe('a misbehaving API', () => {
     // the cap is 64 MiB; a retry or two may read up to it again, never the whole GiB
     expect(p.hugeBytesSent()).toBeLessThan(400 * 1024 ** 2);
   });
+});
+
+describe('an API server that accepts connections and never answers (a black-holed load balancer)', () => {
+  it('is named on the live line within a bounded time; the run then stops, exit 3, with a next command that attaches (no --rerun)', async () => {
+    sim = await startSimulator({ jobs: { work: { durationMs: 3_000_000 } } }); // 60 s
+    proxy = await startFaultProxy(sim.url, []);
+    const dir = writePlan([{ name: 'namespace', objects: [namespace()] }, { name: 'work', objects: [job('work')], timeoutSeconds: 40 }]);
+    const { child, done } = spawnCli(['run', dir, '--kubeconfig', proxy.kubeconfigPath, '--run-dir', tmpDir(), '--progress-interval', '1'], {
+      UYUNI_CDK_REQUEST_TIMEOUT_SECONDS: '1', UYUNI_CDK_API_SILENT_SECONDS: '6', KUBECACHEDIR: tmpDir('uyuni-kubecache-'),
+    });
+    const killer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    await until('the Job runs', () => sim!.get('batch/v1', 'Job', 'work', NS)?.status?.active === 1);
+    await new Promise((r) => setTimeout(r, 500));
+    proxy.blackhole();
+    const t0 = Date.now();
+    const r = await done;
+    clearTimeout(killer);
+    const text = r.out + r.err;
+    expect(text).toMatch(/the API server has not answered since \d{4}-\d\d-\d\dT[\d:.]+Z \(\d+ s: no list, watch event, bookmark or GET \/version\); what is known is as of then/);
+    expect(text).toMatch(/step work: the API server has not answered since [^;]+; stopped waiting after 6 s: what the step's Jobs and pods do now is unknown \(they may have finished\)/);
+    expect(r.code).toBe(3);
+    expect(text).toContain(`uyuni-cdk run ${dir} -n ${NS} --kubeconfig ${proxy.kubeconfigPath}`);
+    expect(text).not.toContain('--rerun');
+    // bounded: the silence bound and the lock's release, not the step's 40 s timeout
+    expect((Date.now() - t0) / 1000).toBeLessThan(25);
+  }, 90_000);
+});
+
+describe('a run that cannot renew its lock', () => {
+  it('writes nothing once its Lease may have expired: not even its record; it says why', async () => {
+    sim = await startSimulator({ jobs: { work: { durationMs: 400_000 } } }); // 8 s
+    // every renewal of the Lease hangs (a conditional PATCH); the rest of the API answers
+    proxy = await startFaultProxy(sim.url, [{ fault: 'hang', match: /^PATCH \/apis\/coordination\.k8s\.io\/v1\/namespaces\/uyuni-test\/leases\/uyuni-cdk-lock/ }]);
+    const dir = writePlan([{ name: 'namespace', objects: [namespace()] }, { name: 'work', objects: [job('work')], timeoutSeconds: 60 }]);
+    const { child, done } = spawnCli(['run', dir, '--kubeconfig', proxy.kubeconfigPath, '--run-dir', tmpDir()], {
+      UYUNI_CDK_REQUEST_TIMEOUT_SECONDS: '1', UYUNI_CDK_LOCK_LEASE_SECONDS: '3', KUBECACHEDIR: tmpDir('uyuni-kubecache-'),
+    });
+    const killer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    const r = await done;
+    clearTimeout(killer);
+    expect(proxy.faulted.some((l) => l.startsWith('PATCH /apis/coordination.k8s.io/v1/namespaces/uyuni-test/leases/uyuni-cdk-lock'))).toBe(true);
+    expect(r.code).toBe(1);
+    expect(r.out + r.err).toMatch(/run install-\d{8}T\d{6}Z stopped before it would apply ConfigMap\/uyuni-cdk-history \(uyuni-test\): its lock could not be renewed since \S+ \(patch Lease\/uyuni-cdk-lock \(uyuni-test\): [^\n]*no complete answer within 1 s[^\n]*\): after leaseDurationSeconds \(3\) another run may hold namespace uyuni-test/);
+    expect(sim.get('v1', 'ConfigMap', 'uyuni-cdk-history', NS)).toBeUndefined();
+  }, 90_000);
 });

@@ -139,10 +139,8 @@ describe('the lock: one run or destroy per namespace', () => {
     expect(took.result).toContain(`its holder, pid ${child.pid} on this host, is no longer running`);
   });
 
-  it('the holder renews its Lease while it runs; a run whose lock was removed (unlock) stops before its next step', async () => {
-    // 20 s: the unlock below (a second process) must come while the Job still runs; at 4 s a
-    // loaded machine let the Job end first, and the run ended before there was a lock to remove.
-    sim = await startSimulator({ jobs: { work: { durationMs: 1_000_000 } } });
+  it('the holder renews its Lease while it runs; unlock refuses it alive on this host; --force (asked) removes it, and the run stops before its next write', async () => {
+    sim = await startSimulator({ jobs: { work: { durationMs: 1_000_000 } } }); // 20 s: three unlocks by the real CLI
     const dir = writePlan([
       { name: 'namespace', objects: [namespace()] },
       { name: 'work', objects: [job('work', 'sleep 60')], timeoutSeconds: 600 },
@@ -155,13 +153,43 @@ describe('the lock: one run or destroy per namespace', () => {
     const first = lease().spec.renewTime;
     await until('a renewal', () => lease() !== undefined && lease().spec.renewTime !== first, 10_000);
     const holder = lease().spec.holderIdentity;
-    const unlock = await spawnCli(['unlock', '--kubeconfig', sim.kubeconfigPath, '-n', NS, holder]).done;
+    const refused = await spawnCli(['unlock', '--kubeconfig', sim.kubeconfigPath, '-n', NS, holder]).done;
+    expect(refused.code).toBe(2);
+    expect(refused.err).toMatch(new RegExp(`run ${holder} \\(plan install\\) by [^,]+, pid \\d+, since [^ ]+ is alive: pid \\d+ runs on this host and renews the lock; nothing removed: .*--force \\(asks first\\)`));
+    expect(lease()?.spec.holderIdentity).toBe(holder);
+    const unasked = await spawnCli(['unlock', '--kubeconfig', sim.kubeconfigPath, '-n', NS, holder, '--force']).done;
+    expect(unasked.code).toBe(2);
+    expect(unasked.err).toContain('--force without a terminal to ask on: nothing removed; add --yes to remove it');
+    expect(lease()?.spec.holderIdentity).toBe(holder);
+    const unlock = await spawnCli(['unlock', '--kubeconfig', sim.kubeconfigPath, '-n', NS, holder, '--force', '--yes']).done;
     expect(unlock.code).toBe(0);
     expect(unlock.out).toContain('it was still being renewed');
     const r = await done;
     expect(r.code).toBe(1);
     expect(r.err).toContain(`run ${holder} stopped before step later: the lock was removed (uyuni-cdk unlock?)`);
     expect(sim.get('batch/v1', 'Job', 'later', NS)).toBeUndefined();
+  });
+
+  it('a run whose Lease another run took over writes nothing more: not even its record after its last step', async () => {
+    sim = await startSimulator({ jobs: { work: { durationMs: 300_000 } } }); // 6 s
+    const previous = process.env.UYUNI_CDK_LOCK_LEASE_SECONDS;
+    process.env.UYUNI_CDK_LOCK_LEASE_SECONDS = '3';
+    try {
+      const running = cli('run', slowPlan(), { kubeconfig: sim.kubeconfigPath });
+      await until('the run holds the lock, its Job running', () => lease() !== undefined && sim.get('batch/v1', 'Job', 'work', NS)?.status?.active === 1);
+      // another run takes the Lease over (as one that found it stale would)
+      sim.put({ ...foreignLease(0, 'install-20991231T000000Z'), metadata: { ...foreignLease(0, 'install-20991231T000000Z').metadata, resourceVersion: lease().metadata.resourceVersion } });
+      const mark = sim.requests.length;
+      const r = await running;
+      expect(r.code).toBe(1);
+      expect(r.err).toMatch(/run install-\d{8}T\d{6}Z stopped before it would apply ConfigMap\/uyuni-cdk-history \(uyuni-test\): the lock was taken over by run install-20991231T000000Z \(plan install\) by alice@admin-box-elsewhere/);
+      expect(writesSince(mark)).toEqual([]);
+      expect(sim.get('v1', 'ConfigMap', 'uyuni-cdk-history', NS)).toBeUndefined();
+      expect(lease().spec.holderIdentity).toBe('install-20991231T000000Z');
+    } finally {
+      if (previous === undefined) delete process.env.UYUNI_CDK_LOCK_LEASE_SECONDS;
+      else process.env.UYUNI_CDK_LOCK_LEASE_SECONDS = previous;
+    }
   });
 
   it('Ctrl-C releases the lock before the process exits 130', async () => {

@@ -58,13 +58,17 @@ describe('a resumed upgrade whose inspect pods are gone', () => {
 
   it('with no facts recorded either: says the facts are gone and names the step to re-run, not "no data"', async () => {
     await stoppedUpgrade();
-    // A record without facts (an earlier version of the runtime wrote none).
+    // A record without facts (an earlier version of the runtime wrote none: nor a seal, nor a copy on the namespace).
     const data = history();
     const flow = JSON.parse(data['flow.upgrade']);
     for (const s of Object.values(flow.steps) as any[]) delete s.facts;
+    for (const k of ['v', 'sum', 'writtenAt']) delete flow[k];
     const cm = sim.get('v1', 'ConfigMap', 'uyuni-cdk-history', 'uyuni');
     const { facts: _, ...rest } = data;
     sim.put({ ...cm, data: { ...rest, ['flow.upgrade']: JSON.stringify(flow) } });
+    const ns = sim.get('v1', 'Namespace', 'uyuni');
+    const { 'uyuni-cdk.io/records': _copy, ...annotations } = ns.metadata.annotations;
+    sim.put({ ...ns, metadata: { ...ns.metadata, annotations } });
     await deleteInspectPods();
     const plan = await cli('plan', dist('upgrade'), { kubeconfig: sim.kubeconfigPath });
     expect(plan.out).toMatch(/gate {6}would REFUSE: cannot be decided: fact current_pg_version is unknown: the facts of steps inspect, inspect-db are gone/);

@@ -9,7 +9,8 @@ import { identityChanges } from '../../../src/runtime/identity';
 import { decideOneShot, finishedPlanRefusal } from '../../../src/runtime/oneshot';
 import type { PlanResult, PlannedStep } from '../../../src/runtime/planview';
 import type { Records, RecordedIdentity } from '../../../src/runtime/record';
-import { parseRecords } from '../../../src/runtime/record';
+import { damageRefusals, parseRecords } from '../../../src/runtime/record';
+import { seal } from '../../../src/runtime/record-store';
 import { actionEffect } from '../../../src/runtime/steps/actions';
 
 const step = (name: string, oneShot?: Step['oneShot']): Step => ({
@@ -60,10 +61,45 @@ describe('decideOneShot', () => {
     expect(finishedPlanRefusal(migrate, { flows: {} }, [])).toBeUndefined();
   });
 
-  it('reads only well-formed records from the history ConfigMap', () => {
-    const r = parseRecords({ 'flow.migration': '{"flow":"migration","run":"m","steps":{}}', 'flow.upgrade': 'not json', identity: '{"fqdn":1}', install: '{"run":"x","jobs":{}}' });
+  it('a guarded record that exists but cannot be read is damaged, never ignored; a plan it protects is refused', () => {
+    const history = { 'flow.migration': '{"flow":"migration","run":"m","steps":{"data-sync":{"hash":"h","run":"m","at":"t"}}}', 'flow.upgrade': 'not json', identity: '{"fqdn":1}', install: '{"run":"x","jobs":{}}' };
+    const r = parseRecords({ namespace: 'uyuni', history });
     expect(Object.keys(r.flows)).toEqual(['migration']);
     expect(r.identity).toBeUndefined();
+    expect(r.damage!.map((d) => [d.key, d.where, d.why])).toEqual([
+      ['flow.upgrade', 'ConfigMap uyuni/uyuni-cdk-history key flow.upgrade', 'not JSON (8 characters, cut short or edited?)'],
+      ['identity', 'ConfigMap uyuni/uyuni-cdk-history key identity', 'incomplete: fields fqdn, product, imageGeneration, tlsMode, run missing or not text'],
+    ]);
+    const upgrade = plan({ name: 'upgrade', identity: { fqdn: 'f', product: 'p', imageGeneration: '2026.08', tlsMode: 'generated' }, steps: [step('db-upgrade', 'upgrade')] });
+    expect(damageRefusals(upgrade, r)).toEqual([
+      expect.stringMatching(/^the record flow\.upgrade cannot be read: ConfigMap uyuni\/uyuni-cdk-history key flow\.upgrade: not JSON .*data steps \(db-upgrade\) from running twice: refused, nothing overwritten; repair it with: uyuni-cdk repair-record dist\/upgrade/),
+      expect.stringMatching(/^the record identity cannot be read: .*fqdn, image generation and CA from changing unasked/),
+    ]);
+    // a plan without data steps of the damaged flow and without an identity is not refused
+    expect(damageRefusals(plan({ steps: [step('server')], identity: undefined }), r)).toEqual([]);
+    // a finished flow with no step recorded is incomplete: damaged
+    const emptied = parseRecords({ namespace: 'uyuni', history: { 'flow.migration': '{"flow":"migration","run":"m","finishedAt":"t","steps":{}}' } });
+    expect(emptied.flows.migration).toBeUndefined();
+    expect(emptied.damage![0].why).toBe('incomplete: a finished flow with no data step recorded (steps: {})');
+    expect(parseRecords({ namespace: 'uyuni', history: { 'flow.migration': '{"flow":"migration","run":"m","steps":{}}' } }).damage![0].why)
+      .toBe('incomplete: a flow with no data step recorded (steps: {})');
+  });
+
+  it('sealed records: an edit breaks the checksum; a value missing from one place is read from the other; two intact ones give the later', () => {
+    const flow = { flow: 'migration', plan: 'migrate', run: 'm1', finishedAt: 't', steps: { 'data-sync': { hash: 'h', run: 'm1', at: 't' } } };
+    const sealed = seal(flow, '2026-01-01T00:00:00.000Z');
+    expect(JSON.parse(sealed)).toMatchObject({ v: 1, writtenAt: '2026-01-01T00:00:00.000Z', sum: expect.stringMatching(/^sha256:/) });
+    expect(parseRecords({ namespace: 'uyuni', history: { 'flow.migration': sealed } }).flows.migration?.run).toBe('m1');
+    const edited = sealed.replace('"m1"', '"m2"');
+    expect(parseRecords({ namespace: 'uyuni', history: { 'flow.migration': edited } }).damage![0].why).toBe('its checksum does not match its content (edited or cut)');
+    const fromCopy = parseRecords({ namespace: 'uyuni', history: {}, copy: JSON.stringify({ 'flow.migration': sealed }) });
+    expect(fromCopy.flows.migration?.run).toBe('m1');
+    expect(fromCopy.notes).toEqual(['ConfigMap uyuni/uyuni-cdk-history key flow.migration is missing: read from its copy (namespace uyuni annotation uyuni-cdk.io/records)']);
+    // intact in the ConfigMap, damaged in the copy: damaged (repair-record decides, never a run)
+    expect(parseRecords({ namespace: 'uyuni', history: { 'flow.migration': sealed }, copy: JSON.stringify({ 'flow.migration': edited }) }).damage).toHaveLength(1);
+    expect(parseRecords({ namespace: 'uyuni', history: { 'flow.migration': sealed }, copy: '{"flow.mig' }).damage![0].where).toBe('namespace uyuni annotation uyuni-cdk.io/records');
+    const later = seal({ ...flow, run: 'm2' }, '2026-01-02T00:00:00.000Z');
+    expect(parseRecords({ namespace: 'uyuni', history: { 'flow.migration': sealed }, copy: JSON.stringify({ 'flow.migration': later }) }).flows.migration?.run).toBe('m2');
   });
 });
 
@@ -79,9 +115,12 @@ describe('identityChanges', () => {
       ['new-ca', 'tls.mode migrated (CA sha256:abc…)', 'tls.mode generated', false],
     ]);
   });
-  it('a newer generation, a tag that is no version, the same server: nothing', () => {
+  it('a newer generation, the same server: nothing; a tag that is no version is never taken for newer', () => {
     expect(identityChanges(recorded, plan({ identity: { ...recorded, imageGeneration: '2099.02' } }), 'sha256:abc', {})).toEqual([]);
-    expect(identityChanges(recorded, plan({ identity: { ...recorded, imageGeneration: 'latest' } }), 'sha256:abc', {})).toEqual([]);
+    const latest = identityChanges(recorded, plan({ identity: { ...recorded, imageGeneration: 'latest' } }), 'sha256:abc', {});
+    expect(latest.map((c) => [c.kind, c.flag, c.recorded, c.planned, c.allowed])).toEqual([['downgrade', '--allow-downgrade', '2099.01', 'latest', false]]);
+    expect(latest[0].message).toContain('one of them is not a version: it cannot be told whether this is an older one');
+    expect(identityChanges({ ...recorded, imageGeneration: 'latest' }, plan({ identity: { ...recorded, imageGeneration: 'latest' } }), 'sha256:abc', {})).toEqual([]);
     expect(identityChanges(undefined, plan(), undefined, {})).toEqual([]);
   });
   it('a generated CA whose Secret is gone would be minted anew', () => {
