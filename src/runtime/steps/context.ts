@@ -48,6 +48,12 @@ export interface RunContext {
   readonly before?: ReadonlyMap<string, KubernetesObject | undefined>;
   /** Objects (not Jobs) whose dry run before the first write changed nothing: not applied again. */
   readonly unchanged?: ReadonlySet<string>;
+  /**
+   * Objects (not Jobs) the dry runs before the first write found changed in a field the server
+   * keeps once set (planview.ts `recreate` with `immutable`, approved as destructive): deleted,
+   * waited for until gone, then applied. By refString → why.
+   */
+  readonly recreate?: ReadonlyMap<string, string>;
 }
 
 export interface StepContext extends RunContext {
