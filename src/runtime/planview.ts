@@ -547,11 +547,12 @@ export function renderPlan(plan: Plan, r: PlanResult, o: RenderPlanOptions = {})
   }
   const allowed = r.identity.filter((c) => c.allowed);
   if (allowed.length) lines.push('', 'identity: changes of the recorded server that their flags allow (run asks first)', ...allowed.map((c) => `  ${c.flag}  ${c.message}`));
-  // a re-create for an immutable field is easy to miss among the steps: listed as run asks about it
-  const recreated = destructiveChanges(r).filter((c) => c.kind === 'recreate');
+  // a re-create (an immutable field, a finished Job) is easy to miss among the steps: listed as run asks about it
+  const recreated = destructiveChanges(r).filter((c) => c.kind === 'recreate' || c.kind === 'recreate-job');
   if (recreated.length) {
+    const w = Math.max(...recreated.map((c) => c.kind.length));
     lines.push('', 'destructive: objects deleted and created again, their pods with them (run asks first; --yes approves)',
-      ...recreated.map((c) => `  ${paintAction('recreate', 'recreate', p)}  ${c.object}  [${c.step}]`));
+      ...recreated.map((c) => `  ${paintAction('recreate', c.kind.padEnd(w), p)}  ${c.object}  [${c.step}]`));
   }
   lines.push('');
   if (r.refusals.length || r.unmet.length) lines.push(p.red('run would refuse before any write:'), ...(r.namespaceFirst ? [`  first: ${r.namespaceFirst}`] : []),

@@ -17,6 +17,7 @@ import * as os from 'os';
 import * as path from 'path';
 import { promisify } from 'util';
 import { cli } from '../runtime/e2e/harness';
+import { job, namespace, writePlan } from '../runtime/plans';
 import { plane, until } from './helpers';
 import { auditEvents, auditSize, ROOT } from './plane/plane';
 
@@ -109,5 +110,47 @@ describe('a change kube-apiserver refuses as immutable', () => {
     expect(writes(mark, ns)).toEqual([]);
     const claims = (await json(['-n', ns, 'get', 'pvc'])).items;
     expect(claims.every((c: any) => c.spec.storageClassName === 'standard')).toBe(true);
+  });
+});
+
+describe('a Job whose pod template changed, against kube-apiserver', () => {
+  const ns = p.namespace('immutable-job');
+  const opts = { kubeconfig: p.kubeconfig, namespace: ns };
+
+  afterAll(async () => {
+    await p.kubectl(['delete', 'namespace', ns, '--wait=false']);
+  });
+
+  it('the server refuses the change; plan shows the finished Job re-created, run asks, then deletes, waits and creates it', async () => {
+    const first = writePlan([{ name: 'namespace', objects: [namespace()] }, { name: 'work', objects: [job('work', 'echo one')] }]);
+    const ran = await cli('run', first, { ...opts, yes: true });
+    expect({ code: ran.code, err: ran.err }).toEqual({ code: 0, err: expect.any(String) });
+    const before = await json(['-n', ns, 'get', 'job', 'work']);
+    expect(before.status.succeeded).toBe(1);
+
+    // what the runtime avoids: the server keeps a Job's template
+    const patched = await p.kubectl(['-n', ns, 'patch', 'job', 'work', '--type=json', '--dry-run=server',
+      '-p', JSON.stringify([{ op: 'replace', path: '/spec/template/spec/containers/0/command', value: ['sh', '-c', 'echo two'] }])]);
+    expect(patched.code).not.toBe(0);
+    expect(patched.err).toMatch(/Job "work" is invalid: spec\.template: Invalid value: .*: field is immutable/);
+
+    const next = writePlan([{ name: 'namespace', objects: [namespace()] }, { name: 'work', objects: [job('work', 'echo two')] }]);
+    const plan = await cli('plan', next, { ...opts, detailedExitcode: true });
+    expect(plan.code).toBe(2);
+    expect(plan.out).toMatch(/recreate\s+Job\/work \([^)]*\)\s+\(Job work is from a run that finished \([^)]*\) and this plan changed it\)/);
+    expect(plan.out).toMatch(/destructive: objects deleted and created again[^\n]*\n\s+recreate-job\s+Job\/work \([^)]*\)\s+\[work\]/);
+
+    const asked = await cli('run', next, opts);
+    expect(asked.code).toBe(2);
+    expect(asked.out).toMatch(/destructive changes \(1\):\n\s+recreate-job\s+Job\/work/);
+    expect((await json(['-n', ns, 'get', 'job', 'work'])).metadata.uid).toBe(before.metadata.uid);
+
+    const run = await cli('run', next, { ...opts, yes: true });
+    expect({ code: run.code, err: run.err }).toEqual({ code: 0, err: expect.any(String) });
+    const after = await json(['-n', ns, 'get', 'job', 'work']);
+    expect(after.metadata.uid).not.toBe(before.metadata.uid);
+    expect(after.spec.template.spec.containers[0].command).toEqual(['sh', '-c', 'echo two']);
+    expect(after.status.succeeded).toBe(1);
+    expect((await cli('plan', next, { ...opts, detailedExitcode: true })).code).toBe(0);
   });
 });
