@@ -18,6 +18,11 @@ export type DestructiveKind =
   | 'data-step'
   /** A Complete Job deleted and created again (its work is done again; a failed one is not destructive). */
   | 'recreate-job'
+  /**
+   * An object (not a Job) deleted and created again because a field the server keeps once set
+   * changed (a Deployment's selector, a Service's clusterIP): its pods go with it.
+   */
+  | 'recreate'
   /** A credential generated while claims of the plan already hold data that knows another. */
   | 'new-credentials'
   /** A change of the server's recorded identity that its flag allows (fqdn, older images, a new CA). */
@@ -49,6 +54,7 @@ const RULES: Readonly<Record<DestructiveKind, Rule>> = {
     return s.oneShot && !s.skipped && jobs.length ? [{ kind: 'data-step' as const, step: s.name, object: jobs.map((o) => o.object).join(', '), why: s.rerunDataStep ?? s.description }] : [];
   }),
   'recreate-job': perStep((s) => s.objects.filter((o) => o.action === 'recreate' && o.finishedJob).map((o) => ({ kind: 'recreate-job' as const, step: s.name, object: o.object, why: o.detail ?? 're-created' }))),
+  'recreate': perStep((s) => s.objects.filter((o) => o.action === 'recreate' && o.immutable).map((o) => ({ kind: 'recreate' as const, step: s.name, object: o.object, why: o.detail ?? 're-created' }))),
   'new-credentials': perStep((s) => s.requires.filter((q) => q.besideData).map((q) => ({
     kind: 'new-credentials' as const, step: s.name, object: q.object, why: `generated while the claims hold data: the data does not know the new values (${q.detail ?? 'generated'})`,
   }))),

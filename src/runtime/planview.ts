@@ -17,6 +17,7 @@ import { Cluster, refString } from './client';
 import { ApiError, MissingKind, StepFailed } from './errors';
 import { Facts, factsOfStep, lostFactsText } from './facts';
 import { NO_COLOUR, paintAction, paintDiffLine, Palette } from './colour';
+import { destructiveChanges } from './destructive';
 import { bookkeepingNote, comparableSides, fieldDiff } from './field-diff';
 import { evaluateGate } from './gates';
 import { withEvidence } from './evidence';
@@ -54,6 +55,12 @@ export interface PlannedObject {
   readonly diff?: string;
   /** For `recreate`: the Job in the cluster is Complete (its work is done again: a destructive change). */
   readonly finishedJob?: boolean;
+  /**
+   * For `recreate` of an object that is not a Job: the server refuses the change of a field it
+   * keeps once set (its 422 is in `detail`), so `run` deletes it, waits until it is gone and
+   * creates it again (a destructive change, asked about).
+   */
+  readonly immutable?: boolean;
 }
 
 /** `made-earlier`: missing now, but an earlier step of this run makes it (its `madeBy`, or an object of its file). */
@@ -183,7 +190,28 @@ function jobAction(d: JobDecision): ObjectAction {
   }
 }
 
-/** Any object but a Job that exists: a server-side apply dry run, compared with what is there. */
+/**
+ * How kube-apiserver v1.34 words the refusal of a change to a field it keeps once set (seen in
+ * test/cluster/immutable.test.ts): `field is immutable` (a Deployment's or Job's selector, a
+ * Job's template), `may not change once set` (a Service's clusterIPs), `spec is immutable after
+ * creation` (a PersistentVolumeClaim's spec but its requests).
+ */
+const IMMUTABLE = /field is immutable|may not change once set|is immutable after creation/;
+
+/** A claim's spec fields that differ, as `spec.storageClassName: standard → fast` (what the server may change apart). */
+function claimChanges(existing: KubernetesObject, obj: Manifest): string {
+  const was = (existing as { spec?: Record<string, unknown> }).spec ?? {};
+  const want = (obj as { spec?: Record<string, unknown> }).spec ?? {};
+  const keys = Object.keys(want).filter((k) => !['resources', 'volumeName', 'volumeAttributesClassName'].includes(k)
+    && JSON.stringify(want[k]) !== JSON.stringify(was[k]));
+  return keys.map((k) => `spec.${k}: ${JSON.stringify(was[k])} → ${JSON.stringify(want[k])}`).join(', ') || 'spec';
+}
+
+/**
+ * Any object but a Job that exists: a server-side apply dry run, compared with what is there.
+ * A change the server refuses as immutable is a re-create (`run` deletes and creates it again),
+ * but for a claim: that would lose its data, so it is refused (`claimRefusal`).
+ */
 async function plannedUpdate(cluster: Cluster, obj: Manifest, existing: KubernetesObject, setId: string): Promise<PlannedObject> {
   const ref = refString(refOf(obj));
   try {
@@ -196,8 +224,19 @@ async function plannedUpdate(cluster: Cluster, obj: Manifest, existing: Kubernet
     const diff = fieldDiff(existing, after);
     return diff ? { object: ref, action: 'update', diff } : { object: ref, action: 'unchanged' };
   } catch (e) {
-    if (e instanceof ApiError && e.status === 422) return { object: ref, action: 'blocked-immutable', detail: [e.message, ...e.causes].join('; ') };
-    throw e;
+    if (!(e instanceof ApiError && e.status === 422)) throw e;
+    // the server's causes (field: message), else its message; their first lines (a claim's go on with a diff of its Go struct)
+    const said = (e.causes.length ? e.causes : [e.message]).map((c) => c.split('\n')[0]).filter((x, i, a) => a.indexOf(x) === i).join('; ');
+    if (!IMMUTABLE.test(said)) return { object: ref, action: 'blocked-immutable', detail: said };
+    if (obj.kind === 'PersistentVolumeClaim') {
+      return {
+        object: ref, action: 'blocked-immutable',
+        detail: `${claimChanges(existing, obj)} cannot change on an existing claim (${said}); re-creating it would lose its data: `
+          + `keep the claim's value in the configuration (volumes.overrides.${obj.metadata.name}.storageClass for its class), `
+          + `or move the data to a new claim yourself and delete this one (kubectl delete pvc ${obj.metadata.name} -n ${obj.metadata.namespace ?? existing.metadata?.namespace})`,
+      };
+    }
+    return { object: ref, action: 'recreate', immutable: true, detail: `the server keeps a changed field once set (${said}): deleted and created again` };
   }
 }
 
@@ -327,6 +366,9 @@ async function planStep(w: Walk, step: Step, objects: readonly Manifest[]): Prom
   }
   for (const [i, o] of planned.entries()) {
     if (objects[i].kind === 'PersistentVolumeClaim' && !['create', 'skip', 'missing-kind'].includes(o.action)) w.claimsWithData.push(o.object);
+    // refused before the first write, not when the run reaches it
+    // (a claim's data is not re-created; a 422 for any other reason would fail the run there)
+    if (objects[i].kind !== 'Job' && o.action === 'blocked-immutable') w.refusals.push(`${o.object}: ${o.detail}`);
   }
   // As `run`: the resume check first, then the gates, the requirements, the actions, the objects.
   const refused = planned.find((o) => REFUSING.has(o.action) && o.object.startsWith('Job/'));
@@ -555,6 +597,13 @@ export function renderPlan(plan: Plan, r: PlanResult, o: RenderPlanOptions = {})
   if (r.recordNotes?.length) lines.push('', ...r.recordNotes.map((n) => `records: ${n}`));
   const allowed = r.identity.filter((c) => c.allowed);
   if (allowed.length) lines.push('', 'identity: changes of the recorded server that their flags allow (run asks first)', ...allowed.map((c) => `  ${c.flag}  ${c.message}`));
+  // a re-create (an immutable field, a finished Job) is easy to miss among the steps: listed as run asks about it
+  const recreated = destructiveChanges(r).filter((c) => c.kind === 'recreate' || c.kind === 'recreate-job');
+  if (recreated.length) {
+    const w = Math.max(...recreated.map((c) => c.kind.length));
+    lines.push('', 'destructive: objects deleted and created again, their pods with them (run asks first; --yes approves)',
+      ...recreated.map((c) => `  ${paintAction('recreate', c.kind.padEnd(w), p)}  ${c.object}  [${c.step}]`));
+  }
   lines.push('');
   if (r.refusals.length || r.unmet.length) lines.push(p.red('run would refuse before any write:'), ...(r.namespaceFirst ? [`  first: ${r.namespaceFirst}`] : []),
     ...r.refusals.map(refusalLine), ...r.unmet.map(unmetLine));

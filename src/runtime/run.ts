@@ -157,6 +157,11 @@ function unchangedObjects(decided: PlanResult): ReadonlySet<string> {
   return new Set(decided.steps.flatMap((s) => s.objects).filter((x) => x.action === 'unchanged' && x.detail === undefined).map((x) => x.object));
 }
 
+/** What the dry runs before the first write found changed in a field the server keeps once set: re-created. */
+function recreatedObjects(decided: PlanResult): ReadonlyMap<string, string> {
+  return new Map(decided.steps.flatMap((s) => s.objects).filter((x) => x.action === 'recreate' && x.immutable).map((x) => [x.object, x.detail ?? 're-created']));
+}
+
 /** The default runs directory, the series this attempt is in and the attempt's directory (none with `--run-dir`): retention after the run. */
 interface RunDirs { runs?: string; series?: string; attempt?: string }
 
@@ -212,6 +217,7 @@ async function startRun(o: RunOptions, started: number, dirs: RunDirs): Promise<
       applySet: { set, parentKinds, kinds: memberKinds(plan, (s) => objects.get(s) ?? []), parentWritten: false },
       before,
       unchanged: unchangedObjects(decided),
+      recreate: recreatedObjects(decided),
     };
     return { run, objectsOf: objects, approvedPrunes: new Set(decided.prune.filter((p) => p.action === 'delete').map((p) => p.object)), lock };
   } catch (e) {

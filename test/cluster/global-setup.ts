@@ -8,7 +8,8 @@ import * as path from 'path';
 import { up } from './plane/plane';
 
 export default async function globalSetup(): Promise<void> {
-  if (process.env.UYUNI_CDK_PLANE) return;
+  // UYUNI_CDK_PLANE: a plane already up; UYUNI_CDK_REAL_CLUSTER=1: real-cluster.test.ts against KUBECONFIG, no plane
+  if (process.env.UYUNI_CDK_PLANE || process.env.UYUNI_CDK_REAL_CLUSTER === '1') return;
   const dir = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'uyuni-cdk-plane-')), 'plane');
   const state = await up(dir);
   process.stderr.write(`\ncluster suites: kube-apiserver ${state.version} at ${state.server}\n`);

@@ -79,7 +79,11 @@ export function admit(store: Store, rt: ResourceType, obj: any, old: any | undef
       if (old) {
         spec.clusterIP ??= old.spec.clusterIP;
         spec.clusterIPs ??= old.spec.clusterIPs;
-        if (spec.clusterIP !== old.spec.clusterIP) causes.push(immutable('spec.clusterIP', spec.clusterIP));
+        // as kube-apiserver v1.34 answers (test/cluster/immutable.test.ts): the change of clusterIP is
+        // reported on clusterIPs; a change of type (LoadBalancer, NodePort, ClusterIP, ExternalName) is accepted
+        if (spec.clusterIP !== old.spec.clusterIP) {
+          causes.push({ reason: 'FieldValueInvalid', field: 'spec.clusterIPs[0]', message: `Invalid value: ${JSON.stringify([spec.clusterIP])}: may not change once set` });
+        }
       } else if (spec.clusterIP !== 'None') {
         spec.clusterIP ??= `10.96.${Math.floor(nextClusterIp / 250)}.${(nextClusterIp++ % 250) + 1}`;
       }

@@ -108,6 +108,21 @@ describe('API simulator: discovery, CRUD, server-side apply', () => {
     expect(((await res.json()) as any).message).toContain('fieldManager: Required value');
   });
 
+  it('a DELETE with a body takes its options from the body and ignores the query\'s, as kube-apiserver does', async () => {
+    const put = (name: string) => sim.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'default' } });
+    put('q');
+    // the query alone: its options count (an unsupported policy is refused)
+    const query = await fetch(`${sim.url}/api/v1/namespaces/default/configmaps/q?propagationPolicy=Bogus`, { method: 'DELETE' });
+    expect(query.status).toBe(422);
+    expect(sim.get('v1', 'ConfigMap', 'q', 'default')).toBeDefined();
+    // with a body: the query is not read
+    const withBody = await fetch(`${sim.url}/api/v1/namespaces/default/configmaps/q?propagationPolicy=Bogus`, {
+      method: 'DELETE', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0 }),
+    });
+    expect(withBody.status).toBe(200);
+    expect(sim.get('v1', 'ConfigMap', 'q', 'default')).toBeUndefined();
+  });
+
   it('accepts an apply body in YAML', async () => {
     const res = await fetch(`${sim.url}/api/v1/namespaces/default/configmaps/x?fieldManager=t`, {
       method: 'PATCH', headers: { 'Content-Type': 'application/apply-patch+yaml' }, body: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  k: v\n',

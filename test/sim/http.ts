@@ -531,7 +531,11 @@ export function createHandler(d: HttpDeps) {
         return json(res, rec, out.status, out.body);
       }
       case 'DELETE': {
-        const opts = { propagationPolicy: q.get('propagationPolicy') ?? body?.propagationPolicy, gracePeriodSeconds: num(q.get('gracePeriodSeconds') ?? body?.gracePeriodSeconds) };
+        // As kube-apiserver: a request with a body takes its DeleteOptions from the body alone and
+        // ignores the query's (the handler decodes one or the other; found on the real server, CLUSTER.md (1))
+        const opts = body !== undefined
+          ? { propagationPolicy: body?.propagationPolicy, gracePeriodSeconds: num(body?.gracePeriodSeconds) }
+          : { propagationPolicy: q.get('propagationPolicy') ?? undefined, gracePeriodSeconds: num(q.get('gracePeriodSeconds')) };
         if (!item) {
           const victims = list(r, q).items;
           if (!dryRun) for (const v of victims) d.controllers.delete(r.rt, v.metadata.namespace, v.metadata.name, opts);

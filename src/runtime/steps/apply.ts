@@ -1,6 +1,6 @@
 /**
- * Stage 4, apply: Jobs to re-create are deleted (propagationPolicy Background, so their pods go
- * too) and waited for until gone; then every object is applied (server-side apply, in file
+ * Stage 4, apply: Jobs to re-create, and objects whose change the server refuses as immutable,
+ * are deleted (propagationPolicy Background, so their pods go too) and waited for until gone; then every object is applied (server-side apply, in file
  * order, with the run label), except Jobs the resume check attached to or skipped and objects
  * the dry runs before the first write found unchanged.
  */
@@ -15,17 +15,24 @@ import { ApplyResult, objectId } from '../progress';
 import type { StepRun } from './context';
 import type { Decisions } from './resume';
 
+/**
+ * Jobs to re-create (the resume check), and objects whose change the server refuses as immutable
+ * (the dry runs before the first write): deleted, and waited for until gone.
+ */
 async function recreateJobs(s: StepRun, decisions: Decisions): Promise<void> {
-  const toRecreate = s.jobs.filter((j) => decisions.get(j.metadata.name)!.decision.action === 'recreate');
-  for (const j of toRecreate) {
-    const d = decisions.get(j.metadata.name)!.decision as { why: string };
-    await s.cluster.delete(refOf(j), 'Background');
-    s.emit({ type: 'action', step: s.step.name, action: 'delete (propagationPolicy Background)', object: objectId(refOf(j)), result: d.why });
+  const jobs = s.jobs.filter((j) => decisions.get(j.metadata.name)!.decision.action === 'recreate')
+    .map((j) => ({ obj: j as Manifest, why: (decisions.get(j.metadata.name)!.decision as { why: string }).why }));
+  const others = s.c.objects.filter((o) => o.kind !== 'Job' && s.c.recreate?.has(refString(refOf(o))))
+    .map((o) => ({ obj: o, why: s.c.recreate!.get(refString(refOf(o)))! }));
+  const toRecreate = [...jobs, ...others];
+  for (const { obj, why } of toRecreate) {
+    await s.cluster.delete(refOf(obj), 'Background');
+    s.emit({ type: 'action', step: s.step.name, action: 'delete (propagationPolicy Background)', object: objectId(refOf(obj)), result: why });
   }
   if (toRecreate.length === 0) return;
   const gone = await new StepWaiter({
-    cluster: s.cluster, waits: toRecreate.map((j) => ({ object: refOf(j), for: 'deleted' as const })), jobs: [],
-    deadline: Math.min(s.c.deadline, s.stepDeadline), deadlineReason: 'timed out deleting the old Job',
+    cluster: s.cluster, waits: toRecreate.map(({ obj }) => ({ object: refOf(obj), for: 'deleted' as const })), jobs: [],
+    deadline: Math.min(s.c.deadline, s.stepDeadline), deadlineReason: `timed out deleting the old ${others.length ? 'objects' : 'Job'}`,
     stuckGraceMs: Infinity, onProgress: (b) => s.emit({ type: 'waiting', ...s.tag, elapsedSeconds: s.elapsed(), blockers: b }),
   }).run();
   if (!gone.ok) await s.fail(gone.reason!);
@@ -85,7 +92,8 @@ export async function applyStage(s: StepRun, decisions: Decisions): Promise<Kube
     }
     const after = await applyOne(s, obj, ref);
     applied.push(after);
-    s.emit({ type: 'apply', step: s.step.name, object: objectId(refOf(obj)), result: d?.action === 'recreate' ? 're-created' : d?.action === 'create' ? 'created' : applyResult(s.c.before, ref, after) });
+    const recreated = d?.action === 'recreate' || (obj.kind !== 'Job' && s.c.recreate?.has(ref));
+    s.emit({ type: 'apply', step: s.step.name, object: objectId(refOf(obj)), result: recreated ? 're-created' : d?.action === 'create' ? 'created' : applyResult(s.c.before, ref, after) });
   }
   return applied;
 }

@@ -49,6 +49,12 @@ export interface RunContext {
   /** Objects (not Jobs) whose dry run before the first write changed nothing: not applied again. */
   readonly unchanged?: ReadonlySet<string>;
   /**
+   * Objects (not Jobs) the dry runs before the first write found changed in a field the server
+   * keeps once set (planview.ts `recreate` with `immutable`, approved as destructive): deleted,
+   * waited for until gone, then applied. By refString → why.
+   */
+  readonly recreate?: ReadonlyMap<string, string>;
+  /**
    * The workloads this run scaled to 0 (step actions), with the replicas they had: a refusal of a
    * later step's gate or requirement, decided only after the stop, scales them back
    * (steps/actions.ts `startAgain`). Absent: nothing is tracked.
