@@ -510,14 +510,19 @@ describe('the migrate plan of examples/migration.yaml (PostgreSQL 14 → 18)', (
     expect(JSON.stringify(plan.plan)).not.toMatch(/mgr-setup|post-upgrade|server-migration-|uyuni-setup/);
   });
 
-  it('deletes the migration-data claim and the importer\'s service account, Role and RoleBinding in a last step, after the server runs', () => {
+  it('deletes the migration-data claim with every Job that mounted it, and the importer\'s service account, Role and RoleBinding in a last step, after the server runs', () => {
     const steps = stepNames(plan);
     const cleanup = plan.step('cleanup');
     expect(steps.indexOf('cleanup')).toBe(steps.length - 1);
     expect(steps.indexOf('cleanup')).toBeGreaterThan(steps.indexOf('server'));
     const claim = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', name: 'migration-data', namespace: NS };
     const rbac = (apiVersion: string, kind: string) => ({ apiVersion, kind, name: 'uyuni-migration-importer', namespace: NS });
+    // kube-controller-manager's pvc-protection keeps a claim while a scheduled pod references it,
+    // a Succeeded one too: the Jobs whose pods mount the claim must go before it can.
+    const mounting = plan.objects.filter((o) => o.kind === 'Job' && (podSpec(o).volumes ?? []).some((v: any) => v.persistentVolumeClaim?.claimName === 'migration-data'));
+    expect(mounting.map((o) => o.metadata.name)).toEqual(['uyuni-data-sync', 'uyuni-inspect', 'uyuni-import-secrets', 'uyuni-db-finalize']);
     const gone = [
+      ...mounting.map((o) => ({ apiVersion: 'batch/v1', kind: 'Job', name: o.metadata.name, namespace: NS })),
       claim,
       rbac('rbac.authorization.k8s.io/v1', 'RoleBinding'), rbac('rbac.authorization.k8s.io/v1', 'Role'), rbac('v1', 'ServiceAccount'),
     ];
@@ -529,7 +534,7 @@ describe('the migrate plan of examples/migration.yaml (PostgreSQL 14 → 18)', (
     expect(namesIn(plan, 'cleanup')).toEqual(['ConfigMap/uyuni-migration']);
     expect(plan.find('ConfigMap', 'uyuni-migration').data).toEqual({ source: 'old-server.example.com', postgresql: '14 -> 18' });
     // the only deletes of the plan; each object exists until then, made by the plan itself
-    expect(plan.plan.steps.flatMap((s) => s.actions).filter((a) => a.type === 'delete')).toHaveLength(4);
+    expect(plan.plan.steps.flatMap((s) => s.actions).filter((a) => a.type === 'delete')).toHaveLength(8);
     expect(namesIn(plan, 'volumes')).toContain('PersistentVolumeClaim/migration-data');
     for (const kind of ['ServiceAccount', 'Role', 'RoleBinding']) expect(namesIn(plan, 'import-secrets')).toContain(`${kind}/uyuni-migration-importer`);
     for (const object of gone) {

@@ -144,10 +144,17 @@ export function addDataSyncStep(plan: PlanApp, config: UyuniConfig, m: Migration
 export function addCleanupStep(plan: PlanApp, config: UyuniConfig, m: MigrationConfig): void {
   const claim: ObjectRef = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', name: MIGRATION_VOLUME.name, namespace: config.namespace };
   const record: ObjectRef = { apiVersion: 'v1', kind: 'ConfigMap', name: 'uyuni-migration', namespace: config.namespace };
+  // The Jobs whose pods mount the claim go first: kube-controller-manager's pvc-protection keeps a
+  // claim while any scheduled pod references it, finished (Succeeded) ones included, so with the
+  // Jobs kept the claim stayed Terminating and the step timed out (seen on kube-apiserver 1.34).
+  // Their logs are in the run's log directory; the flow's record, not the Jobs, keeps the
+  // migration from running again.
+  const jobs: ObjectRef[] = [JOB_NAMES.dataSync, JOB_NAMES.inspect, JOB_NAMES.importSecrets, JOB_NAMES.dbFinalize]
+    .map((name) => ({ apiVersion: 'batch/v1', kind: 'Job', name, namespace: config.namespace }));
   // The importer's rights go with the data they were for.
-  const gone = [claim, ...importerRefs(config.namespace)];
+  const gone = [...jobs, claim, ...importerRefs(config.namespace)];
   plan.addStep('cleanup', {
-    description: `delete the ${MIGRATION_VOLUME.name} claim and the importer's service account, record the migration (ConfigMap ${record.name})`,
+    description: `delete the ${MIGRATION_VOLUME.name} claim with the Jobs that mounted it and the importer's service account, record the migration (ConfigMap ${record.name})`,
     actions: gone.map((object) => ({ type: 'delete' as const, object })),
     waits: [...gone.map((object) => ({ object, for: 'deleted' as const })), { object: record, for: 'exists' }],
   }, (chart) => {

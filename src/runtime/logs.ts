@@ -171,7 +171,12 @@ export class StepLogs {
     }
     const open = [...this.streams.values()].filter((s) => s.state === 'streaming' || s.state === 'starting').map((s) => s.ended);
     if (open.length === 0) return;
-    await Promise.race([Promise.all(open), new Promise((r) => setTimeout(r, timeoutMs).unref())]);
+    // The bound holds the process (not unref'd): a stream whose end never comes (seen on
+    // kube-apiserver after a Job's SuccessCriteriaMet) left nothing pending, and the run stopped
+    // there with an internal error instead of going on after `timeoutMs`.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.all(open), new Promise((r) => { timer = setTimeout(r, timeoutMs); })]);
+    clearTimeout(timer);
   }
 
   stop(): void {

@@ -6,7 +6,7 @@
 import { randomBytes } from 'crypto';
 import { execFile } from 'child_process';
 import * as path from 'path';
-import { health, PlaneState, readState } from './plane/plane';
+import { auditEvents, health, PlaneState, readState } from './plane/plane';
 import { Scenario, writeScenario } from './plane/scenario';
 
 export interface Plane {
@@ -57,3 +57,19 @@ export async function until<T>(what: string, fn: () => Promise<T | undefined | f
     await new Promise((r) => setTimeout(r, 250));
   }
 }
+
+const WRITES = ['create', 'update', 'patch', 'delete', 'deletecollection'];
+
+/**
+ * The writes the admin (the runtime, kubectl) sent since `mark` to a namespace (or to it as an
+ * object), dry runs apart, from the plane's audit log: `verb resource[/subresource]/name code`.
+ */
+export function writes(p: Plane, mark: number, ns: string): string[] {
+  return auditEvents(p.dir, mark)
+    .filter((e) => e.user.username === 'kubernetes-admin' && WRITES.includes(e.verb) && !/[?&]dryRun=/.test(e.requestURI))
+    .filter((e) => e.objectRef?.namespace === ns || (e.objectRef?.resource === 'namespaces' && e.objectRef?.name === ns))
+    .map((e) => `${e.verb} ${e.objectRef?.resource}${e.objectRef?.subresource ? `/${e.objectRef.subresource}` : ''}/${e.objectRef?.name ?? ''} ${e.responseStatus?.code}`);
+}
+
+/** A run's own writes: its lock Lease and its records in ConfigMap uyuni-cdk-history. */
+export const runOwn = (w: string): boolean => / leases\/uyuni-cdk-lock /.test(w) || / configmaps\/uyuni-cdk-history /.test(w);

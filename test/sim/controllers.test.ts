@@ -98,6 +98,23 @@ describe('API simulator: Deployment, PVC and cert-manager controllers', () => {
     expect(bound.metadata.annotations['volume.kubernetes.io/selected-node']).toBeTruthy();
   });
 
+  it('keeps a deleted claim Terminating while a finished Job pod refers to it, as kube-controller-manager\'s pvc-protection does', async () => {
+    sim = await startSimulator();
+    c = clients(sim);
+    await apply(c, pvc('data'));
+    const consumer = job('uses-data');
+    (consumer.spec.template.spec as any).volumes = [{ name: 'data', persistentVolumeClaim: { claimName: 'data' } }];
+    await apply(c, consumer);
+    await until(() => sim.get('batch/v1', 'Job', 'uses-data', 'default')?.status?.succeeded === 1, 'Job complete');
+    await c.core.deleteNamespacedPersistentVolumeClaim({ name: 'data', namespace: 'default' });
+    const held = sim.get('v1', 'PersistentVolumeClaim', 'data', 'default');
+    expect(held.metadata.deletionTimestamp).toBeTruthy();
+    expect(held.metadata.finalizers).toEqual(['kubernetes.io/pvc-protection']);
+    // The Job and its Succeeded pod go: then the claim does.
+    await c.batch.deleteNamespacedJob({ name: 'uses-data', namespace: 'default', propagationPolicy: 'Background' });
+    await until(() => !sim.get('v1', 'PersistentVolumeClaim', 'data', 'default'), 'claim gone');
+  });
+
   it('makes Issuers and Certificates Ready and writes the TLS Secret', async () => {
     sim = await startSimulator();
     c = clients(sim);

@@ -93,6 +93,8 @@ const cond = (type: string, status: 'True' | 'False', reason: string, message: s
   type, status, reason, message, lastProbeTime: undefined as any, lastTransitionTime: time, ...extra,
 });
 const hasCond = (o: any, type: string) => (o?.status?.conditions ?? []).some((c: any) => c.type === type && c.status === 'True');
+const PVC_PROTECTION = 'kubernetes.io/pvc-protection';
+const otherFinalizersOf = (o: any): string[] => (o.metadata.finalizers ?? []).filter((f: string) => f !== PVC_PROTECTION);
 const isTerminal = (p: any) => p.status?.phase === 'Succeeded' || p.status?.phase === 'Failed';
 const REVISION = 'deployment.kubernetes.io/revision';
 const ownerOf = (o: KubernetesObject | undefined, kind: string): V1OwnerReference | undefined => (o?.metadata?.ownerReferences ?? []).find((r) => r.kind === kind && r.controller);
@@ -309,6 +311,7 @@ export class Controllers {
     if (e.type === 'DELETED') {
       this.cancelPod(uid);
       this.logs.forget(ns, name);
+      if ((p.spec.volumes ?? []).some((v: any) => v.persistentVolumeClaim)) this.clock.after(0, () => this.releaseClaims(ns));
     }
   }
 
@@ -647,6 +650,14 @@ export class Controllers {
         this.store.update(d.rt, d.o);
       }
     }
+    if (rt.kind === 'PersistentVolumeClaim' && rt.group === '' && this.claimInUse(ns!, name)) {
+      // kube-controller-manager's pvc-protection (seen on 1.34): a claim a scheduled pod refers to
+      // stays Terminating until no such pod is left, a Succeeded or Failed one included (only a
+      // pod deleted with grace 0 no longer counts, its podIsShutDown).
+      o.metadata.deletionTimestamp = now;
+      o.metadata.finalizers = [...otherFinalizersOf(o), PVC_PROTECTION];
+      return this.store.update(rt, o);
+    }
     const grace = opts.gracePeriodSeconds ?? o.spec?.terminationGracePeriodSeconds ?? 30;
     const running = rt.kind === 'Pod' && rt.group === '' && o.spec?.nodeName && !isTerminal(o);
     const otherFinalizers = o.metadata.finalizers ?? [];
@@ -672,6 +683,24 @@ export class Controllers {
       this.delete(rt, ns, name, { propagationPolicy, gracePeriodSeconds });
     } catch {
       /* already gone */
+    }
+  }
+
+  /** A scheduled pod, not shut down (deleted with grace 0), refers to the claim: pvc-protection's `podUsesPVC`. */
+  private claimInUse(ns: string, claim: string): boolean {
+    return this.store.list(this.T('v1', 'Pod'), ns).some((p: any) => p.spec?.nodeName
+      && !(p.metadata.deletionTimestamp && p.metadata.deletionGracePeriodSeconds === 0)
+      && (p.spec.volumes ?? []).some((v: any) => v.persistentVolumeClaim?.claimName === claim));
+  }
+
+  /** pvc-protection again once a pod is gone: the claims it held that are being deleted and no longer in use go. */
+  private releaseClaims(ns: string): void {
+    const pvcT = this.T('v1', 'PersistentVolumeClaim');
+    for (const c of this.store.list(pvcT, ns)) {
+      if (!c.metadata.deletionTimestamp || !(c.metadata.finalizers ?? []).includes(PVC_PROTECTION) || this.claimInUse(ns, c.metadata.name)) continue;
+      c.metadata.finalizers = c.metadata.finalizers.filter((f: string) => f !== PVC_PROTECTION);
+      if (!c.metadata.finalizers.length) delete c.metadata.finalizers;
+      this.finalizersChanged(pvcT, this.store.update(pvcT, c));
     }
   }
 

@@ -14,6 +14,9 @@
  *   confirms a stopped pod (without this, namespaces and rollouts hang in Terminating);
  * - volumes: claims of the StorageClass `standard` (provisioner `uyuni-cdk.test/fake-kubelet`) get
  *   a hostPath PersistentVolume once the PV controller hands them over, which the binder binds;
+ *   one of those Released (its claim deleted; reclaim policy Delete) is deleted, as a real
+ *   external provisioner deletes its volumes (left, they pile up: the PV binder syncs every one
+ *   each resync, and its client throttling then made binding a claim take seconds);
  * - logs: the kubelet's `/containerLogs/<ns>/<pod>/<container>` over HTTPS, which kube-apiserver
  *   proxies `pods/log` to, so `kubectl logs` and the runtime's log streaming go through the real
  *   API server (follow, tailLines, timestamps, limitBytes).
@@ -22,7 +25,7 @@ import * as fs from 'fs';
 import * as https from 'https';
 import { EventEmitter } from 'events';
 import {
-  CoordinationV1Api, CoreV1Api, KubeConfig, PatchStrategy, V1PersistentVolumeClaim, V1Pod,
+  CoordinationV1Api, CoreV1Api, KubeConfig, PatchStrategy, V1PersistentVolume, V1PersistentVolumeClaim, V1Pod,
   makeInformer, setHeaderOptions,
 } from '@kubernetes/client-node';
 import { DeploymentBehaviour, JobBehaviour, readScenario } from './scenario';
@@ -93,6 +96,7 @@ export class FakeKubelet {
     this.every(60_000, () => this.reportNodeStatus());
     await this.watchPods();
     await this.watchClaims();
+    await this.watchVolumes();
   }
 
   async stop(): Promise<void> {
@@ -306,6 +310,25 @@ export class FakeKubelet {
     });
     await informer.start();
     this.informers.push(informer);
+  }
+
+  private async watchVolumes(): Promise<void> {
+    const informer = makeInformer<V1PersistentVolume>(this.kc, '/api/v1/persistentvolumes', () => this.core.listPersistentVolume());
+    const seen = (pv: V1PersistentVolume) => { void this.reclaim(pv).catch((e) => this.log(`volume ${pv.metadata?.name}: ${(e as Error).message}`)); };
+    informer.on('add', seen);
+    informer.on('update', seen);
+    informer.on('error', () => {
+      if (!this.stopped) setTimeout(() => { void informer.start().catch(() => undefined); }, 1000);
+    });
+    await informer.start();
+    this.informers.push(informer);
+  }
+
+  /** As an external provisioner: a volume of ours Released with reclaim policy Delete is deleted (nothing was written on disk). */
+  private async reclaim(pv: V1PersistentVolume): Promise<void> {
+    if (pv.status?.phase !== 'Released' || pv.spec?.persistentVolumeReclaimPolicy !== 'Delete' || pv.metadata?.deletionTimestamp) return;
+    if (pv.metadata?.annotations?.['pv.kubernetes.io/provisioned-by'] !== PROVISIONER) return;
+    await this.core.deletePersistentVolume({ name: pv.metadata.name! }).catch((e) => { if ((e as { code?: number }).code !== 404) throw e; });
   }
 
   /** As an external provisioner: a claim the PV controller annotated for us gets a volume with its claimRef. */
