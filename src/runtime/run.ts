@@ -38,6 +38,7 @@ import { RunContext, runStep } from './steps';
 import { ReportedStepFailure } from './steps/context';
 import { notesEvent } from './steps/finish';
 import { unmetRefusal } from './steps/preflight';
+import { missingPermissions, permissionRefusal } from './permissions';
 import { targetOf } from './target';
 
 export interface RunOptions extends IdentityFlags, ApprovalOptions, SafeguardOptions {
@@ -180,6 +181,9 @@ async function startRun(o: RunOptions, started: number, dirs: RunDirs): Promise<
   if (o.saved && o.saved.server !== o.cluster.server) {
     throw new BadInput(`the saved plan was made against ${o.saved.server}, not ${o.cluster.server}: nothing was done`);
   }
+  // what the user may not do, asked of the API server before the lock, the first write (permissions.ts)
+  const missing = await missingPermissions(o.cluster, plan, (s) => objects.get(s) ?? []);
+  if (missing.length) throw new RuntimeError(permissionRefusal(missing, plan.namespace), EXIT.stepFailed);
   const runId = `${plan.name}-${timestamp()}`;
   let runDir = o.runDir;
   if (runDir) fs.mkdirSync(runDir, { recursive: true });

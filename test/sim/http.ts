@@ -45,6 +45,13 @@ export interface HttpDeps {
   address: () => string;
   /** Whether an Authorization header is accepted (else 401 Unauthorized); unset: everyone is. */
   authorize?: (authorization: string | undefined) => boolean;
+  /**
+   * What the user may not do, as `verb group/resource` (`patch apps/deployments`, `create /secrets`):
+   * a SelfSubjectAccessReview of one answers allowed false, as kube-apiserver's RBAC authorizer
+   * answers for a user whose Role lacks that verb. Only the review models it: the request itself
+   * is not refused here (failNext(…, 403) does that).
+   */
+  denied: Set<string>;
   /** A slow API: every request but a watch is answered `ms` late; how many were in flight at once. */
   latency: Latency;
   /** Authorization: what the simulated user may not do (403 Forbidden); empty: everything is allowed. */
@@ -128,6 +135,16 @@ export function createHandler(d: HttpDeps) {
     res.end(text);
   }
 
+  /** kube-apiserver's answer to a SelfSubjectAccessReview: the review with its status, nothing stored. */
+  function accessReview(body: any): unknown {
+    const a = body?.spec?.resourceAttributes ?? {};
+    // One authorizer decides both, as kube-apiserver's RBAC does: what `forbidden` refuses a
+    // request, the review says is not allowed.
+    const allowed = !d.denied.has(`${a.verb} ${a.group ?? ''}/${a.resource}`)
+      && !d.forbidden.some((f) => f.resource === a.resource && f.verbs.includes(a.verb) && (f.namespace === undefined || f.namespace === a.namespace));
+    return { ...body, metadata: { creationTimestamp: null }, status: allowed ? { allowed: true, reason: 'RBAC: allowed' } : { allowed: false } };
+  }
+
   function groups(): Map<string, string[]> {
     const m = new Map<string, string[]>();
     for (const rt of store.types()) {
@@ -145,7 +162,7 @@ export function createHandler(d: HttpDeps) {
     return {
       kind: 'APIResourceList', apiVersion: 'v1', groupVersion: group ? `${group}/${version}` : version,
       resources: types.flatMap((t) => [
-        { name: t.plural, singularName: t.singular, namespaced: t.namespaced, kind: t.kind, verbs: VERBS, ...(t.shortNames?.length ? { shortNames: t.shortNames } : {}) },
+        { name: t.plural, singularName: t.singular, namespaced: t.namespaced, kind: t.kind, verbs: t.verbs ?? VERBS, ...(t.shortNames?.length ? { shortNames: t.shortNames } : {}) },
         ...(t.subresources ?? []).map((s) => ({ name: `${t.plural}/${s}`, singularName: '', namespaced: t.namespaced, kind: s === 'log' ? 'Pod' : t.kind, verbs: s === 'log' ? ['get'] : ['get', 'patch', 'update'] })),
       ]),
     };
@@ -519,6 +536,7 @@ export function createHandler(d: HttpDeps) {
           return json(res, rec, 200, o);
         }
       case 'POST':
+        if (r.rt.kind === 'SelfSubjectAccessReview') return json(res, rec, 201, accessReview(body));
         if (item) throw new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
         if (body === undefined) throw badRequest('the request body must not be empty');
         return json(res, rec, 201, create(r, body, q, dryRun));

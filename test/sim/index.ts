@@ -73,6 +73,8 @@ export interface Simulator {
   /** The held startup probes (`startupMs: 'hold'`) of this Deployment's pods pass, now and for later pods. */
   passStartupProbe(deployment: string): void;
   failNext(count: number, status?: number, matcher?: string): void;
+  /** The user may not `verb group/resource` (`patch apps/deployments`): its SelfSubjectAccessReview answers allowed false. */
+  deny(...permissions: string[]): void;
   throttleNext(count: number, retryAfterSeconds: number, matcher?: string): void;
   /** A slow API: each request but a watch answered `ms` late (0: at once); `maxInFlight` counts the most served at once since `resetInFlight`. */
   setLatency(ms: number): void;
@@ -102,6 +104,7 @@ export async function startSimulator(opts: SimOptions = {}): Promise<Simulator> 
   const events: ControllerEvent[] = [];
   const requests: RequestRecord[] = [];
   const faults: Fault[] = [];
+  const denied = new Set<string>();
   const controllers = new Controllers(store, clock, logs, scripts, (e) => events.push(e), deploymentScripts);
   for (const n of opts.externalNodes ?? []) controllers.externalNodes.add(n);
 
@@ -139,7 +142,7 @@ export async function startSimulator(opts: SimOptions = {}): Promise<Simulator> 
 
   let address = '127.0.0.1:0';
   const latency = { ms: 0, inFlight: 0, maxInFlight: 0 };
-  const deps = { store, clock, hub, controllers, logs, faults, requests, openapi: opts.openapi ?? true, address: () => address, authorize: opts.authorize, latency, forbidden: [...(opts.forbidden ?? [])] };
+  const deps = { store, clock, hub, controllers, logs, faults, denied, requests, openapi: opts.openapi ?? true, address: () => address, authorize: opts.authorize, latency, forbidden: [...(opts.forbidden ?? [])] };
   const handler = createHandler(deps);
   const server = createServer((req, res) => void handler(req, res));
   const execs: ExecCall[] = [];
@@ -175,6 +178,7 @@ export async function startSimulator(opts: SimOptions = {}): Promise<Simulator> 
     setForbidden: (rules) => { deps.forbidden = [...rules]; },
     setDeployment: (name, script) => void deploymentScripts.set(name, script),
     passStartupProbe: (deployment) => controllers.passStartupProbe(deployment),
+    deny: (...permissions) => { for (const p of permissions) denied.add(p); },
     failNext: (count, status = 503, matcher) => void faults.push({ remaining: count, status, matcher }),
     throttleNext: (count, retryAfterSeconds, matcher) => void faults.push({ remaining: count, status: 429, matcher, retryAfterSeconds }),
     setLatency: (ms) => { latency.ms = ms; },

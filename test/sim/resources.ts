@@ -11,6 +11,8 @@ export interface ResourceType {
   readonly shortNames?: string[];
   /** Subresources served: 'status', 'log'. */
   readonly subresources?: string[];
+  /** The verbs discovery lists. @default all of them */
+  readonly verbs?: string[];
 }
 
 export const apiVersionOf = (rt: ResourceType): string => (rt.group ? `${rt.group}/${rt.version}` : rt.version);
@@ -52,6 +54,8 @@ export const BUILTIN_TYPES: ResourceType[] = [
   t('rbac.authorization.k8s.io', 'v1', 'RoleBinding', 'rolebindings', true),
   t('rbac.authorization.k8s.io', 'v1', 'ClusterRole', 'clusterroles', false),
   t('rbac.authorization.k8s.io', 'v1', 'ClusterRoleBinding', 'clusterrolebindings', false),
+  // kube-apiserver's access review: create only, answered and never stored (test/sim/http.ts)
+  t('authorization.k8s.io', 'v1', 'SelfSubjectAccessReview', 'selfsubjectaccessreviews', false, { verbs: ['create'] }),
   t('apiextensions.k8s.io', 'v1', 'CustomResourceDefinition', 'customresourcedefinitions', false, { shortNames: ['crd', 'crds'], subresources: ['status'] }),
 ];
 

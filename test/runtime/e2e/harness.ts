@@ -85,8 +85,9 @@ export function installPlanDir(): string {
 
 /**
  * Requests that change the cluster: not reads, not dry runs, and not the run's own lock (the
- * Lease `run` and `destroy` take before deciding and release at the end: bookkeeping, not a change).
+ * Lease `run` and `destroy` take before deciding and release at the end: bookkeeping, not a change),
+ * nor the access reviews `run` asks before its first write (a question, nothing stored).
  */
 export function changes<R extends { method: string; path: string; query?: string }>(requests: readonly R[]): R[] {
-  return requests.filter((r) => r.method !== 'GET' && !/\/leases(\/|$)/.test(r.path) && !(r.query ?? '').includes('dryRun'));
+  return requests.filter((r) => r.method !== 'GET' && !/\/leases(\/|$)/.test(r.path) && !r.path.endsWith('/selfsubjectaccessreviews') && !(r.query ?? '').includes('dryRun'));
 }

@@ -169,3 +169,31 @@ describe('dist/proxy with the config tarball\'s objects', () => {
     expect(made).toEqual(expect.arrayContaining([`Secret ${ns}/proxy-cert`, `ConfigMap ${ns}/uyuni-ca`]));
   });
 });
+
+describe('permissions the run needs (SelfSubjectAccessReview, before the lock)', () => {
+  const INSTALL = path.join(ROOT, 'dist', 'install');
+
+  it('a user who may not patch Deployments, create Leases nor list StorageClasses is told all three, and nothing is written, not even the lock', async () => {
+    sim = await startSimulator();
+    sim.deny('patch apps/deployments', 'create coordination.k8s.io/leases', 'list storage.k8s.io/storageclasses');
+    const mark = sim.requests.length;
+    const r = await cli('run', INSTALL, { kubeconfig: sim.kubeconfigPath, yes: true });
+    expect(r.code).toBe(1);
+    expect(sim.requests.slice(mark).filter((q) => q.method !== 'GET' && !q.path.endsWith('/selfsubjectaccessreviews'))).toEqual([]);
+    const all = r.out + r.err;
+    expect(all).toContain('refused before any write (nothing was changed): the user of this kubeconfig may not do these 3 things the run needs in namespace uyuni:');
+    // cluster-wide: asked, and to be checked, without the namespace
+    expect(all).toContain("- list storageclasses.storage.k8s.io (the waits of step volumes: the claims' StorageClasses (cluster-wide)): kubectl auth can-i list storageclasses.storage.k8s.io");
+    expect(count(all, '- patch deployments.apps (Deployment/')).toBe(1);
+    expect(all).toContain('kubectl -n uyuni auth can-i patch deployments.apps');
+    expect(all).toContain("- create leases.coordination.k8s.io (the run's lock): kubectl -n uyuni auth can-i create leases.coordination.k8s.io");
+    expect(all).not.toContain('[1/');
+  });
+
+  it('a user who may do all of it runs as before', async () => {
+    sim = await startSimulator();
+    const r = await cli('run', INSTALL, { kubeconfig: sim.kubeconfigPath, yes: true });
+    expect({ code: r.code, err: r.err }).toEqual({ code: 0, err: expect.any(String) });
+    expect(sim.requests.filter((q) => q.path.endsWith('/selfsubjectaccessreviews')).length).toBeGreaterThan(10);
+  });
+});
