@@ -8,7 +8,8 @@ import * as os from 'os';
 import * as path from 'path';
 import { EndingSignal, EXIT } from '../plan/exit-codes';
 import { RUN_DEFAULTS } from '../plan/run-defaults';
-import { Cluster } from './client';
+import { Cluster, withReadLimit } from './client';
+import { limiter, READ_CONCURRENCY } from '../kube/limit';
 import { destroyPlan, destroySummary, renderDestroy, waitGone } from './destroy';
 import { BadInput, RuntimeError } from './errors';
 import { loadKubeConfig } from './kubeconfig';
@@ -229,8 +230,9 @@ export async function planCommand(planDir: string, o: PlanCommandOptions, io: Io
     }
     const r = await planSteps(cluster, plan, objectsOf, o);
     // what run refuses or adopts before its first write (src/runtime/safeguards.ts)
-    const foreign = await takeovers(cluster, plan, objectsOf);
-    const lost = await lostCredentials(cluster, plan);
+    // together: neither reads what the other does; at most READ_CONCURRENCY reads in flight (issue 36)
+    const bounded = withReadLimit(cluster, limiter(READ_CONCURRENCY));
+    const [foreign, lost] = await Promise.all([takeovers(bounded, plan, objectsOf), lostCredentials(bounded, plan)]);
     const refused = lost.length > 0 || foreign.some((f) => refuses(f, Boolean(o.adopt), upgrades(plan)));
     const safety = [...renderTakeovers(foreign, Boolean(o.adopt), upgrades(plan)), ...lost.map((l) => `Refused: ${l.message}`)];
     const target = targetOf(cluster);

@@ -41,4 +41,19 @@ describe('round trips against a slow API, dist/install installed', () => {
     expect(m).toEqual({ requests: 12, roundTrips: 2 });
     expect(sim.maxInFlight).toBeLessThanOrEqual(READ_CONCURRENCY + 1);
   });
+
+  it('plan: the takeovers and the lost-credentials checks after the walk read together, within the read bound: 5 round trips, not 11', async () => {
+    const mark = sim.requests.length;
+    const m = await measure('plan');
+    const sent = sim.requests.slice(mark);
+    // after the walk: what the last dry run's answer started
+    const lastDryRun = Math.max(...sent.filter((q) => /dryRun=All/.test(q.query)).map((q) => q.done ?? 0));
+    const after = sent.filter((q) => q.at >= lastDryRun);
+    // the kinds listed, the plan's Namespace and ConfigMap, the other plans' parents, the
+    // history, the claims, then the 4 generated Secrets: 19 reads, 8 at most in flight; before,
+    // each check after the other and each Secret after the other: 11 round trips
+    expect({ requests: after.length, roundTrips: roundTrips(after) }).toEqual({ requests: 19, roundTrips: 5 });
+    expect(m.requests).toBe(135);
+    expect(sim.maxInFlight).toBeLessThanOrEqual(READ_CONCURRENCY);
+  });
 });
