@@ -16,8 +16,8 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { readPlan } from '../src/plan/reader';
-import type { Step } from '../src/plan/types';
 import { startSimulator, Simulator } from '../test/sim';
+import { adminStepScript } from './admin';
 import { median } from './stats';
 
 const ROOT = path.join(__dirname, '..');
@@ -57,30 +57,9 @@ async function cli(args: string[], cacheDir: string): Promise<Ran & { rssMb: num
   return { ...r, rssMb: Number(fs.readFileSync(rssFile, 'utf8')) / 1024 };
 }
 
-const ref = (o: { kind: string; name: string }) => `${o.kind.toLowerCase()}/${o.name}`;
-
-/** What an admin would type for one step: secrets, apply, one batched wait per wait kind. */
-function stepScript(step: Step, dir: string): string[] {
-  const lines: string[] = [];
-  for (const r of step.requires) {
-    if (r.kind !== 'Secret' || r.ifMissing !== 'generate') continue;
-    const literals = Object.entries(r.generate ?? {}).map(([k, g]) => `--from-literal=${k}=${'literal' in g ? g.literal : '"$(head -c 24 /dev/urandom | base64)"'}`);
-    lines.push(`$k -n ${r.namespace} get secret ${r.name} >/dev/null 2>&1 || $k -n ${r.namespace} create secret generic ${r.name} --type=${r.secretType ?? 'Opaque'} ${literals.join(' ')}`);
-  }
-  lines.push(`$k apply --server-side --field-manager=admin -f ${path.join(dir, step.file)}`);
-  const by = (f: string) => step.waits.filter((w) => w.for === f).map((w) => w.object);
-  const ns = step.waits[0]?.object.namespace;
-  const n = ns ? `-n ${ns} ` : '';
-  if (by('bound').length) lines.push(`$k ${n}wait --for=jsonpath='{.status.phase}'=Bound --timeout=600s ${by('bound').map(ref).join(' ')}`);
-  if (by('ready').length) lines.push(`$k ${n}wait --for=condition=Ready --timeout=600s ${by('ready').map(ref).join(' ')}`);
-  if (by('complete').length) lines.push(`$k ${n}wait --for=condition=Complete --timeout=600s ${by('complete').map(ref).join(' ')}`);
-  for (const d of by('rollout')) lines.push(`$k ${n}rollout status --timeout=600s ${ref(d)}`);
-  return lines;
-}
-
 const plan = readPlan(PLAN);
 const script = path.join(work, 'install.sh');
-fs.writeFileSync(script, ['set -eu', `k="${KUBECTL} --kubeconfig $KC"`, ...plan.steps.flatMap((s) => stepScript(s, PLAN))].join('\n') + '\n');
+fs.writeFileSync(script, ['set -eu', `k="${KUBECTL} --kubeconfig $KC"`, ...plan.steps.flatMap((s) => adminStepScript(s, PLAN))].join('\n') + '\n');
 /**
  * Every kind of the plan listed in one `kubectl get` (what `status` reads, and what an admin
  * types). Not the objects by name: kubectl then GETs them one by one, 50 ms each here.

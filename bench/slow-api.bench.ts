@@ -2,8 +2,10 @@
  * A slow API (`npm run bench -- slow-api`; issue 25): every request answered LATENCY_MS late
  * (default 1000, as the issue measured), against the simulator with dist/install installed, the
  * runtime being the real CLI in its own process. Measures `plan dist/install` (with its diffs),
- * a no-op re-run of `run dist/install`, and `status dist/install`: wall time, requests, and the
- * most requests in flight at once (reads are parallel, bounded: at most 8).
+ * a no-op re-run of `run dist/install`, and `status dist/install`: wall time, requests, the
+ * sequential round trips (requests that waited on an earlier answer: test/sim/round-trips.ts,
+ * a count that does not depend on the machine's load), and the most requests in flight at once
+ * (reads are parallel, bounded: at most 8).
  * Targets at 1 s per request: plan ≤ 40 s, run ≤ 120 s (its writes stay one at a time in step
  * order, and each step's waits start after its writes: ~70 applies), status ≤ 10 s; never more
  * than 8 reads in flight (+1: a step's waits list while the lock renews). Exits 1 when a target
@@ -13,7 +15,7 @@ import { spawn } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { startSimulator, Simulator } from '../test/sim';
+import { roundTrips, startSimulator, Simulator } from '../test/sim';
 
 const ROOT = path.join(__dirname, '..');
 const BIN = process.env.UYUNI_CDK_BIN ?? path.join(ROOT, 'bin', 'uyuni-cdk.js');
@@ -45,7 +47,8 @@ async function main(): Promise<void> {
     if (!ok(r.code)) throw new Error(`${what} exited ${r.code}:\n${r.out}`);
     const requests = sim.requests.length - mark;
     const writes = sim.requests.slice(mark).filter((q) => q.method !== 'GET' && !/dryRun=All/.test(q.query)).length;
-    console.log(`${what}: ${(r.ms / 1000).toFixed(1)} s, ${requests} requests (${writes} writes), at most ${sim.maxInFlight} in flight (target ≤ ${(targetMs / 1000).toFixed(0)} s, ≤ ${TARGET.inFlight} in flight; ${LATENCY_MS} ms per request)`);
+    const chain = roundTrips(sim.requests.slice(mark));
+    console.log(`${what}: ${(r.ms / 1000).toFixed(1)} s, ${requests} requests (${writes} writes) in ${chain} sequential round trips, at most ${sim.maxInFlight} in flight (target ≤ ${(targetMs / 1000).toFixed(0)} s, ≤ ${TARGET.inFlight} in flight; ${LATENCY_MS} ms per request)`);
     if (r.ms > targetMs) misses.push(`${what} time`);
     if (sim.maxInFlight > TARGET.inFlight) misses.push(`${what} concurrency`);
   };

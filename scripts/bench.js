@@ -3,6 +3,8 @@
 // `npm run bench`: runs every bench/*.bench.ts in its own process (so RSS figures are its own),
 // one after the other, and prints what each measured. A benchmark exits non-zero when it
 // misses its target. `npm run bench -- synth` runs only the benchmarks whose file name matches.
+// `npm run bench -- real-plane` (against a real control plane, which it starts unless
+// UYUNI_CDK_PLANE names one) runs only when named.
 const { spawnSync } = require('child_process');
 const fs = require('fs');
 const path = require('path');
@@ -14,7 +16,7 @@ const build = spawnSync(process.execPath, [path.join(__dirname, 'build.js')], { 
 if (build.status !== 0) process.exit(1);
 const env = process.env;
 const filter = process.argv[2];
-const files = fs.readdirSync(dir).filter((f) => f.endsWith('.bench.ts') && (!filter || f.includes(filter))).sort();
+const files = fs.readdirSync(dir).filter((f) => f.endsWith('.bench.ts') && (filter ? f.includes(filter) : !f.startsWith('real-plane'))).sort();
 let failed = 0;
 for (const f of files) {
   console.log(`\n== ${f}`);

@@ -9,7 +9,8 @@ import * as path from 'path';
 import { EndingSignal, EXIT } from '../plan/exit-codes';
 import { printable } from '../plan/printable';
 import { RUN_DEFAULTS } from '../plan/run-defaults';
-import { Cluster } from './client';
+import { Cluster, withReadLimit } from './client';
+import { limiter, READ_CONCURRENCY } from '../kube/limit';
 import { destroyPlan, destroySummary, renderDestroy, waitGone } from './destroy';
 import { BadInput, RuntimeError } from './errors';
 import { loadKubeConfig } from './kubeconfig';
@@ -242,9 +243,9 @@ export async function planCommand(planDir: string, o: PlanCommandOptions, io: Io
     }
     const r = await planSteps(cluster, plan, objectsOf, o);
     // what run refuses or adopts before its first write (src/runtime/safeguards.ts)
-    const foreign = await takeovers(cluster, plan, objectsOf);
-    const lost = await lostCredentials(cluster, plan);
-    const locked = await heldLock(cluster, plan.namespace);
+    // together: none reads what another does; at most READ_CONCURRENCY reads in flight (issue 36)
+    const bounded = withReadLimit(cluster, limiter(READ_CONCURRENCY));
+    const [foreign, lost, locked] = await Promise.all([takeovers(bounded, plan, objectsOf), lostCredentials(bounded, plan), heldLock(bounded, plan.namespace)]);
     const refused = lost.length > 0 || locked !== undefined || foreign.some((f) => refuses(f, Boolean(o.adopt), upgrades(plan)));
     const safety = [...renderTakeovers(foreign, Boolean(o.adopt), upgrades(plan)), ...lost.map((l) => `Refused: ${l.message}`), ...locked ? [`Refused: ${locked}`] : []];
     const target = targetOf(cluster);
@@ -272,8 +273,12 @@ export function statusCommand(planDir: string, o: CommonOptions, io: Io): Promis
     // The index's summaries of the step files synth wrote, not their parse (src/runtime/plan-dir.ts).
     const { plan, viewOf } = openPlanView(planDir, o.namespace);
     const cluster = connect(o);
+    // The reads go with the ping (one round trip less, issue 36); an unreachable cluster is
+    // still reported by the ping's error, the reads' own errors only once it answered.
+    const reading = stepStatuses(cluster, plan, viewOf);
+    reading.catch(() => undefined);
     await cluster.ping();
-    const steps = await stepStatuses(cluster, plan, viewOf);
+    const steps = await reading;
     const target = targetOf(cluster);
     io.out(mode === 'json' ? machine(o, { plan: plan.name, namespace: plan.namespace, cluster: target, steps }) : renderStatus(plan, steps, target, paletteOf(o, io)) + '\n');
     return statusExitCode(steps);

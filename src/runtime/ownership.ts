@@ -172,6 +172,9 @@ export async function otherPlansIn(cluster: Cluster, plan: Plan): Promise<Foreig
 
 /** What `run` would take over: the objects of other owners, and other plans in the namespace. */
 export async function takeovers(cluster: Cluster, plan: Plan, objectsOf: (step: string) => readonly Manifest[], namespaceExists = true): Promise<Foreign[]> {
+  // the other plans' parents read with the objects, not after them (issue 36)
+  const otherPlans = namespaceExists ? otherPlansIn(cluster, plan) : Promise.resolve([]);
+  otherPlans.catch(() => undefined);
   const foreign = await foreignObjects(cluster, plan, objectsOf, namespaceExists);
   // A bare namespace is the plan's by design only while it holds nothing but what the plan needs
   // made first (its required Secrets and ConfigMaps): one with another team's objects is theirs.
@@ -185,7 +188,7 @@ export async function takeovers(cluster: Cluster, plan: Plan, objectsOf: (step: 
     const { byDesign: _made, ...rest } = f;
     return { ...rest, reason: `${f.reason}; it holds ${others.length} object(s) of others: ${others.slice(0, 3).join(', ')}${others.length > 3 ? ', …' : ''}` };
   }));
-  return [...namespaceExists ? await otherPlansIn(cluster, plan) : [], ...checked];
+  return [...await otherPlans, ...checked];
 }
 
 export function renderTakeovers(items: readonly Foreign[], adopt: boolean, upgrade = false): string[] {

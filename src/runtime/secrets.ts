@@ -129,17 +129,26 @@ const randomKey = (r: Requirement, k: string) => !(r.generate?.[k] && 'literal' 
  */
 export async function lostCredentials(cluster: Cluster, plan: Plan): Promise<LostCredential[]> {
   // finished runs only: a flow record of a migration under way (src/runtime/record.ts) is no kept data
-  const runs = Object.values(await finishedRuns(cluster, plan.namespace)).map((v) => `${v.run} (finished ${v.finishedAt})`);
+  // The history and the claims together, then every generated Secret together (issue 36: 2 round
+  // trips, not one per read).
+  const [history, listed] = await Promise.all([
+    finishedRuns(cluster, plan.namespace),
+    cluster.list<V1PersistentVolumeClaim>({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace: plan.namespace, labelSelector: selectorString(plan.selector) }),
+  ]);
+  const runs = Object.values(history).map((v) => `${v.run} (finished ${v.finishedAt})`);
   if (runs.length === 0) return [];
-  const { items } = await cluster.list<V1PersistentVolumeClaim>({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace: plan.namespace, labelSelector: selectorString(plan.selector) });
-  const claims = items.filter((c) => c.status?.phase === 'Bound').map((c) => c.metadata?.name ?? '').sort();
+  const claims = listed.items.filter((c) => c.status?.phase === 'Bound').map((c) => c.metadata?.name ?? '').sort();
   if (claims.length === 0) return [];
   const out: LostCredential[] = [];
   const seen = new Set<string>();
-  for (const r of plan.steps.flatMap((s) => s.requires)) {
-    if (r.kind !== 'Secret' || r.ifMissing !== 'generate' || seen.has(`${r.namespace}/${r.name}`)) continue;
+  const generated = plan.steps.flatMap((s) => s.requires).filter((r) => {
+    if (r.kind !== 'Secret' || r.ifMissing !== 'generate' || seen.has(`${r.namespace}/${r.name}`)) return false;
     seen.add(`${r.namespace}/${r.name}`);
-    const check = checkRequirement(r, await cluster.get<V1Secret & V1ConfigMap>({ apiVersion: 'v1', kind: 'Secret', name: r.name, namespace: r.namespace }));
+    return true;
+  });
+  const secrets = await Promise.all(generated.map((r) => cluster.get<V1Secret & V1ConfigMap>({ apiVersion: 'v1', kind: 'Secret', name: r.name, namespace: r.namespace })));
+  for (const [i, r] of generated.entries()) {
+    const check = checkRequirement(r, secrets[i]);
     if (check.state !== 'generate' || !check.missingKeys.some((k) => randomKey(r, k))) continue;
     const what = check.existing ? `lacks key(s) ${check.missingKeys.join(', ')}` : 'is missing';
     const shown = claims.length > 4 ? `${claims.slice(0, 4).join(', ')} and ${claims.length - 4} more` : claims.join(', ');

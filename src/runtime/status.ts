@@ -10,7 +10,7 @@ import { ANNOTATIONS, ObjectRef, Plan, Step, Wait } from '../plan/types';
 import { Cluster, refString } from './client';
 import { ApiError, MissingKind } from './errors';
 import { Facts, factsOfStep } from './facts';
-import { limiter, READ_CONCURRENCY } from '../kube/limit';
+import { Limit, limiter, READ_CONCURRENCY } from '../kube/limit';
 import { isObject } from './manifests';
 import { readRecords, recordedJobFacts, Records } from './record';
 import type { StepView } from './plan-dir';
@@ -39,6 +39,8 @@ interface Scan {
 /** The StorageClasses, listed once, when a `bound` wait needs them. */
 interface Classes {
   list?: V1StorageClass[];
+  /** Every read of `status` goes through it: at most READ_CONCURRENCY in flight. */
+  limit: Limit;
 }
 
 async function readObject(cluster: Cluster, o: ObjectRef): Promise<KubernetesObject | undefined> {
@@ -55,15 +57,13 @@ async function readObject(cluster: Cluster, o: ObjectRef): Promise<KubernetesObj
  * holds several of them (as `kubectl get` reads), a GET for a kind with one. A LIST that is
  * forbidden (a user who may only get) falls back to the GETs.
  */
-async function readObjects(cluster: Cluster, objs: readonly ObjectRef[]): Promise<Array<KubernetesObject | undefined>> {
+async function readObjects(cluster: Cluster, objs: readonly ObjectRef[], limit: Limit): Promise<Array<KubernetesObject | undefined>> {
   const groups = new Map<string, number[]>();
   objs.forEach((o, i) => {
     const key = `${o.apiVersion}\0${o.kind}\0${o.namespace ?? ''}`;
     groups.set(key, [...(groups.get(key) ?? []), i]);
   });
   const read: Array<KubernetesObject | undefined> = new Array(objs.length);
-  // together, at most READ_CONCURRENCY requests in flight
-  const limit = limiter(READ_CONCURRENCY);
   await Promise.all([...groups.values()].map(async (idx): Promise<unknown> => {
     const first = objs[idx[0]];
     const byGet = () => Promise.all(idx.map(async (i) => { read[i] = await limit(() => readObject(cluster, objs[i])); }));
@@ -112,21 +112,23 @@ async function storageClasses(cluster: Cluster): Promise<V1StorageClass[]> {
 /** One wait, judged from one GET (and, for a rollout that is not done, its pods). */
 async function judgeWait(cluster: Cluster, w: Wait, classes: Classes, present: readonly KubernetesObject[]): Promise<{ v: Verdict; extra: string }> {
   // The step's objects were just read: a wait on one of them judges that answer, not a second GET.
-  const obj = present.find((p) => isObject(p, w.object)) ?? await cluster.get(w.object).catch(() => undefined);
-  if (w.for === 'bound' && obj) classes.list ??= await storageClasses(cluster);
+  const obj = present.find((p) => isObject(p, w.object)) ?? await classes.limit(() => cluster.get(w.object)).catch(() => undefined);
+  if (w.for === 'bound' && obj) classes.list ??= await classes.limit(() => storageClasses(cluster));
   const storageClass = obj && classes.list ? storageClassOf(obj as V1PersistentVolumeClaim, classes.list) : undefined;
   const v = verdictFor(w.for, { object: obj, storageClass });
   if (w.for !== 'rollout' || !obj || v.state === 'done') return { v, extra: '' };
   // Its pods tell a slow first start (waiting) from a failed rollout, and where it is;
   // when they cannot be read (RBAC), the Deployment decides alone.
-  const pods = await podsOfRollout(cluster, obj as V1Deployment).catch(() => undefined);
+  const pods = await podsOfRollout(cluster, obj as V1Deployment, classes.limit).catch(() => undefined);
   if (!pods) return { v, extra: '' };
   return { v: verdictFor(w.for, { object: obj, pods }), extra: pods.slice(0, 3).map((p) => `; ${describePod(podProgress(p))}`).join('') };
 }
 
 async function judgeWaits(cluster: Cluster, step: Step, scan: Scan, classes: Classes): Promise<void> {
-  for (const w of step.waits) {
-    const { v, extra } = await judgeWait(cluster, w, classes, scan.present);
+  // together (a wait reads only when its object was not read, or a rollout is not done), judged in order
+  const judged = await Promise.all(step.waits.map((w) => judgeWait(cluster, w, classes, scan.present)));
+  for (const [i, w] of step.waits.entries()) {
+    const { v, extra } = judged[i];
     if (v.state === 'done') continue;
     scan.state = v.state === 'failed' ? 'failed' : 'waiting';
     scan.details.push(`${refString(w.object)} ${w.for}: ${v.reason}${v.state === 'waiting' ? extra : ''}`);
@@ -143,36 +145,38 @@ async function stepFacts(cluster: Cluster, step: Step, present: readonly Kuberne
 
 /** Each step's state; `viewOf` gives a step's objects and Jobs' spec hashes (src/runtime/plan-dir.ts `openPlanView`). */
 export async function stepStatuses(cluster: Cluster, plan: Plan, viewOf: (step: string) => StepView): Promise<StepStatus[]> {
-  const out: StepStatus[] = [];
-  const classes: Classes = {};
+  // together, at most READ_CONCURRENCY requests in flight
+  const classes: Classes = { limit: limiter(READ_CONCURRENCY) };
   // Every step's objects read at once (a LIST per kind, as kubectl get), judged step by step.
   const all = plan.steps.flatMap((step) => viewOf(step.name).objects);
-  const read = await readObjects(cluster, all);
-  const records = plan.steps.some((x) => x.factsFrom) ? await readRecords(cluster, plan.namespace) : { flows: {} };
-  let at = 0;
-  for (const step of plan.steps) {
+  // With them, what judging may need: the run records (facts) and, for a `bound` wait, the
+  // StorageClasses; one round trip for all (issue 36), not one after another.
+  const [read, records, classList] = await Promise.all([
+    readObjects(cluster, all, classes.limit),
+    plan.steps.some((x) => x.factsFrom) ? classes.limit(() => readRecords(cluster, plan.namespace)) : { flows: {} },
+    plan.steps.some((x) => x.waits.some((w) => w.for === 'bound')) ? classes.limit(() => storageClasses(cluster)) : undefined,
+  ]);
+  classes.list = classList;
+  // The steps judged together: what one still needs (a rollout's pods, a Job's facts) is read in
+  // the same round trip as every other step's.
+  const starts = plan.steps.map((_, i) => plan.steps.slice(0, i).reduce((n, x) => n + viewOf(x.name).objects.length, 0));
+  return Promise.all(plan.steps.map(async (step, i): Promise<StepStatus> => {
     const objs = viewOf(step.name).objects;
-    const scan = scanObjects(viewOf(step.name), read.slice(at, at + objs.length));
-    at += objs.length;
-    if (scan.present.length === 0) {
-      out.push({ name: step.name, state: 'not-applied', detail: `0/${objs.length} objects` });
-      continue;
-    }
+    const scan = scanObjects(viewOf(step.name), read.slice(starts[i], starts[i] + objs.length));
+    if (scan.present.length === 0) return { name: step.name, state: 'not-applied', detail: `0/${objs.length} objects` };
     if (!scan.state && scan.present.length < objs.length) scan.state = 'partly-applied';
-    if (!scan.state) await judgeWaits(cluster, step, scan, classes);
-    const facts = await stepFacts(cluster, step, scan.present, records);
+    const [, facts] = await Promise.all([scan.state ? undefined : judgeWaits(cluster, step, scan, classes), stepFacts(cluster, step, scan.present, records)]);
     const detail = scan.details.join('; ') || `${scan.present.length}/${objs.length} objects`;
-    out.push({ name: step.name, state: scan.state ?? 'done', detail, ...(facts ? { facts } : {}) });
-  }
-  return out;
+    return { name: step.name, state: scan.state ?? 'done', detail, ...(facts ? { facts } : {}) };
+  }));
 }
 
 /** The pods of a Deployment's newest ReplicaSet: one list of each kind, by its selector. */
-async function podsOfRollout(cluster: Cluster, d: V1Deployment): Promise<V1Pod[]> {
+async function podsOfRollout(cluster: Cluster, d: V1Deployment, limit: Limit): Promise<V1Pod[]> {
   const q = { namespace: d.metadata?.namespace, labelSelector: d.spec?.selector ? selectorString(d.spec.selector) || undefined : undefined };
   const [sets, pods] = await Promise.all([
-    cluster.list<V1ReplicaSet>({ apiVersion: 'apps/v1', kind: 'ReplicaSet', ...q }),
-    cluster.list<V1Pod>({ apiVersion: 'v1', kind: 'Pod', ...q }),
+    limit(() => cluster.list<V1ReplicaSet>({ apiVersion: 'apps/v1', kind: 'ReplicaSet', ...q })),
+    limit(() => cluster.list<V1Pod>({ apiVersion: 'v1', kind: 'Pod', ...q })),
   ]);
   return rolloutPods(d, sets.items, pods.items);
 }

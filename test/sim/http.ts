@@ -21,6 +21,8 @@ export interface RequestRecord {
   query: string;
   status: number;
   at: number;
+  /** When it was answered (Date.now()); unset while in flight, and for a watch until it ends. */
+  done?: number;
   /** The Authorization header sent, when `authorize` is set. */
   authorization?: string;
 }
@@ -130,6 +132,7 @@ export function createHandler(d: HttpDeps) {
 
   function json(res: ServerResponse, rec: RequestRecord, status: number, body: unknown, headers: Record<string, string> = {}): void {
     rec.status = status;
+    rec.done = Date.now();
     const text = JSON.stringify(body);
     res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), ...headers });
     res.end(text);
@@ -607,6 +610,7 @@ export function createHandler(d: HttpDeps) {
       json(res, rec, err.code, err.status());
     } finally {
       if (slow) d.latency.inFlight--;
+      rec.done = Date.now();
     }
   };
 }

@@ -118,12 +118,15 @@ export function kubectl(state: PlaneState, args: string[], input?: string): stri
   return execFileSync(path.join(state.bin, 'kubectl'), ['--kubeconfig', state.kubeconfig, ...args], { encoding: 'utf8', input, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
 }
 
-/** The audit policy: writes only (reads and watches are the bulk and say nothing about changes), at Metadata level. */
-function auditPolicy(dir: string): string {
+/**
+ * The audit policy: writes only (reads and watches are the bulk and say nothing about changes), at
+ * Metadata level; `allVerbs` (a benchmark's own plane, to count every request): reads too.
+ */
+function auditPolicy(dir: string, allVerbs = false): string {
   const file = path.join(dir, 'audit-policy.json');
   fs.writeFileSync(file, JSON.stringify({
     apiVersion: 'audit.k8s.io/v1', kind: 'Policy', omitStages: ['RequestReceived'],
-    rules: [{ level: 'None', verbs: ['get', 'list', 'watch'] }, { level: 'Metadata' }],
+    rules: allVerbs ? [{ level: 'Metadata' }] : [{ level: 'None', verbs: ['get', 'list', 'watch'] }, { level: 'Metadata' }],
   }));
   return file;
 }
@@ -138,7 +141,7 @@ export interface AuditEvent {
   responseStatus?: { code: number };
 }
 
-/** The audit log's writes (one event each, when answered) from byte `offset` on (`auditSize` marks where a command starts). */
+/** The audit log's writes (and reads, with `auditAllVerbs`) (one event each, when answered) from byte `offset` on (`auditSize` marks where a command starts). */
 export function auditEvents(dir: string, offset = 0): AuditEvent[] {
   const text = fs.readFileSync(path.join(dir, 'audit.log'), 'utf8').slice(offset);
   return text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as AuditEvent).filter((e) => e.stage === 'ResponseComplete');
@@ -149,6 +152,8 @@ export const auditSize = (dir: string): number => fs.statSync(path.join(dir, 'au
 export interface UpOptions {
   /** The default StorageClass's volumeBindingMode. @default 'WaitForFirstConsumer' (as kind's and k3s's) */
   volumeBindingMode?: 'Immediate' | 'WaitForFirstConsumer';
+  /** Audit every request, reads and watches too (bench/real-plane.bench.ts counts them), not only writes. @default false */
+  auditAllVerbs?: boolean;
 }
 
 export async function up(dir: string, options: UpOptions = {}): Promise<PlaneState> {
@@ -192,7 +197,7 @@ export async function up(dir: string, options: UpOptions = {}): Promise<PlaneSta
       `--kubelet-client-certificate=${pki.admin.cert}`, `--kubelet-client-key=${pki.admin.key}`,
       '--profiling=false',
       // Every write, with its user and query (dryRun), so a suite can count what a command wrote.
-      `--audit-policy-file=${auditPolicy(dir)}`, `--audit-log-path=${path.join(dir, 'audit.log')}`, '--audit-log-format=json',
+      `--audit-policy-file=${auditPolicy(dir, options.auditAllVerbs)}`, `--audit-log-path=${path.join(dir, 'audit.log')}`, '--audit-log-format=json',
     ]);
     await waitFor(dir, state, 'kube-apiserver', '/readyz', async () => (await get(`${server}/readyz`, pki)).status === 200, 120_000);
     kubeconfig(state.kubeconfig, server, pki.ca, 'admin', pki.admin);
