@@ -68,8 +68,9 @@ export function writes(p: Plane, mark: number, ns: string): string[] {
   return auditEvents(p.dir, mark)
     .filter((e) => e.user.username === 'kubernetes-admin' && WRITES.includes(e.verb) && !/[?&]dryRun=/.test(e.requestURI))
     .filter((e) => e.objectRef?.namespace === ns || (e.objectRef?.resource === 'namespaces' && e.objectRef?.name === ns))
-    .map((e) => `${e.verb} ${e.objectRef?.resource}${e.objectRef?.subresource ? `/${e.objectRef.subresource}` : ''}/${e.objectRef?.name ?? ''} ${e.responseStatus?.code}`);
+    .map((e) => `${e.verb} ${e.objectRef?.resource}${e.objectRef?.subresource ? `/${e.objectRef.subresource}` : ''}/${e.objectRef?.name ?? ''}`
+      + `${/[?&]fieldManager=uyuni-cdk-records(&|$)/.test(e.requestURI) ? ' (records copy)' : ''} ${e.responseStatus?.code}`);
 }
 
-/** A run's own writes: its lock Lease and its records in ConfigMap uyuni-cdk-history. */
-export const runOwn = (w: string): boolean => / leases\/uyuni-cdk-lock /.test(w) || / configmaps\/uyuni-cdk-history /.test(w);
+/** A run's own writes: its lock Lease, its records in ConfigMap uyuni-cdk-history and their copy on the Namespace (field manager uyuni-cdk-records). */
+export const runOwn = (w: string): boolean => / leases\/uyuni-cdk-lock /.test(w) || / configmaps\/uyuni-cdk-history /.test(w) || / \(records copy\) /.test(w);

@@ -17,7 +17,8 @@ function writes(mark: number, ns: string): string[] {
   return auditEvents(p.dir, mark)
     .filter((e) => e.user.username === 'kubernetes-admin' && WRITES.includes(e.verb) && !/[?&]dryRun=/.test(e.requestURI))
     .filter((e) => e.objectRef?.namespace === ns || (e.objectRef?.resource === 'namespaces' && e.objectRef?.name === ns))
-    .map((e) => `${e.verb} ${e.objectRef?.resource}${e.objectRef?.subresource ? `/${e.objectRef.subresource}` : ''}/${e.objectRef?.name ?? ''} ${e.responseStatus?.code}`);
+    .map((e) => `${e.verb} ${e.objectRef?.resource}${e.objectRef?.subresource ? `/${e.objectRef.subresource}` : ''}/${e.objectRef?.name ?? ''}`
+      + `${/[?&]fieldManager=uyuni-cdk-records(&|$)/.test(e.requestURI) ? ' (records copy)' : ''} ${e.responseStatus?.code}`);
 }
 
 describe('dist/install against kube-apiserver', () => {
@@ -48,8 +49,11 @@ describe('dist/install against kube-apiserver', () => {
     const sent = writes(mark, ns);
     // The lock: a Lease created, renewed while the run lasts, deleted at the end.
     expect(sent.filter((w) => / leases\//.test(w)).length).toBeGreaterThanOrEqual(2);
-    // The run's record (started, done) in ConfigMap uyuni-cdk-history; no object of the plan.
-    expect(sent.filter((w) => !/ leases\//.test(w))).toEqual(['patch configmaps/uyuni-cdk-history 200', 'patch configmaps/uyuni-cdk-history 200']);
+    // The run's record in ConfigMap uyuni-cdk-history and its copy on the Namespace (an
+    // annotation: docs/runtime.md "Safety"); no object of the plan.
+    expect(sent.filter((w) => !/ leases\//.test(w)).sort()).toEqual([
+      'patch configmaps/uyuni-cdk-history 200', 'patch configmaps/uyuni-cdk-history 200', `patch namespaces/${ns} (records copy) 200`,
+    ]);
   });
 
   it('shows a kubectl scale and a kubectl label as drift, and run takes them back', async () => {

@@ -214,8 +214,18 @@ export async function up(dir: string, options: UpOptions = {}): Promise<PlaneSta
       // data sync took minutes on a plane shared by several suites.
       '--kube-api-qps=200', '--kube-api-burst=400',
     ]);
+    // A configuration file: the client's rate (the default 50/s throttles a plan's 26 claims) and
+    // the volume binding's wait for a provisioned claim (600 s by default: a pod whose namespace
+    // was deleted while its claims were bound held the scheduling queue for everyone that long).
+    const schedulerConfig = path.join(dir, 'kube-scheduler.json');
+    fs.writeFileSync(schedulerConfig, JSON.stringify({
+      apiVersion: 'kubescheduler.config.k8s.io/v1', kind: 'KubeSchedulerConfiguration',
+      clientConnection: { kubeconfig: own('kube-scheduler'), qps: 200, burst: 400 },
+      leaderElection: { leaderElect: false },
+      profiles: [{ schedulerName: 'default-scheduler', pluginConfig: [{ name: 'VolumeBinding', args: { bindTimeoutSeconds: 60 } }] }],
+    }));
     start(dir, state, 'kube-scheduler', path.join(bin, 'kube-scheduler'), [
-      `--kubeconfig=${own('kube-scheduler')}`, '--bind-address=127.0.0.1', `--secure-port=${ports.scheduler}`, '--leader-elect=false', '--profiling=false',
+      `--config=${schedulerConfig}`, '--bind-address=127.0.0.1', `--secure-port=${ports.scheduler}`, '--profiling=false',
     ]);
 
     // The default StorageClass, served by the fake kubelet's provisioner; the CRDs the plans use.
@@ -274,7 +284,7 @@ export async function down(dir: string, opts: { keep?: boolean } = {}): Promise<
   }
   if (!opts.keep) {
     if (state.createdDir) fs.rmSync(dir, { recursive: true, force: true });
-    else for (const f of ['pki', 'etcd', 'logs', 'kubeconfig', 'scenario.json', 'scenarios', 'audit.log', 'audit-policy.json', 'plane.json']) fs.rmSync(path.join(dir, f), { recursive: true, force: true });
+    else for (const f of ['pki', 'etcd', 'logs', 'kubeconfig', 'scenario.json', 'scenarios', 'audit.log', 'audit-policy.json', 'kube-scheduler.json', 'plane.json']) fs.rmSync(path.join(dir, f), { recursive: true, force: true });
   }
   return stopped;
 }
