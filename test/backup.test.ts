@@ -54,13 +54,16 @@ describe('a backup section', () => {
   it('stops the server and its helpers, waits until their pods are gone, then the database, before the copy; starts what the configuration runs after it, whatever the result', () => {
     const stop = plans.backup.step('stop-server');
     expect(stop.actions.map((a) => `${a.type} ${a.object.name}${a.type === 'scale' ? ` ${a.replicas}` : ''}`))
-      .toEqual(['delete uyuni-stop-server', 'scale uyuni 0', 'scale uyuni-coco-attestation 0', 'scale uyuni-hub-xmlrpc 0', 'scale tftp 0']);
-    expect(stop.waits[0]).toEqual({ object: expect.objectContaining({ kind: 'Job', name: 'uyuni-stop-server' }), for: 'complete' });
-    expect(envOf(plans.backup.find('Job', 'uyuni-stop-server')).POD_SELECTOR).toBe('app.kubernetes.io/part-of=uyuni,app.kubernetes.io/component in (server,hub-xmlrpc,coco,tftp)');
+      .toEqual(['delete uyuni-backup-stop-server', 'scale uyuni 0', 'scale uyuni-coco-attestation 0', 'scale uyuni-hub-xmlrpc 0', 'scale tftp 0']);
+    expect(stop.waits[0]).toEqual({ object: expect.objectContaining({ kind: 'Job', name: 'uyuni-backup-stop-server' }), for: 'complete' });
+    expect(envOf(plans.backup.find('Job', 'uyuni-backup-stop-server')).POD_SELECTOR).toBe('app.kubernetes.io/part-of=uyuni,app.kubernetes.io/component in (server,hub-xmlrpc,coco,tftp)');
     const stopDb = plans.backup.step('stop-db');
-    expect(stopDb.actions.map((a) => `${a.type} ${a.object.name}${a.type === 'scale' ? ` ${a.replicas}` : ''}`)).toEqual(['delete uyuni-stop-db', 'scale db 0']);
-    expect(stopDb.waits).toEqual([{ object: expect.objectContaining({ kind: 'Job', name: 'uyuni-stop-db' }), for: 'complete' }]);
-    expect(envOf(plans.backup.find('Job', 'uyuni-stop-db')).POD_SELECTOR).toBe('app.kubernetes.io/part-of=uyuni,app.kubernetes.io/component=db');
+    expect(stopDb.actions.map((a) => `${a.type} ${a.object.name}${a.type === 'scale' ? ` ${a.replicas}` : ''}`)).toEqual(['delete uyuni-backup-stop-db', 'scale db 0']);
+    expect(stopDb.waits).toEqual([{ object: expect.objectContaining({ kind: 'Job', name: 'uyuni-backup-stop-db' }), for: 'complete' }]);
+    // Its own names: no object belongs to both the backup's ApplySet and the server's.
+    expect(podSpec(plans.backup.find('Job', 'uyuni-backup-stop-db')).serviceAccountName).toBe('uyuni-backup-stop');
+    expect(plans.restore.find('Job', 'uyuni-stop-db')).toBeDefined();
+    expect(envOf(plans.backup.find('Job', 'uyuni-backup-stop-db')).POD_SELECTOR).toBe('app.kubernetes.io/part-of=uyuni,app.kubernetes.io/component=db');
     const start = plans.backup.step('start-server');
     expect(start.gates).toEqual([]);
     expect(start.actions.map((a) => `${a.object.name}${a.type === 'scale' ? ` ${a.replicas}` : ''}`)).toEqual(['db 1', 'uyuni 1']);

@@ -24,6 +24,16 @@ export const STOP_JOBS = { server: 'uyuni-stop-server', db: 'uyuni-stop-db' } as
 /** The service account of both Jobs: it lists pods, nothing else. */
 export const STOP_ACCOUNT = 'uyuni-stop';
 
+/**
+ * The names of a plan's stop objects: the server plans' (part-of uyuni) as above; another set's
+ * (the backup's, part-of uyuni-backup) its own, `uyuni-backup-stop…`, so that no object belongs to
+ * two ApplySets.
+ */
+function stopNames(partOf: PartOf): { account: string; server: string; db: string } {
+  const prefix = partOf === 'uyuni' ? 'uyuni-' : `${partOf}-`;
+  return { account: `${prefix}stop`, server: `${prefix}stop-server`, db: `${prefix}stop-db` };
+}
+
 /** The server and its helpers: every user of the data but the database, stopped first. */
 export const SERVER_USERS: readonly string[] = DATA_USERS.filter((d) => d !== DbDeployment.NAME);
 
@@ -42,11 +52,12 @@ const STOP_WAIT_SECONDS = STOP_GRACE_SECONDS + 120;
 const jobRef = (namespace: string, name: string): ObjectRef => ({ apiVersion: 'batch/v1', kind: 'Job', name, namespace });
 
 function stopJob(chart: Construct, config: UyuniConfig, which: 'server' | 'db', partOf: PartOf): void {
+  const names = stopNames(partOf);
   new ScriptJob(chart, which === 'db' ? 'StopDb' : 'StopServer', {
     ...jobBase(config, 'server'),
     partOf,
-    name: STOP_JOBS[which],
-    serviceAccountName: STOP_ACCOUNT,
+    name: names[which],
+    serviceAccountName: names.account,
     script: 'wait-stopped.sh',
     env: [
       { name: 'POD_SELECTOR', value: stopSelector(which) },
@@ -71,24 +82,25 @@ export interface StopStepsOptions {
 /** Steps `stop-server` then `stop-db` (see STOP_JOBS). */
 export function addStopSteps(plan: PlanApp, config: UyuniConfig, o: StopStepsOptions): void {
   const ns = config.namespace;
+  const names = stopNames(o.partOf);
   plan.addStep('stop-server', {
-    description: `stop the server ${o.why}: ${SERVER_USERS.join(', ')} to 0 replicas, then wait until their pods are gone (Job ${STOP_JOBS.server}); the database still runs`,
+    description: `stop the server ${o.why}: ${SERVER_USERS.join(', ')} to 0 replicas, then wait until their pods are gone (Job ${names.server}); the database still runs`,
     gates: o.gates ? [...o.gates] : [],
     // The Job of an earlier run goes first: each run waits afresh for what it stopped.
-    actions: [{ type: 'delete' as const, object: jobRef(ns, STOP_JOBS.server) },
+    actions: [{ type: 'delete' as const, object: jobRef(ns, names.server) },
       ...deploymentRefs(ns, SERVER_USERS).map((object) => ({ type: 'scale' as const, object, replicas: 0 }))],
-    waits: [{ object: jobRef(ns, STOP_JOBS.server), for: 'complete' }, ...(o.waits ?? [])],
+    waits: [{ object: jobRef(ns, names.server), for: 'complete' }, ...(o.waits ?? [])],
   }, (chart) => {
-    stepAccount(new Construct(chart, 'StopAccount'), ns, STOP_ACCOUNT, o.partOf, [{ apiGroups: [''], resources: ['pods'], verbs: ['list'] }]);
+    stepAccount(new Construct(chart, 'StopAccount'), ns, names.account, o.partOf, [{ apiGroups: [''], resources: ['pods'], verbs: ['list'] }]);
     stopJob(chart, config, 'server', o.partOf);
     o.chart?.(chart);
   });
   plan.addStep('stop-db', {
     description: `then stop the database: ${DbDeployment.NAME} to 0 replicas (its preStop shuts PostgreSQL down fast, within ${STOP_GRACE_SECONDS} s), `
-      + `and wait until its pod is gone (Job ${STOP_JOBS.db})`,
-    actions: [{ type: 'delete' as const, object: jobRef(ns, STOP_JOBS.db) },
+      + `and wait until its pod is gone (Job ${names.db})`,
+    actions: [{ type: 'delete' as const, object: jobRef(ns, names.db) },
       ...deploymentRefs(ns, [DbDeployment.NAME]).map((object) => ({ type: 'scale' as const, object, replicas: 0 }))],
-    waits: [{ object: jobRef(ns, STOP_JOBS.db), for: 'complete' }],
+    waits: [{ object: jobRef(ns, names.db), for: 'complete' }],
   }, (chart) => {
     stopJob(chart, config, 'db', o.partOf);
   });
