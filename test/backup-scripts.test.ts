@@ -344,6 +344,36 @@ describe('bad backups are refused before anything is written', () => {
   }, 60_000);
 });
 
+describe('wait-stopped.sh (Jobs uyuni-stop-server and uyuni-stop-db)', () => {
+  const pod = (name: string, component: string) => ({
+    apiVersion: 'v1', kind: 'Pod',
+    metadata: { name, namespace: NS, labels: { 'app.kubernetes.io/part-of': 'uyuni', 'app.kubernetes.io/component': component } },
+    spec: { containers: [{ name: 'c', image: 'x' }] },
+  });
+  const env = (selector: string) => ({
+    NAMESPACE: NS, POD_SELECTOR: selector, STOP_WAIT_SECONDS: '0', API_URL: sim.url, SA_DIR: serviceAccountDir(),
+  });
+
+  const server = 'app.kubernetes.io/part-of=uyuni,app.kubernetes.io/component in (server,hub-xmlrpc,coco,tftp)';
+  const db = 'app.kubernetes.io/part-of=uyuni,app.kubernetes.io/component=db';
+
+  it('the server\'s stop ends while the database still runs; the database\'s waits for its pod', async () => {
+    sim.put(pod('db-5c8b-q7w2z', 'db'));
+    const gone = await runScript('wait-stopped.sh', env(server));
+    expect([gone.code, gone.out]).toEqual([0, expect.stringContaining('no pod of')]);
+    const left = await runScript('wait-stopped.sh', env(db));
+    expect(left.code).toBe(1);
+    expect(left.out).toMatch(/1 pods of the server are still there after 0s/);
+  }, 60_000);
+
+  it('counts a terminating pod (a Deployment scaled to 0 no longer does)', async () => {
+    const p = pod('uyuni-7d9f-x2k4p', 'server');
+    sim.put({ ...p, metadata: { ...p.metadata, deletionTimestamp: '2026-12-02T17:00:00Z', finalizers: ['kubernetes'] } });
+    const left = await runScript('wait-stopped.sh', env(server));
+    expect(left.code).toBe(1);
+  }, 60_000);
+});
+
 describe('backup-prune.sh', () => {
   it('verifies the newest backup, keeps KEEP, removes unfinished copies, and prints the list for status', async () => {
     const b = await aBackup();

@@ -25,7 +25,7 @@ describe('a backup section', () => {
     expect(plansOf(parseConfig(withConfig({ plans: undefined })))).toEqual(['install', 'backup', 'restore']);
     // Traefik's kinds have no schema model; the rest is validated.
     for (const p of [plans.backup, plans.restore]) for (const o of p.objects.filter((x) => !x.apiVersion.startsWith('traefik.io/'))) validateObject(o);
-    expect(plans.backup.plan.steps.map((s) => s.name)).toEqual(['prepare', 'backup-volume', 'inspect', 'inspect-db', 'stop-server', 'backup', 'start-server', 'prune']);
+    expect(plans.backup.plan.steps.map((s) => s.name)).toEqual(['prepare', 'backup-volume', 'inspect', 'inspect-db', 'stop-server', 'stop-db', 'backup', 'start-server', 'prune']);
   });
 
   it('the copy mounts every claim of the install read-only, from the claim table, and the backup claim', () => {
@@ -51,10 +51,19 @@ describe('a backup section', () => {
     }
   });
 
-  it('stops everything before the copy and starts what the configuration runs after it, whatever the result', () => {
+  it('stops the server and its helpers, waits until their pods are gone, then the database, before the copy; starts what the configuration runs after it, whatever the result', () => {
     const stop = plans.backup.step('stop-server');
     expect(stop.actions.map((a) => `${a.type} ${a.object.name}${a.type === 'scale' ? ` ${a.replicas}` : ''}`))
-      .toEqual(['scale uyuni 0', 'scale uyuni-coco-attestation 0', 'scale uyuni-hub-xmlrpc 0', 'scale tftp 0', 'scale db 0']);
+      .toEqual(['delete uyuni-backup-stop-server', 'scale uyuni 0', 'scale uyuni-coco-attestation 0', 'scale uyuni-hub-xmlrpc 0', 'scale tftp 0']);
+    expect(stop.waits[0]).toEqual({ object: expect.objectContaining({ kind: 'Job', name: 'uyuni-backup-stop-server' }), for: 'complete' });
+    expect(envOf(plans.backup.find('Job', 'uyuni-backup-stop-server')).POD_SELECTOR).toBe('app.kubernetes.io/part-of=uyuni,app.kubernetes.io/component in (server,hub-xmlrpc,coco,tftp)');
+    const stopDb = plans.backup.step('stop-db');
+    expect(stopDb.actions.map((a) => `${a.type} ${a.object.name}${a.type === 'scale' ? ` ${a.replicas}` : ''}`)).toEqual(['delete uyuni-backup-stop-db', 'scale db 0']);
+    expect(stopDb.waits).toEqual([{ object: expect.objectContaining({ kind: 'Job', name: 'uyuni-backup-stop-db' }), for: 'complete' }]);
+    // Its own names: no object belongs to both the backup's ApplySet and the server's.
+    expect(podSpec(plans.backup.find('Job', 'uyuni-backup-stop-db')).serviceAccountName).toBe('uyuni-backup-stop');
+    expect(plans.restore.find('Job', 'uyuni-stop-db')).toBeDefined();
+    expect(envOf(plans.backup.find('Job', 'uyuni-backup-stop-db')).POD_SELECTOR).toBe('app.kubernetes.io/part-of=uyuni,app.kubernetes.io/component=db');
     const start = plans.backup.step('start-server');
     expect(start.gates).toEqual([]);
     expect(start.actions.map((a) => `${a.object.name}${a.type === 'scale' ? ` ${a.replicas}` : ''}`)).toEqual(['db 1', 'uyuni 1']);
@@ -88,7 +97,7 @@ describe('a backup section', () => {
   it('restore: gates before the stop, the emptiness gate unless forced, the Job writes every claim', () => {
     const r = plans.restore;
     expect(r.plan.steps.map((s) => s.name)).toEqual(['namespace', 'prepare', 'volumes', 'restore-check', 'restore-inspect-db', 'stop-server',
-      'restore-target', 'restore', 'tls', 'services', 'database', 'ingress', 'server']);
+      'stop-db', 'restore-target', 'restore', 'tls', 'services', 'database', 'ingress', 'server']);
     const sound = {
       backup_verified: 'true', backup_fqdn: 'uyuni.example.com', backup_product: 'uyuni', product: 'uyuni', backup_release: '2026.08',
       uyuni_release: '2026.08', backup_pg_version: '18', image_pg_version: '18', backup_tls_mode: 'generated',

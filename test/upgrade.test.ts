@@ -20,6 +20,8 @@ const SCRIPTS: Record<string, string> = {
   'uyuni-db-migrate': 'db-migrate.sh',
   'uyuni-db-finalize': 'db-finalize.sh',
   'uyuni-move-setup-marker': 'setup-marker.sh',
+  'uyuni-stop-server': 'wait-stopped.sh',
+  'uyuni-stop-db': 'wait-stopped.sh',
 };
 
 const NS = 'uyuni';
@@ -61,7 +63,7 @@ describe('the upgrade plan of examples/upgrade.yaml (PostgreSQL 16 → 18)', () 
   it('inspects, stops everything, moves the setup marker, claims var-pgsql18, upgrades PostgreSQL, then deploys with a finalization after the database', () => {
     expect(plan.plan.name).toBe('upgrade');
     expect(plan.plan.steps.map((s) => s.name)).toEqual([
-      'inspect', 'inspect-db', 'stop-server', 'setup-marker', 'volumes', 'db-upgrade', 'keep-tls', 'services', 'database', 'db-finalize', 'ingress', 'server',
+      'inspect', 'inspect-db', 'stop-server', 'stop-db', 'setup-marker', 'volumes', 'db-upgrade', 'keep-tls', 'services', 'database', 'db-finalize', 'ingress', 'server',
     ]);
     expect(Object.keys(plan.files)).toEqual(plan.plan.steps.map((s, i) => `${String(i).padStart(4, '0')}-${s.name}.k8s.yaml`));
     expect(plan.plan.steps.map((s) => s.file)).toEqual(Object.keys(plan.files));
@@ -117,15 +119,24 @@ describe('the upgrade plan of examples/upgrade.yaml (PostgreSQL 16 → 18)', () 
     }]);
   });
 
-  it('stops the server, attestation, hub API, TFTP and the database (last), waiting until no replica runs', () => {
+  it('stops the server, attestation, hub API and TFTP, waits until their pods are gone, then the database and waits until its pod is gone', () => {
     const stop = plan.step('stop-server');
-    const stopped = ['uyuni', 'uyuni-coco-attestation', 'uyuni-hub-xmlrpc', 'tftp', 'db'].map(deployment);
-    expect(stop.actions).toEqual(stopped.map((object) => ({ type: 'scale', object, replicas: 0 })));
+    const stopped = ['uyuni', 'uyuni-coco-attestation', 'uyuni-hub-xmlrpc', 'tftp'].map(deployment);
+    expect(stop.actions).toEqual([{ type: 'delete', object: job('uyuni-stop-server') }, ...stopped.map((object) => ({ type: 'scale', object, replicas: 0 }))]);
     expect(stop.waits).toEqual([
-      ...stopped.map((object) => ({ object, for: 'scaled-down' })),
+      { object: job('uyuni-stop-server'), for: 'complete' },
       { object: { apiVersion: 'v1', kind: 'ConfigMap', name: 'uyuni-upgrade', namespace: NS }, for: 'exists' },
     ]);
-    expect(namesIn(plan, 'stop-server')).toEqual(['ConfigMap/uyuni-upgrade']);
+    expect(namesIn(plan, 'stop-server')).toEqual([
+      'ServiceAccount/uyuni-stop', 'Role/uyuni-stop', 'RoleBinding/uyuni-stop', 'Job/uyuni-stop-server', 'ConfigMap/uyuni-upgrade',
+    ]);
+    expect(plan.find('Role', 'uyuni-stop').rules).toEqual([{ apiGroups: [''], resources: ['pods'], verbs: ['list'] }]);
+    expect(podSpec(plan.find('Job', 'uyuni-stop-server')).serviceAccountName).toBe('uyuni-stop');
+    const stopDb = plan.step('stop-db');
+    expect(stopDb.actions).toEqual([{ type: 'delete', object: job('uyuni-stop-db') }, { type: 'scale', object: deployment('db'), replicas: 0 }]);
+    expect(stopDb.waits).toEqual([{ object: job('uyuni-stop-db'), for: 'complete' }]);
+    expect(envOf(plan.find('Job', 'uyuni-stop-db')).POD_SELECTOR).toBe('app.kubernetes.io/part-of=uyuni,app.kubernetes.io/component=db');
+    expect(stopDb.oneShot).toBe('upgrade');
     expect(plan.find('ConfigMap', 'uyuni-upgrade').data).toEqual({
       image: 'registry.opensuse.org/uyuni/server:2026.08',
       db: 'registry.opensuse.org/uyuni/server-postgresql:2026.08',
@@ -133,7 +144,7 @@ describe('the upgrade plan of examples/upgrade.yaml (PostgreSQL 16 → 18)', () 
       ca: 'keep',
     });
     // no other step changes workloads by action, and the gates come before anything is stopped
-    expect(plan.plan.steps.filter((s) => s.actions.length > 0).map((s) => s.name)).toEqual(['stop-server']);
+    expect(plan.plan.steps.filter((s) => s.actions.length > 0).map((s) => s.name)).toEqual(['stop-server', 'stop-db']);
     expect(plan.plan.steps.filter((s) => s.gates.length > 0).map((s) => s.name)).toEqual(['stop-server']);
   });
 
@@ -142,7 +153,7 @@ describe('the upgrade plan of examples/upgrade.yaml (PostgreSQL 16 → 18)', () 
     const claim = plan.find('PersistentVolumeClaim', 'var-pgsql18');
     expect(claim.spec).toMatchObject({ accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '50Gi' } }, storageClassName: 'standard' });
     expect(plan.objects.filter((o) => o.kind === 'PersistentVolumeClaim').map((o) => o.metadata.name)).toEqual(['var-pgsql18']);
-    expect(plan.plan.steps.flatMap((s) => s.actions).filter((a) => a.type === 'delete')).toEqual([]);
+    expect(plan.plan.steps.flatMap((s) => s.actions).filter((a) => a.type === 'delete' && !['uyuni-stop-server', 'uyuni-stop-db'].includes(a.object.name))).toEqual([]);
   });
 
   it('upgrades PostgreSQL with server-database-migration as root: var-pgsql → var-pgsql18, the db certificate, nothing else', () => {
@@ -319,9 +330,9 @@ describe('upgrades from other PostgreSQL versions', () => {
 
     it('has no volumes, db-upgrade nor db-finalize step', () => {
       expect(same.plan.steps.map((s) => s.name)).toEqual([
-        'inspect', 'inspect-db', 'stop-server', 'keep-tls', 'services', 'database', 'ingress', 'server',
+        'inspect', 'inspect-db', 'stop-server', 'stop-db', 'keep-tls', 'services', 'database', 'ingress', 'server',
       ]);
-      expect(same.objects.filter((o) => o.kind === 'Job').map((o) => o.metadata.name)).toEqual(['uyuni-inspect', 'uyuni-inspect-db']);
+      expect(same.objects.filter((o) => o.kind === 'Job').map((o) => o.metadata.name)).toEqual(['uyuni-inspect', 'uyuni-inspect-db', 'uyuni-stop-server', 'uyuni-stop-db']);
       expect(same.objects.filter((o) => o.kind === 'PersistentVolumeClaim')).toEqual([]);
     });
 
@@ -330,7 +341,8 @@ describe('upgrades from other PostgreSQL versions', () => {
       expect(podSpec(inspect).volumes).toEqual([{ name: 'var-pgsql18', persistentVolumeClaim: { claimName: 'var-pgsql18' } }]);
       expect(podSpec(inspect).containers[0].volumeMounts).toEqual([{ name: 'var-pgsql18', mountPath: envOf(inspect).DATA_DIR, readOnly: true }]);
       expect(requiredPeers(inspect)[0].labelSelector.matchLabels['app.kubernetes.io/component']).toBe('db');
-      expect(same.step('stop-server').actions.map((a) => a.object.name)).toEqual(['uyuni', 'uyuni-coco-attestation', 'uyuni-hub-xmlrpc', 'tftp', 'db']);
+      expect(same.step('stop-server').actions.map((a) => a.object.name)).toEqual(['uyuni-stop-server', 'uyuni', 'uyuni-coco-attestation', 'uyuni-hub-xmlrpc', 'tftp']);
+      expect(same.step('stop-db').actions.map((a) => a.object.name)).toEqual(['uyuni-stop-db', 'db']);
       expect(same.find('ConfigMap', 'uyuni-upgrade').data.postgresql).toBe('18 -> 18');
     });
 
@@ -403,7 +415,7 @@ describe('the upgrade keeps what the running install relies on (issue 22)', () =
 
   it('moves the setup marker of an install before 5.2.5 off its root claim, with the server stopped, before any data step (S3)', () => {
     const names = plan.plan.steps.map((s) => s.name);
-    expect(names.indexOf('setup-marker')).toBe(names.indexOf('stop-server') + 1);
+    expect(names.indexOf('setup-marker')).toBe(names.indexOf('stop-db') + 1);
     expect(namesIn(plan, 'setup-marker')).toEqual(['Job/uyuni-move-setup-marker']);
     const pod = podSpec(plan.find('Job', 'uyuni-move-setup-marker'));
     expect(pod.containers[0].image).toBe('registry.opensuse.org/uyuni/server:2026.08');

@@ -344,6 +344,10 @@ describe('server-helm templates/server.yaml @ 18abb310 (Deployment uyuni)', () =
     expect(c.lifecycle).toEqual({ preStop: { exec: { command: ['/bin/sh', '-c', 'spacewalk-service stop'] } } });
   });
 
+  it('gives the stop 180 s, as uyuni-tools serviceTemplate.go\'s TimeoutStopSec=180 (the chart leaves 30 s; decision n)', () => {
+    expect(podSpec(d).terminationGracePeriodSeconds).toBe(180);
+  });
+
   it('has the startup probe /usr/bin/startup-check.sh every 10 s, timeout 5 s, 3600 failures (max 10 h)', () => {
     expect(c.startupProbe).toEqual({ exec: { command: ['/usr/bin/startup-check.sh'] }, periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 3600 });
   });
@@ -638,6 +642,11 @@ describe('server-helm templates/db.yaml @ 0f3c1b8a (Deployment db, identical in 
     expect(d.spec.selector.matchLabels).toEqual({ 'app.kubernetes.io/component': 'db', 'app.kubernetes.io/part-of': 'uyuni' });
     expect(d.spec.replicas).toBe(1);
     expect(d.spec.strategy).toEqual({ type: 'Recreate' });
+  });
+
+  it('shuts PostgreSQL down fast before the image\'s SIGTERM (a smart shutdown), within 180 s as uyuni-tools pgsqlServiceTemplate.go @ 071f7715 TimeoutStopSec=180 (decision n)', () => {
+    expect(podSpec(d).terminationGracePeriodSeconds).toBe(180);
+    expect(c.lifecycle.preStop.exec.command).toEqual(['/bin/sh', '-c', expect.stringContaining('stop -m fast'), 'db-stop', '/var/lib/pgsql/data']);
   });
 
   it('has one container db from server-postgresql, without command, PGDATA or POSTGRES_DB', () => {
@@ -1134,11 +1143,15 @@ describe('uyuni-tools @ c09ccfba mgradm/shared/utils/exec.go SanityCheck (the up
     expect(stop.gates).toContainEqual(expect.objectContaining({ type: 'compare-versions', left: { fact: 'image_pg_version' }, op: '>=', right: { fact: 'current_pg_version' } }));
   });
 
-  it('stops the server and the workloads on the data, the database last, and waits until they are down', () => {
+  it('stops the server and its helpers and waits until their pods are gone, then the database (startstop.go StopServices; decision n)', () => {
     expect(stop.actions.map((a) => `${a.type} ${a.object.name}${a.type === 'scale' ? ` ${a.replicas}` : ''}`)).toEqual([
-      'scale uyuni 0', 'scale uyuni-coco-attestation 0', 'scale uyuni-hub-xmlrpc 0', 'scale tftp 0', 'scale db 0',
+      'delete uyuni-stop-server', 'scale uyuni 0', 'scale uyuni-coco-attestation 0', 'scale uyuni-hub-xmlrpc 0', 'scale tftp 0',
     ]);
-    expect(stop.waits.filter((w) => w.for === 'scaled-down').map((w) => w.object.name)).toEqual(['uyuni', 'uyuni-coco-attestation', 'uyuni-hub-xmlrpc', 'tftp', 'db']);
+    expect(stop.waits.map((w) => `${w.object.kind}/${w.object.name} ${w.for}`)).toContain('Job/uyuni-stop-server complete');
+    const names = u.plan.steps.map((x) => x.name);
+    expect(names.indexOf('stop-db')).toBe(names.indexOf('stop-server') + 1);
+    expect(u.step('stop-db').actions.map((a) => `${a.type} ${a.object.name}`)).toEqual(['delete uyuni-stop-db', 'scale db']);
+    expect(u.step('stop-db').waits.map((w) => `${w.object.kind}/${w.object.name} ${w.for}`)).toEqual(['Job/uyuni-stop-db complete']);
   });
 
   it('reads the release init-volumes recorded under /etc/rhn/uyuni-cdk on claim etc-rhn (decision g)', () => {
@@ -1183,7 +1196,7 @@ describe('server-database-migration-image root/docker-entrypoint-initdb.d/00-pgs
 
   it('creates only the new claim var-pgsql18 and keeps var-pgsql: nothing deletes it (decision f)', () => {
     expect(names(u, 'PersistentVolumeClaim')).toEqual(['var-pgsql18']);
-    expect(u.plan.steps.flatMap((s) => s.actions).filter((a) => a.type === 'delete')).toEqual([]);
+    expect(u.plan.steps.flatMap((s) => s.actions).filter((a) => a.type === 'delete' && !['uyuni-stop-server', 'uyuni-stop-db'].includes(a.object.name))).toEqual([]);
   });
 
   it('copies (the image\'s pg_upgrade has no --link), so it needs no PostgreSQL major upgrade step when the data is 18 already', () => {

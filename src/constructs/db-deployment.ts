@@ -1,7 +1,7 @@
 import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
 import { CREDENTIALS, credentialEnv } from '../model/credentials';
-import { PODS_CIDR_ENV, POSTGRES_UID } from '../model/db';
+import { PODS_CIDR_ENV, POSTGRES_UID, STOP_GRACE_SECONDS } from '../model/db';
 import type { ImageRef } from '../model/images';
 import type { ContainerPort } from '../model/ports';
 import {
@@ -25,6 +25,12 @@ export interface DbDeploymentProps {
   /** The network allowed plain-text connections (server-helm `db.podsCIDR`). @default the image's own rule */
   readonly podsCIDR?: string;
 }
+
+/**
+ * The db container's preStop: `pg_ctl stop -m fast` on the data directory (the image's PGDATA,
+ * the claim's mount), as the postgres user (src/scripts/db-stop.sh).
+ */
+export const DB_PRE_STOP = ['/bin/sh', '-c', readScript('db-stop.sh'), 'db-stop', DB_VOLUME.mountPath];
 
 /** The image's own check: disk usage, no upgrade hook running, pg_isready (docs/upstream.md). */
 const HEALTHCHECK = ['/usr/bin/healthcheck.sh'];
@@ -51,6 +57,8 @@ export class DbDeployment extends Construct {
       recreate: true,
       pod: {
         securityContext: { fsGroup: POSTGRES_UID },
+        // Upstream's TimeoutStopSec=180: the fast shutdown below has time to finish.
+        terminationGracePeriodSeconds: STOP_GRACE_SECONDS,
         imagePullSecrets: props.image.pullSecrets ? [...props.image.pullSecrets] : undefined,
         // A new ext4 claim holds lost+found, which initdb refuses (docs/flows.md, "ext4 volumes").
         initContainers: [{
@@ -81,6 +89,9 @@ export class DbDeployment extends Construct {
           // The chart has none; without one a Service would send clients to a database that
           // is still creating itself or running its upgrade hooks.
           readinessProbe: { exec: { command: HEALTHCHECK }, periodSeconds: 10, timeoutSeconds: 10, failureThreshold: 3 },
+          // The image stops on SIGTERM, PostgreSQL's smart shutdown, which waits for every
+          // session: a fast shutdown first, so the pod never ends killed with postmaster.pid left.
+          lifecycle: { preStop: { exec: { command: DB_PRE_STOP } } },
         }],
         volumes: [
           { name: DB_POD_VOLUME, persistentVolumeClaim: { claimName: props.claim ?? DB_VOLUME.name } },

@@ -1,5 +1,6 @@
 import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
+import { STOP_GRACE_SECONDS } from '../model/db';
 import { componentDeployment } from './component-deployment';
 import { SERVER_CONTAINER, serverContainer, serverPodParts, ServerPodProps } from './server-pod';
 
@@ -35,6 +36,9 @@ export class ServerDeployment extends Construct {
       rawVolumes: props.extraVolumes,
       rawVolumeMounts: props.extraVolumeMounts,
       pod: {
+        // Upstream's TimeoutStopSec=180 (uyuni-tools serviceTemplate.go): preStop
+        // spacewalk-service stop has the time to stop the services.
+        terminationGracePeriodSeconds: STOP_GRACE_SECONDS,
         imagePullSecrets: parts.imagePullSecrets,
         initContainers: parts.initContainers,
         containers: [serverContainer(props)],

@@ -22,6 +22,13 @@ export const PG_MAJOR = 18;
 export const POSTGRES_UID = 999;
 
 /**
+ * The grace of the server's and the database's pods: upstream's `TimeoutStopSec=180` of both
+ * services (uyuni-tools mgradm/shared/templates/serviceTemplate.go and pgsqlServiceTemplate.go;
+ * docs/upstream.md). Kubernetes' default, 30 s, kills a busy PostgreSQL before it has shut down.
+ */
+export const STOP_GRACE_SECONDS = 180;
+
+/**
  * The environment variable that carries `db.podsCIDR` (server-helm README: "The IP range to use
  * for the plain text connections on the database can be configured using the db.podsCIDR
  * value", default 10.42.0.0/16) into the server-postgresql container. Unverified: no stored

@@ -17,16 +17,18 @@ import {
 } from '../model/volumes';
 import type { Gate, ObjectRef } from '../plan/types';
 import {
-  DATA_USERS, deploymentRefs, flowRecord, jobBase, preferNodeOf, upgradeGates,
+  deploymentRefs, flowRecord, jobBase, preferNodeOf, upgradeGates,
 } from './db-steps';
 import { PlanApp } from './plan-app';
+import { addStopSteps } from './stop-steps';
 import { claimOf, imageOf } from './server-props';
 
 /**
  * The backup plan (docs/backup.md): a cold copy of the whole server, taken while nothing runs
  * on its claims, so the database, the package pool and the salt keys are of one moment.
  * prepare (the Jobs of the last run go) → [the backup claim] → inspect the data and the database
- * → gates, stop the server and the database → Job uyuni-backup (every claim of the install
+ * → gates, stop the server and its helpers, then the database (each waited for until its pods are
+ * gone) → Job uyuni-backup (every claim of the install
  * read-only, the Secrets through the API, manifest.json last; it completes even when the copy
  * fails) → start the server again → gate on the copy's result, Job uyuni-backup-prune (verify the
  * new backup, keep backup.keep).
@@ -138,16 +140,6 @@ export function inspectDbJob(chart: Construct, id: string, config: UyuniConfig, 
 /** Reads the pods of the server (to wait until none is left). */
 export const LIST_PODS: k8s.PolicyRule = { apiGroups: [''], resources: ['pods'], verbs: ['list'] };
 
-/**
- * The stop of the data's users, the database last. No `scaled-down` waits: a Deployment counts
- * no terminating pod, which still writes, so the Job that copies or writes waits itself until no
- * pod of the server is left (POD_SELECTOR); and `status` would judge such waits against the
- * server that runs again after the plan.
- */
-export function stopActions(namespace: string) {
-  return deploymentRefs(namespace).map((object) => ({ type: 'scale' as const, object, replicas: 0 }));
-}
-
 /** Waits until a step Job's ServiceAccount, Role and RoleBinding (stepAccount) exist. */
 export function accountWaits(namespace: string, name: string) {
   return (['ServiceAccount', 'Role', 'RoleBinding'] as const).map((kind) => ({
@@ -228,16 +220,15 @@ export function backupPlan(config: UyuniConfig): PlanApp {
     inspectDbJob(chart, 'InspectDb', config, BACKUP_JOBS.inspectDb, BACKUP_PART_OF);
   });
 
-  plan.addStep('stop-server', {
-    description: `stop the server and its database for a consistent copy (${DATA_USERS.join(', ')} to 0 replicas); the backup's service account`,
+  addStopSteps(plan, config, {
+    why: 'and then its database for a consistent copy',
     gates: backupGates(config),
-    actions: stopActions(ns),
     waits: accountWaits(ns, BACKUP_JOBS.backup),
-  }, (chart) => {
-    stepAccount(chart, ns, BACKUP_JOBS.backup, BACKUP_PART_OF, [
+    partOf: BACKUP_PART_OF,
+    chart: (chart) => stepAccount(chart, ns, BACKUP_JOBS.backup, BACKUP_PART_OF, [
       { apiGroups: [''], resources: ['secrets'], verbs: ['get'], resourceNames: backedUpSecrets(config) },
       LIST_PODS,
-    ]);
+    ]),
   });
 
   const backups = backupClaimVolume(b, false);

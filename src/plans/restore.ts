@@ -4,17 +4,18 @@ import { stepAccount } from '../constructs/step-account';
 import { LABELS, MANAGED_BY, Gate, ObjectRef } from '../plan/types';
 import {
   addPrepareStep, BACKUP_JOBS, BACKUP_PATHS, backedUpSecrets, backupClaimVolume, claimsAt, dataPodSelector, inspectDbJob, LIST_PODS,
-  accountWaits, stopActions,
+  accountWaits,
 } from './backup';
-import { DATA_USERS, jobBase } from './db-steps';
+import { jobBase } from './db-steps';
 import { addDeploySteps, addNamespaceStep, addVolumesStep, serverPlan } from './install';
 import type { PlanApp } from './plan-app';
+import { addStopSteps } from './stop-steps';
 
 /**
  * The restore plan (docs/backup.md): namespace → prepare (the Jobs of the last run go) → the
  * install's claims → check the backup (complete, every checksum) and the new images → gates
  * (release not newer than the images, this fqdn, this PostgreSQL, this TLS mode), stop the
- * server → check the claims (empty unless restore.force, room enough) → gate, Job uyuni-restore
+ * server, then the database → check the claims (empty unless restore.force, room enough) → gate, Job uyuni-restore
  * → the install's TLS, Services, database, Ingresses and server, waited for as the install does.
  * Into a fresh namespace or cluster as into the running one.
  */
@@ -84,19 +85,17 @@ export function restorePlan(config: UyuniConfig): PlanApp {
     inspectDbJob(chart, 'RestoreInspectDb', config, BACKUP_JOBS.restoreInspectDb);
   });
 
-  plan.addStep('stop-server', {
-    description: `stop the server and its database (${DATA_USERS.join(', ')} to 0 replicas); the restore's service account`,
+  addStopSteps(plan, config, {
+    why: 'and then its database',
     gates: restoreGates(config),
-    actions: stopActions(ns),
     waits: accountWaits(ns, BACKUP_JOBS.restore),
-  }, (chart) => {
-    const secrets = backedUpSecrets(config);
-    stepAccount(chart, ns, BACKUP_JOBS.restore, 'uyuni', [
-      { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'update'], resourceNames: secrets },
+    partOf: 'uyuni',
+    chart: (chart) => stepAccount(chart, ns, BACKUP_JOBS.restore, 'uyuni', [
+      { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'update'], resourceNames: backedUpSecrets(config) },
       // create cannot be limited to names.
       { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
       LIST_PODS,
-    ]);
+    ]),
   });
 
   const claimsRo = claimsAt(true);

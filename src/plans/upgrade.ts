@@ -5,13 +5,14 @@ import { TLS_NAMES } from '../model/tls';
 import { DB_VOLUME, LEGACY_ROOT_VOLUME, SETUP_MARKER } from '../model/volumes';
 import type { Gate, ObjectRef, Requirement } from '../plan/types';
 import {
-  addDbFinalizeStep, addDbUpgradeStep, addInspectDbStep, addInspectStep, addSetupMarkerStep, deploymentRefs, flowRecord, sourceDbVolume,
+  addDbFinalizeStep, addDbUpgradeStep, addInspectDbStep, addInspectStep, addSetupMarkerStep, flowRecord, sourceDbVolume,
   upgradeGates, upgradesPg,
 } from './db-steps';
 import {
   addDatabaseStep, addIngressStep, addServerStep, addServicesStep, addTlsStep, addVolumesStep, serverPlan,
 } from './install';
 import type { PlanApp } from './plan-app';
+import { addStopSteps } from './stop-steps';
 import { imageOf } from './server-props';
 
 /** Whether the install has the legacy root claim (servers before 5.2.5: PostgreSQL below 18). */
@@ -43,26 +44,25 @@ function upgradeOnlyGates(config: UyuniConfig, u: UpgradeConfig): Gate[] {
 }
 
 /**
- * Step `stop-server`: the gates decide, from the inspected facts, whether this upgrade may go
- * on; then every workload on the data (the database last) is scaled to 0 and the step waits
- * until no replica runs. Its object, ConfigMap uyuni-upgrade, records the upgrade (a step file
- * must hold an object; the actions run before it is applied).
+ * Steps `stop-server` and `stop-db` (src/plans/stop-steps.ts): the gates decide, from the
+ * inspected facts, whether this upgrade may go on; then the server and its helpers stop, then the
+ * database, each waited for until its pods are gone. ConfigMap uyuni-upgrade records the upgrade.
  */
 export function addStopServerStep(plan: PlanApp, config: UyuniConfig, u: UpgradeConfig): void {
-  const stop = deploymentRefs(config.namespace);
   const record: ObjectRef = { apiVersion: 'v1', kind: 'ConfigMap', name: 'uyuni-upgrade', namespace: config.namespace };
-  plan.addStep('stop-server', {
-    description: `stop the server and its database for the upgrade (${stop.map((d) => d.name).join(', ')} to 0 replicas)`,
+  addStopSteps(plan, config, {
+    why: 'for the upgrade',
     gates: [...upgradeGates(config, u.postgresql, 'upgrade'), ...upgradeOnlyGates(config, u)],
-    actions: stop.map((object) => ({ type: 'scale' as const, object, replicas: 0 })),
-    waits: [...stop.map((object) => ({ object, for: 'scaled-down' as const })), { object: record, for: 'exists' }],
-  }, (chart) => {
-    flowRecord(chart, 'Record', config.namespace, record.name, {
-      image: imageOf(config, 'server').image,
-      db: imageOf(config, 'db').image,
-      postgresql: `${u.postgresql.from} -> ${u.postgresql.to}`,
-      ca: config.tls.mode === 'generated' ? u.ca : config.tls.mode,
-    });
+    waits: [{ object: record, for: 'exists' }],
+    partOf: 'uyuni',
+    chart: (chart) => {
+      flowRecord(chart, 'Record', config.namespace, record.name, {
+        image: imageOf(config, 'server').image,
+        db: imageOf(config, 'db').image,
+        postgresql: `${u.postgresql.from} -> ${u.postgresql.to}`,
+        ca: config.tls.mode === 'generated' ? u.ca : config.tls.mode,
+      });
+    },
   });
 }
 
@@ -148,5 +148,5 @@ export function upgradePlan(config: UyuniConfig): PlanApp {
   addIngressStep(plan, config);
   addServerStep(plan, config);
   // Once per image generation: a finished upgrade's re-run stops nothing (docs/runtime.md, "Safety").
-  return plan.markOneShot('upgrade', 'inspect', 'inspect-db', 'stop-server', ...(hasRootClaim(u) ? ['setup-marker'] : []), ...(upgradesPg(pg) ? ['db-upgrade', 'db-finalize'] : []));
+  return plan.markOneShot('upgrade', 'inspect', 'inspect-db', 'stop-server', 'stop-db', ...(hasRootClaim(u) ? ['setup-marker'] : []), ...(upgradesPg(pg) ? ['db-upgrade', 'db-finalize'] : []));
 }

@@ -23,13 +23,14 @@ export type { RunContext, StepContext } from './context';
 
 /**
  * A one-shot step with Jobs is done: recorded for its flow (src/runtime/record.ts) unless it is
- * already, so that its Jobs going does not make it run again. A step of actions only (the
- * upgrade's stop of the server) is recorded when the flow finishes: until then a resumed run
- * does it again (its actions are not done where they hold already).
+ * already, so that its Jobs going does not make it run again. A step that stops workloads (the
+ * upgrade's stop-server and stop-db, whose Jobs only wait for the pods to go) or of actions only
+ * is recorded when the flow finishes: until then a resumed run stops again what someone started
+ * meanwhile (its actions are not done where they hold already).
  */
 async function recordDone(s: StepRun, hash: string): Promise<void> {
   const flow = s.step.oneShot;
-  if (!flow || s.jobs.length === 0) return;
+  if (!flow || s.jobs.length === 0 || s.step.actions.some((a) => a.type === 'scale')) return;
   const r = s.c.records.flows[flow];
   if (r?.steps[s.step.name]?.hash === hash && !s.c.rerun.includes(s.step.name)) return;
   let result = 'done';

@@ -43,8 +43,11 @@ export interface JobsOfStep {
 export async function decideJobs(q: JobsOfStep): Promise<Resumed> {
   const rerun = q.rerun.includes(q.step.name);
   const decisions = new Map<string, JobState>();
+  // A Job the step's own actions delete first (the stop steps' waits) runs anew on every run:
+  // one left Complete by an earlier run never makes the step skip its actions.
+  const deletedFirst = (name: string) => q.step.actions.some((a) => a.type === 'delete' && a.object.kind === 'Job' && a.object.name === name);
   for (const job of q.jobs) {
-    const existing = await q.cluster.get<V1Job>(refOf(job));
+    const existing = deletedFirst(job.metadata.name) ? undefined : await q.cluster.get<V1Job>(refOf(job));
     decisions.set(job.metadata.name, { decision: decideJob(existing, specHash(job), rerun, q.step.name, q.finished), existing });
   }
   const skipped = q.jobs.length > 0 && [...decisions.values()].every((d) => d.decision.action === 'skip');

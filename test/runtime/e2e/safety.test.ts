@@ -48,7 +48,7 @@ describe('a finished upgrade', () => {
     expect((await cli('run', dist('upgrade'), { kubeconfig: sim.kubeconfigPath, yes: true })).code).toBe(0);
 
     const again = await cli('plan', dist('upgrade'), { kubeconfig: sim.kubeconfigPath, detailedExitcode: true });
-    expect(again.out).toMatch(/\[3\/12\] stop-server: [^\n]*\n {2}skipped {3}the upgrade of namespace uyuni to 2026\.08 finished at \S+ \(run upgrade-\d{8}T\d{6}\.\d{3}Z\): a data step never runs twice/);
+    expect(again.out).toMatch(/\[3\/13\] stop-server: [^\n]*\n {2}skipped {3}the upgrade of namespace uyuni to 2026\.08 finished at \S+ \(run upgrade-\d{8}T\d{6}\.\d{3}Z\): a data step never runs twice/);
     expect(again.out).toMatch(/^Plan: 0 to create, 0 to update, 0 to delete, 0 to stop, \d+ unchanged\.$/m);
     expect(again.code).toBe(0);
     const mark = sim.requests.length;
@@ -97,14 +97,14 @@ describe('an upgrade under way', () => {
     sim.setJob('uyuni-db-migrate', { outcome: 'succeed' });
     const plan = await cli('plan', dist('upgrade'), { kubeconfig: sim.kubeconfigPath });
     expect(plan.out).toMatch(/action {4}stop {5}scale to 0 Deployment\/db \(uyuni\) {2}\(1 replica now\)/);
-    expect(plan.out).toMatch(/\[1\/12\] inspect: [^\n]*\n {2}skipped {3}done in this upgrade by run upgrade-/);
+    expect(plan.out).toMatch(/\[1\/13\] inspect: [^\n]*\n {2}skipped {3}done in this upgrade by run upgrade-/);
     const r = await cli('run', dist('upgrade'), { kubeconfig: sim.kubeconfigPath, yes: true });
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/scale to 0 Deployment\/db \(uyuni\): done/);
     expect(sim.get('batch/v1', 'Job', 'uyuni-inspect', 'uyuni')).toBeUndefined();
     const finished = JSON.parse(sim.get('v1', 'ConfigMap', 'uyuni-cdk-history', 'uyuni').data['flow.upgrade']);
-    expect(Object.keys(finished.steps).sort()).toEqual(['db-finalize', 'db-upgrade', 'inspect', 'inspect-db', 'setup-marker', 'stop-server']);
+    expect(Object.keys(finished.steps).sort()).toEqual(['db-finalize', 'db-upgrade', 'inspect', 'inspect-db', 'setup-marker', 'stop-db', 'stop-server']);
   });
 });
 
