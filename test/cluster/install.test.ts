@@ -5,22 +5,12 @@
  */
 import * as path from 'path';
 import { cli } from '../runtime/e2e/harness';
-import { plane, until } from './helpers';
-import { auditEvents, auditSize, ROOT } from './plane/plane';
+import { plane, until, writes as writesOf } from './helpers';
+import { auditSize, ROOT } from './plane/plane';
 
 const p = plane();
+const writes = (mark: number, ns: string) => writesOf(p, mark, ns);
 const DIST = path.join(ROOT, 'dist', 'install');
-const WRITES = ['create', 'update', 'patch', 'delete', 'deletecollection'];
-
-/** The writes the admin (the runtime, kubectl) sent since `mark` to this namespace (or to it as an object), dry runs apart. */
-function writes(mark: number, ns: string): string[] {
-  return auditEvents(p.dir, mark)
-    .filter((e) => e.user.username === 'kubernetes-admin' && WRITES.includes(e.verb) && !/[?&]dryRun=/.test(e.requestURI))
-    .filter((e) => e.objectRef?.namespace === ns || (e.objectRef?.resource === 'namespaces' && e.objectRef?.name === ns))
-    .map((e) => `${e.verb} ${e.objectRef?.resource}${e.objectRef?.subresource ? `/${e.objectRef.subresource}` : ''}/${e.objectRef?.name ?? ''}`
-      + `${/[?&]fieldManager=uyuni-cdk-records(&|$)/.test(e.requestURI) ? ' (records copy)' : ''} ${e.responseStatus?.code}`);
-}
-
 describe('dist/install against kube-apiserver', () => {
   const ns = p.namespace('install');
   const opts = { kubeconfig: p.kubeconfig, namespace: ns };

@@ -25,7 +25,7 @@ import * as fs from 'fs';
 import * as https from 'https';
 import { EventEmitter } from 'events';
 import {
-  CoordinationV1Api, CoreV1Api, KubeConfig, PatchStrategy, V1PersistentVolume, V1PersistentVolumeClaim, V1Pod,
+  CoordinationV1Api, CoreV1Api, KubeConfig, KubernetesObject, ListPromise, PatchStrategy, V1PersistentVolume, V1PersistentVolumeClaim, V1Pod,
   makeInformer, setHeaderOptions,
 } from '@kubernetes/client-node';
 import { DeploymentBehaviour, JobBehaviour, readScenario } from './scenario';
@@ -94,9 +94,12 @@ export class FakeKubelet {
     await this.registerNode();
     this.every(10_000, () => this.renewLease());
     this.every(60_000, () => this.reportNodeStatus());
-    await this.watchPods();
-    await this.watchClaims();
-    await this.watchVolumes();
+    await this.watch<V1Pod>('/api/v1/pods', () => this.core.listPodForAllNamespaces(), (pod) => this.onPod(pod),
+      (pod) => `pod ${pod.metadata?.namespace}/${pod.metadata?.name}`);
+    await this.watch<V1PersistentVolumeClaim>('/api/v1/persistentvolumeclaims', () => this.core.listPersistentVolumeClaimForAllNamespaces(), (pvc) => this.provision(pvc),
+      (pvc) => `claim ${pvc.metadata?.namespace}/${pvc.metadata?.name}`);
+    await this.watch<V1PersistentVolume>('/api/v1/persistentvolumes', () => this.core.listPersistentVolume(), (pv) => this.reclaim(pv),
+      (pv) => `volume ${pv.metadata?.name}`);
   }
 
   async stop(): Promise<void> {
@@ -179,11 +182,10 @@ export class FakeKubelet {
     }
   }
 
-  // ---- pods ----
-
-  private async watchPods(): Promise<void> {
-    const informer = makeInformer<V1Pod>(this.kc, '/api/v1/pods', () => this.core.listPodForAllNamespaces());
-    const seen = (pod: V1Pod) => { void this.onPod(pod).catch((e) => this.log(`pod ${pod.metadata?.namespace}/${pod.metadata?.name}: ${(e as Error).message}`)); };
+  /** An informer on `path` whose adds and updates go to `handle` (its failures logged); restarted after an error. */
+  private async watch<T extends KubernetesObject>(path: string, list: ListPromise<T>, handle: (o: T) => Promise<void>, what: (o: T) => string): Promise<void> {
+    const informer = makeInformer<T>(this.kc, path, list);
+    const seen = (o: T) => { void handle(o).catch((e) => this.log(`${what(o)}: ${(e as Error).message}`)); };
     informer.on('add', seen);
     informer.on('update', seen);
     informer.on('error', () => {
@@ -192,6 +194,8 @@ export class FakeKubelet {
     await informer.start();
     this.informers.push(informer);
   }
+
+  // ---- pods ----
 
   private async onPod(pod: V1Pod): Promise<void> {
     if (this.stopped || pod.spec?.nodeName !== this.o.nodeName) return;
@@ -299,30 +303,6 @@ export class FakeKubelet {
   }
 
   // ---- volumes ----
-
-  private async watchClaims(): Promise<void> {
-    const informer = makeInformer<V1PersistentVolumeClaim>(this.kc, '/api/v1/persistentvolumeclaims', () => this.core.listPersistentVolumeClaimForAllNamespaces());
-    const seen = (pvc: V1PersistentVolumeClaim) => { void this.provision(pvc).catch((e) => this.log(`claim ${pvc.metadata?.namespace}/${pvc.metadata?.name}: ${(e as Error).message}`)); };
-    informer.on('add', seen);
-    informer.on('update', seen);
-    informer.on('error', () => {
-      if (!this.stopped) setTimeout(() => { void informer.start().catch(() => undefined); }, 1000);
-    });
-    await informer.start();
-    this.informers.push(informer);
-  }
-
-  private async watchVolumes(): Promise<void> {
-    const informer = makeInformer<V1PersistentVolume>(this.kc, '/api/v1/persistentvolumes', () => this.core.listPersistentVolume());
-    const seen = (pv: V1PersistentVolume) => { void this.reclaim(pv).catch((e) => this.log(`volume ${pv.metadata?.name}: ${(e as Error).message}`)); };
-    informer.on('add', seen);
-    informer.on('update', seen);
-    informer.on('error', () => {
-      if (!this.stopped) setTimeout(() => { void informer.start().catch(() => undefined); }, 1000);
-    });
-    await informer.start();
-    this.informers.push(informer);
-  }
 
   /** As an external provisioner: a volume of ours Released with reclaim policy Delete is deleted (nothing was written on disk). */
   private async reclaim(pv: V1PersistentVolume): Promise<void> {
