@@ -21,7 +21,7 @@ const ENTRIES = {
  * anything else, a mistyped verb included, shares one (`other`), so that typos do not each leave
  * a cache file of megabytes. test/build/bundle.test.ts checks them against the CLI's verbs.
  */
-const VERBS = ['init', 'synth', 'run', 'plan', 'status', 'destroy', 'logs', 'support', 'unlock', 'agent', 'completion', '__complete'];
+const VERBS = ['init', 'synth', 'run', 'plan', 'status', 'destroy', 'logs', 'support', 'unlock', 'repair-record', 'agent', 'completion', '__complete'];
 const AGENT_VERBS = ['render', 'cleanup', 'run'];
 
 /** The bundle and the code cache a command line uses: `agent <verb>`'s, a verb's, or `other`. */

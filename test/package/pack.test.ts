@@ -73,6 +73,8 @@ describe('npm pack', () => {
       // the starting configurations of `uyuni-cdk init` and the editors' schema they name
       'uyuni.yaml', 'uyuni.schema.json', ...fs.readdirSync(path.join(ROOT, 'examples')).map((f) => `examples/${f}`),
       ...fs.readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`),
+      // the permissions the runtime needs, as the cluster admin applies them (docs/runtime.md, "Permissions")
+      ...fs.readdirSync(path.join(ROOT, 'docs', 'rbac')).map((f) => `docs/rbac/${f}`),
       ...fs.readdirSync(path.join(ROOT, 'src', 'scripts'), { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => path.relative(ROOT, path.join(e.parentPath ?? e.path, e.name))),
       ...bundles, ...lib,
     ].sort();

@@ -125,7 +125,7 @@ describe('a finished migration whose Jobs are gone', () => {
     await refusedMigration(/no record of this server is left \(ConfigMap uyuni\/uyuni-cdk-history and its copy on namespace uyuni hold none\), but the cluster shows a set-up server: Deployment uyuni\/uyuni runs registry\.opensuse\.org\/uyuni\/server:2026\.08 \(1 replica\); ConfigMap uyuni\/uyuni-config names fqdn old-server\.example\.com/);
     const prepare = await cli('run', dist('migrate-prepare'), { kubeconfig: sim.kubeconfigPath, yes: true });
     expect(prepare.code).toBe(1);
-    expect(prepare.err).toMatch(/its data step data-presync would run again \(over the data of that server\)/);
+    expect(prepare.err).toMatch(/steps that would run again \(over the data of that server\): data-presync/);
     // The same flag as a record's: --rerun STEP runs that data step, and asks first.
     const asked = await cli('run', dist('migrate'), { kubeconfig: sim.kubeconfigPath, rerun: ['data-sync', 'inspect', 'inspect-db', 'import-secrets', 'db-upgrade', 'db-finalize'] });
     expect(asked.code).toBe(2);
