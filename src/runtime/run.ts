@@ -181,9 +181,6 @@ async function startRun(o: RunOptions, started: number, dirs: RunDirs): Promise<
   if (o.saved && o.saved.server !== o.cluster.server) {
     throw new BadInput(`the saved plan was made against ${o.saved.server}, not ${o.cluster.server}: nothing was done`);
   }
-  // what the user may not do, asked of the API server before the lock, the first write (permissions.ts)
-  const missing = await missingPermissions(o.cluster, plan, (s) => objects.get(s) ?? []);
-  if (missing.length) throw new RuntimeError(permissionRefusal(missing, plan.namespace), EXIT.stepFailed);
   const runId = `${plan.name}-${timestamp()}`;
   let runDir = o.runDir;
   if (runDir) fs.mkdirSync(runDir, { recursive: true });
@@ -196,6 +193,10 @@ async function startRun(o: RunOptions, started: number, dirs: RunDirs): Promise<
   }
   o.reporter.recordTo(path.join(runDir, 'events.jsonl'));
   o.reporter.emit({ type: 'run-start', plan: plan.name, runId, runDir, steps: plan.steps.length, ...targetOf(o.cluster) });
+  // what the user may not do, asked of the API server before the lock, the first write (permissions.ts);
+  // after run-start, so that a cluster failing these reads leaves its run-done in events.jsonl too
+  const missing = await missingPermissions(o.cluster, plan, (s) => objects.get(s) ?? []);
+  if (missing.length) throw new RuntimeError(permissionRefusal(missing, plan.namespace), EXIT.stepFailed);
   // the lock (deferred past the namespace step of a first install), what is refused outright
   // (src/runtime/safeguards.ts), then what plan decides, asked before the first write
   const { lock, ...guarded } = await guardRun(o.cluster, plan, (s) => objects.get(s) ?? [], runId, o.reporter, o);
