@@ -46,7 +46,7 @@ describe('plan --output json', () => {
     const step = (name: string) => json.steps.find((x: any) => x.name === name);
     expect(step('namespace').objects[0]).toMatchObject({ object: 'Namespace/uyuni', id: { kind: 'Namespace', name: 'uyuni' } });
     expect(step('volumes').objects[0].id).toEqual({ kind: 'PersistentVolumeClaim', name: 'var-cobbler', namespace: 'uyuni' });
-    expect(step('cleanup').actions[0].id).toEqual({ kind: 'PersistentVolumeClaim', name: 'migration-data', namespace: 'uyuni' });
+    expect(step('cleanup').actions.find((a: { id: { kind: string } }) => a.id.kind === 'PersistentVolumeClaim').id).toEqual({ kind: 'PersistentVolumeClaim', name: 'migration-data', namespace: 'uyuni' });
     expect(step('data-sync').requires[0].id).toEqual({ kind: 'Secret', name: 'uyuni-migration-key', namespace: 'uyuni' });
     expect(json.unmet[0].id).toEqual({ kind: 'Secret', name: 'uyuni-migration-key', namespace: 'uyuni' });
     // the same shape as a run's events
