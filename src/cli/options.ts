@@ -1,5 +1,5 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
-// Static, not `await import('readline')`: bin/code-cache.js runs the bundle as a vm.Script, which
+// Static, not a dynamic import of the readline module: bin/code-cache.js runs the bundle as a vm.Script, which
 // has no dynamic-import callback, so an `import()` of a builtin crashed the question on a terminal
 // (ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING). eslint.config.js and scripts/build.js keep it so.
 import * as readline from 'readline';

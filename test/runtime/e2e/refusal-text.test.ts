@@ -10,10 +10,8 @@ import { parse, stringify } from 'yaml';
 import { synthYaml } from '../../helpers/synth';
 import { startSimulator, Simulator } from '../../sim';
 import { cli, ROOT } from './harness';
-import { inspectJobs } from './inspect-facts';
+import { dist, migrationFacts, migrationInputs } from './migration';
 
-const dist = (p: string) => path.join(ROOT, 'dist', p);
-const b64 = (t: string) => Buffer.from(t).toString('base64');
 const count = (text: string, s: string) => text.split(s).length - 1;
 const DATA_STEPS = 'data-sync, inspect, inspect-db, import-secrets, db-upgrade, db-finalize';
 
@@ -23,19 +21,10 @@ afterEach(async () => {
 });
 
 async function finishedMigration(): Promise<void> {
-  sim = await startSimulator({
-    jobs: inspectJobs({
-      fqdn: 'old-server.example.com', current_release: '2024.10', timezone: 'Europe/Berlin', has_hub: 'false', debug_java: 'false', tftp_enabled: 'true', ca_fingerprint_match: 'true',
-    }, { current_pg_version: '14' }),
-  });
-  const secret = (name: string, data: Record<string, string>, type = 'Opaque') =>
-    sim.put({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: 'uyuni' }, type, data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, b64(v)])) });
+  sim = await startSimulator({ jobs: migrationFacts() });
+  // a namespace made by hand first, as the README's recipe does
   sim.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'uyuni' } });
-  secret('uyuni-migration-key', { key: 'k', 'key.pub': 'p' });
-  sim.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'uyuni-migration-ssh', namespace: 'uyuni' }, data: { config: 'Host *', known_hosts: 'x' } });
-  secret('uyuni-ca-password', { password: 'pw' });
-  secret('uyuni-ca', { 'tls.crt': 'c', 'tls.key': 'k' }, 'kubernetes.io/tls');
-  for (const name of ['db-credentials', 'reportdb-credentials']) secret(name, { username: 'u', password: 'p' }, 'kubernetes.io/basic-auth');
+  migrationInputs(sim);
   expect((await cli('run', dist('migrate'), { kubeconfig: sim.kubeconfigPath, yes: true })).code).toBe(0);
 }
 
