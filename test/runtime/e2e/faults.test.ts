@@ -202,7 +202,7 @@ describe('a run that cannot renew its lock', () => {
     clearTimeout(killer);
     expect(proxy.faulted.some((l) => l.startsWith('PATCH /apis/coordination.k8s.io/v1/namespaces/uyuni-test/leases/uyuni-cdk-lock'))).toBe(true);
     expect(r.code).toBe(1);
-    expect(r.out + r.err).toMatch(/run install-\d{8}T\d{6}(\.\d{3})?Z stopped before it would apply ConfigMap\/uyuni-cdk-history \(uyuni-test\): its lock could not be renewed since \S+ \(patch Lease\/uyuni-cdk-lock \(uyuni-test\): [^\n]*no complete answer within 1 s[^\n]*\): after leaseDurationSeconds \(3\) another run may hold namespace uyuni-test/);
+    expect(r.out + r.err).toMatch(/run install-\d{8}T\d{6}\.\d{3}Z stopped before it would apply ConfigMap\/uyuni-cdk-history \(uyuni-test\): its lock could not be renewed since \S+ \(patch Lease\/uyuni-cdk-lock \(uyuni-test\): [^\n]*no complete answer within 1 s[^\n]*\): after leaseDurationSeconds \(3\) another run may hold namespace uyuni-test/);
     expect(sim.get('v1', 'ConfigMap', 'uyuni-cdk-history', NS)).toBeUndefined();
   }, 90_000);
 });

@@ -18,10 +18,14 @@ export const migrationFacts = () => inspectJobs({
   tftp_enabled: 'true', ca_fingerprint_match: 'true',
 }, { current_pg_version: '14' });
 
-/** The Secrets and ConfigMap a migration needs, and what the real uyuni-import-secrets makes (the simulated Job runs no script). */
-export function migrationInputs(s: Simulator): void {
-  const secret = (name: string, data: Record<string, string>, type = 'Opaque') =>
-    s.put({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: 'uyuni' }, type, data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, b64(v)])) });
+/**
+ * The Secrets and ConfigMap a migration needs (all but those in `without`), and what the real
+ * uyuni-import-secrets makes (the simulated Job runs no script).
+ */
+export function migrationInputs(s: Simulator, without: readonly string[] = []): void {
+  const secret = (name: string, data: Record<string, string>, type = 'Opaque') => {
+    if (!without.includes(name)) s.put({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: 'uyuni' }, type, data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, b64(v)])) });
+  };
   secret('uyuni-migration-key', { key: 'k', 'key.pub': 'p' });
   s.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'uyuni-migration-ssh', namespace: 'uyuni' }, data: { config: 'Host *', known_hosts: 'x' } });
   secret('uyuni-ca-password', { password: 'pw' });
@@ -29,9 +33,15 @@ export function migrationInputs(s: Simulator): void {
   for (const name of ['db-credentials', 'reportdb-credentials']) secret(name, { username: 'u', password: 'p' }, 'kubernetes.io/basic-auth');
 }
 
-/** A simulator with a finished run of dist/migrate. */
-export async function finishedMigration(): Promise<Simulator> {
+/** `kubectl create namespace uyuni`, as the README's migration recipe does first: a bare namespace that `run` takes over. */
+export function handMadeNamespace(s: Simulator): void {
+  s.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'uyuni' }, spec: { finalizers: ['kubernetes'] }, status: { phase: 'Active' } });
+}
+
+/** A simulator with a finished run of dist/migrate (into a namespace made by hand first, with `handMade`). */
+export async function finishedMigration(o: { handMade?: boolean } = {}): Promise<Simulator> {
   const sim = await startSimulator({ jobs: migrationFacts() });
+  if (o.handMade) handMadeNamespace(sim);
   migrationInputs(sim);
   const r = await cli('run', dist('migrate'), { kubeconfig: sim.kubeconfigPath, yes: true });
   expect(r.err).toBe('');

@@ -4,13 +4,9 @@
  * again, each once; `plan` says the same in one bullet. (It was one line of ~3,000 characters:
  * the same paragraph for each of 7 data steps, joined by `; `, and 7 bullets in `plan`.)
  */
-import * as fs from 'fs';
-import * as path from 'path';
-import { parse, stringify } from 'yaml';
-import { synthYaml } from '../../helpers/synth';
-import { startSimulator, Simulator } from '../../sim';
-import { cli, ROOT } from './harness';
-import { dist, migrationFacts, migrationInputs } from './migration';
+import { Simulator } from '../../sim';
+import { cli } from './harness';
+import { dist, finishedMigration as finishedMigrationOn, synthExample } from './migration';
 
 const count = (text: string, s: string) => text.split(s).length - 1;
 const DATA_STEPS = 'data-sync, inspect, inspect-db, import-secrets, db-upgrade, db-finalize';
@@ -21,26 +17,20 @@ afterEach(async () => {
 });
 
 async function finishedMigration(): Promise<void> {
-  sim = await startSimulator({ jobs: migrationFacts() });
-  // a namespace made by hand first, as the README's recipe does
-  sim.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'uyuni' } });
-  migrationInputs(sim);
-  expect((await cli('run', dist('migrate'), { kubeconfig: sim.kubeconfigPath, yes: true })).code).toBe(0);
+  sim = await finishedMigrationOn({ handMade: true });
 }
 
 describe('the refusal of a finished migration', () => {
   it('with an edited configuration: one sentence, then the steps that would run again, each once; plan says the same in one bullet', async () => {
     await finishedMigration();
-    const c = parse(fs.readFileSync(path.join(ROOT, 'examples', 'migration.yaml'), 'utf8'));
-    c.images.tag = '2026.09';
-    const edited = (synthYaml(stringify(c)) as Record<string, { dir: string }>).migrate.dir;
+    const edited = synthExample('migration.yaml', (c) => { c.images.tag = '2026.09'; }).migrate;
 
     const r = await cli('run', edited, { kubeconfig: sim.kubeconfigPath, yes: true });
     expect(r.code).toBe(1);
     const said = r.out + r.err;
     expect(count(said, 'finished at ')).toBe(1);
     expect(count(said, 'use the install plan of the same configuration')).toBe(1);
-    expect(said).toMatch(/refused before any write: the migration into namespace uyuni finished at \S+ from old-server\.example\.com \(run migrate-\d{8}T\d{6}(\.\d{3})?Z\): a finished migration never runs again, whatever changed in its configuration; the server is migrated: use the install plan[^\n]*\n {2}steps that would run again \(this plan changed them since\): data-sync, inspect, inspect-db, import-secrets, db-upgrade, db-finalize \(--rerun STEP repeats one; it asks first\)\n/);
+    expect(said).toMatch(/refused before any write: the migration into namespace uyuni finished at \S+ from old-server\.example\.com \(run migrate-\d{8}T\d{6}\.\d{3}Z\): a finished migration never runs again, whatever changed in its configuration; the server is migrated: use the install plan[^\n]*\n {2}steps that would run again \(this plan changed them since\): data-sync, inspect, inspect-db, import-secrets, db-upgrade, db-finalize \(--rerun STEP repeats one; it asks first\)\n/);
     for (const step of DATA_STEPS.split(', ')) expect([step, count(said, `--rerun ${step}`)]).toEqual([step, 0]);
     for (const line of said.split('\n')) expect(line.length).toBeLessThan(500);
 

@@ -8,20 +8,12 @@
  * Most cases start from the README's migration recipe: `kubectl create namespace uyuni` and the
  * migration's key Secrets, a bare namespace that `run` takes over by design, but only once it goes on.
  */
-import * as path from 'path';
 import { startSimulator, Simulator } from '../../sim';
 import { runCommand } from '../../../src/runtime/commands';
-import { cli, ROOT, tmpDir } from './harness';
-import { inspectJobs } from './inspect-facts';
+import { cli, tmpDir } from './harness';
+import { dist, handMadeNamespace, migrationFacts, migrationInputs } from './migration';
 
-const dist = (p: string) => path.join(ROOT, 'dist', p);
-const b64 = (t: string) => Buffer.from(t).toString('base64');
 const NS = 'uyuni';
-
-const migrationFacts = () => inspectJobs({
-  fqdn: 'old-server.example.com', current_release: '2024.10', timezone: 'Europe/Berlin', has_hub: 'false', debug_java: 'false',
-  tftp_enabled: 'true', ca_fingerprint_match: 'true',
-}, { current_pg_version: '14' });
 
 let sim: Simulator;
 afterEach(async () => {
@@ -30,16 +22,8 @@ afterEach(async () => {
 
 /** `kubectl create namespace uyuni`, then the Secrets the migration needs (all but those in `without`). */
 function readmeRecipe(s: Simulator, without: readonly string[] = []): void {
-  s.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS }, spec: { finalizers: ['kubernetes'] }, status: { phase: 'Active' } });
-  const secret = (name: string, data: Record<string, string>, type = 'Opaque') => {
-    if (!without.includes(name)) s.put({ apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: NS }, type, data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, b64(v)])) });
-  };
-  secret('uyuni-migration-key', { key: 'k', 'key.pub': 'p' });
-  s.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'uyuni-migration-ssh', namespace: NS }, data: { config: 'Host *', known_hosts: 'x' } });
-  secret('uyuni-ca-password', { password: 'pw' });
-  // What the real uyuni-import-secrets makes (the simulated Job runs no script).
-  secret('uyuni-ca', { 'tls.crt': 'c', 'tls.key': 'k' }, 'kubernetes.io/tls');
-  for (const name of ['db-credentials', 'reportdb-credentials']) secret(name, { username: 'u', password: 'p' }, 'kubernetes.io/basic-auth');
+  handMadeNamespace(s);
+  migrationInputs(s, without);
 }
 
 /** Every object of the cluster, as JSON text each (kind, namespace, name → the whole object). */

@@ -7,11 +7,9 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { parse, stringify } from 'yaml';
-import { synthYaml } from '../../helpers/synth';
-import { startSimulator, Simulator } from '../../sim';
-import { cli, ROOT, tmpDir } from './harness';
-import { dist, migrationFacts, migrationInputs } from './migration';
+import { Simulator } from '../../sim';
+import { cli, tmpDir } from './harness';
+import { finishedMigration, synthExample } from './migration';
 
 let sim: Simulator;
 afterEach(async () => {
@@ -19,14 +17,8 @@ afterEach(async () => {
 });
 
 it('after a migration, the install plan of the same configuration: 45 to relabel, not drift; run writes them as relabelled', async () => {
-  sim = await startSimulator({ jobs: migrationFacts() });
-  // a namespace made by hand first, as the README's recipe does
-  sim.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'uyuni' } });
-  migrationInputs(sim);
-  expect((await cli('run', dist('migrate'), { kubeconfig: sim.kubeconfigPath, yes: true })).code).toBe(0);
-  const c = parse(fs.readFileSync(path.join(ROOT, 'examples', 'migration.yaml'), 'utf8'));
-  delete c.migration;
-  const install = (synthYaml(stringify(c)) as Record<string, { dir: string }>).install.dir;
+  sim = await finishedMigration({ handMade: true });
+  const install = synthExample('migration.yaml', (c) => { delete c.migration; }).install;
   const label = () => sim.get('v1', 'PersistentVolumeClaim', 'var-cobbler', 'uyuni').metadata.labels['uyuni-cdk.io/plan'];
   expect(label()).toBe('migrate');
 
