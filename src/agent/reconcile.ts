@@ -67,6 +67,12 @@ export class Reconciler {
   private readonly tearingDown = new Map<string, Promise<void>>();
   /** The next wait before deleting a pod's object again, per pod whose DELETE failed. */
   private readonly deleteBackoff = new Map<string, number>();
+  /**
+   * Pods whose object this agent deleted (key → uid): the watch may show them terminating once more
+   * before their DELETED event (the teardown looks at the pod again at once), and a second DELETE
+   * only earns a 404 (seen against kube-apiserver: test/cluster/agent-node.test.ts).
+   */
+  private readonly deleted = new Map<string, string>();
   private readonly retryTimers = new Set<NodeJS.Timeout>();
   /** Pods past the --max-pods check whose units are not set yet. */
   private readonly admitting = new Set<string>();
@@ -148,12 +154,13 @@ export class Reconciler {
       // Its units are still being stopped: looked at again when that is done.
       if (this.tearingDown.has(key)) continue;
       const pod = this.book.pods.get(key);
+      if (this.deleted.has(key) && this.deleted.get(key) !== pod?.metadata?.uid) this.deleted.delete(key);
       const m = this.book.managed.get(key);
       const terminating = pod !== undefined && podIsTerminating(pod);
       if (m && (!pod || pod.metadata?.uid !== m.uid || terminating)) {
         const why = !pod ? 'no corresponding pod exists' : terminating ? 'the corresponding pod is terminating' : 'the pod was replaced by a new one of the same name';
         this.startTeardown({ m, pod: terminating ? pod : undefined, why });
-      } else if (terminating) toDelete.push(pod);
+      } else if (terminating && !this.deleted.has(key)) toDelete.push(pod);
       if (pod && !terminating && !this.tearingDown.has(key)) setup.push(pod);
     }
 
@@ -193,6 +200,7 @@ export class Reconciler {
     const key = podKeyOf(pod);
     if (await deletePodObject(this.o.api, pod, this.o.log)) {
       this.deleteBackoff.delete(key);
+      if (pod.metadata?.uid) this.deleted.set(key, pod.metadata.uid);
       return;
     }
     const wait = this.deleteBackoff.get(key) ?? RETRY_FIRST_MS;
