@@ -9,22 +9,20 @@ import * as path from 'path';
 import { EndingSignal, EXIT } from '../plan/exit-codes';
 import { printable } from '../plan/printable';
 import { RUN_DEFAULTS } from '../plan/run-defaults';
-import { Cluster, withReadLimit } from './client';
-import { limiter, READ_CONCURRENCY } from '../kube/limit';
+import { Cluster } from './client';
 import { destroyPlan, destroySummary, renderDestroy, waitGone } from './destroy';
 import { BadInput, RuntimeError } from './errors';
 import { loadKubeConfig } from './kubeconfig';
-import { describeHolder, forceUnlock, holderOf, LOCK_NAME, releaseHeldLocks, RunLock, staleness } from './lock';
-import type { V1Lease } from '@kubernetes/client-node';
-import { refuses, renderTakeovers, takeovers, upgrades } from './ownership';
+import { forceUnlock, releaseHeldLocks, RunLock } from './lock';
+import { renderTakeovers } from './ownership';
+import { DecisionFlags, decisionFlagsOf, givenFlags } from './plan-result';
 import { openPlanDir, openPlanView, PlanDir } from './plan-dir';
 import { hasChanges, planSteps, renderPlan } from './planview';
 import { stringify } from 'yaml';
 import { paletteFor, Palette } from './colour';
-import { objectId, OutputMode, Reporter } from './progress';
+import { OutputMode, Reporter } from './progress';
 import { interruptRun, RunOptions, RunState, runPlan, timestamp } from './run';
-import { isSavedPlan, planDigest, readSavedPlan, savedOptionsOf, writeSavedPlan } from './saved-plan';
-import { lostCredentials } from './secrets';
+import { isSavedPlan, planDigest, readSavedPlan, writeSavedPlan } from './saved-plan';
 import { repairRecords } from './repair';
 import { renderStatus, statusExitCode, stepStatuses } from './status';
 import { targetOf } from './target';
@@ -105,8 +103,8 @@ async function guarded(io: Io, fn: () => Promise<number>): Promise<number> {
   }
 }
 
-export interface RunCommandOptions extends CommonOptions {
-  readonly rerun?: readonly string[];
+/** `run`'s options; the decision flags (`--rerun`, `--no-prune`, `--purge-volumes`, `--adopt`, `--allow-…`) are one value (plan-result.ts). */
+export interface RunCommandOptions extends CommonOptions, DecisionFlags {
   readonly runDir?: string;
   /** `--keep-runs N`: run series kept after the run. @default RUN_DEFAULTS.keepRuns */
   readonly keepRuns?: number;
@@ -116,37 +114,28 @@ export interface RunCommandOptions extends CommonOptions {
   readonly stuckGrace?: number;
   /** Seconds. @default RUN_DEFAULTS.progressIntervalSeconds */
   readonly progressInterval?: number;
-  /** `--no-prune` sets it false: members of the plan's ApplySet it no longer has are kept. @default true */
-  readonly prune?: boolean;
-  /** Prune claims too (those this plan made). */
-  readonly purgeVolumes?: boolean;
   /** `--yes`, `-y`, `--auto-approve`: the destructive changes go ahead without a question. */
   readonly yes?: boolean;
   readonly autoApprove?: boolean;
-  readonly allowFqdnChange?: boolean;
-  readonly allowDowngrade?: boolean;
-  readonly allowNewCa?: boolean;
-  /** Take over objects of other owners (src/runtime/ownership.ts). */
-  readonly adopt?: boolean;
   /** Seconds to wait for the namespace's lock. @default 0 */
   readonly lockTimeout?: number;
   /** `-v`: every object's apply, also those that changed nothing. */
   readonly verbose?: boolean;
 }
 
-/** `run FILE`: the saved plan's directory and options; options that would change what it does are refused. */
-function savedRun(file: string, o: RunCommandOptions) {
+/**
+ * `run FILE`: the saved plan's directory, namespace and decision flags. Flags given beside it are
+ * refused, not merged: what runs is what the file holds, as `plan --out` showed it.
+ */
+function savedRun(file: string, o: RunCommandOptions): Pick<RunOptions, 'planDir' | 'namespace' | 'flags' | 'saved'> {
   const saved = readSavedPlan(file);
-  const given = [
-    o.rerun?.length ? '--rerun' : '', o.prune === false ? '--no-prune' : '', o.purgeVolumes ? '--purge-volumes' : '', o.namespace ? '--namespace' : '',
-    o.allowFqdnChange ? '--allow-fqdn-change' : '', o.allowDowngrade ? '--allow-downgrade' : '', o.allowNewCa ? '--allow-new-ca' : '',
-  ].filter(Boolean);
-  if (given.length) throw new BadInput(`${file} is a saved plan: it carries its own options; ${given.join(', ')} belong to \`uyuni-cdk plan --out\``);
-  const so = saved.options;
-  return {
-    planDir: saved.planDir, namespace: so.namespace, rerun: so.rerun, prune: so.prune, purgeVolumes: so.purgeVolumes,
-    allowFqdnChange: so.allowFqdnChange, allowDowngrade: so.allowDowngrade, allowNewCa: so.allowNewCa, saved,
-  };
+  const given = [...givenFlags(o), ...o.namespace ? ['--namespace'] : []];
+  if (given.length) {
+    const held = givenFlags(saved.flags);
+    throw new BadInput(`${file} is a saved plan: it carries its own options; ${given.join(', ')} belong to \`uyuni-cdk plan --out\` `
+      + `(its decision flags are taken from the file: ${held.length ? held.join(', ') : 'none'}; to change them, make and review a new plan with them)`);
+  }
+  return { planDir: saved.planDir, namespace: saved.options.namespace, flags: saved.flags, saved };
 }
 
 export function runCommand(planDir: string, o: RunCommandOptions, io: Io): Promise<number> {
@@ -166,21 +155,15 @@ export function runCommand(planDir: string, o: RunCommandOptions, io: Io): Promi
       reporter,
       runDir: o.runDir,
       keepRuns: o.keepRuns,
-      rerun: o.rerun,
+      flags: decisionFlagsOf(o),
       timeoutSeconds: o.timeout,
       namespace: o.namespace,
       connection: { kubeconfig: o.kubeconfig, context: o.context },
       onFailure: (e) => { if (debugging() && e instanceof Error) io.err(`${e.stack}\n`); },
       stuckGraceSeconds: o.stuckGrace,
-      prune: o.prune,
-      purgeVolumes: o.purgeVolumes,
       yes: Boolean(o.yes || o.autoApprove),
       ...(io.ask ? { ask: io.ask } : {}),
-      allowFqdnChange: o.allowFqdnChange,
-      allowDowngrade: o.allowDowngrade,
-      allowNewCa: o.allowNewCa,
       ...from,
-      adopt: o.adopt,
       lockTimeoutSeconds: o.lockTimeout,
       state,
     };
@@ -203,33 +186,16 @@ async function openPlan(planDir: string, o: CommonOptions): Promise<PlanDir & { 
   return { ...dir, cluster };
 }
 
-export interface PlanCommandOptions extends CommonOptions {
-  /** As `run --rerun`: predict a run with these steps' Jobs re-created. */
-  readonly rerun?: readonly string[];
-  /** As `run --no-prune`. @default true */
-  readonly prune?: boolean;
-  readonly purgeVolumes?: boolean;
-  /** As `run --adopt`: list the objects of other owners as adopted, not refused. */
-  readonly adopt?: boolean;
+/** `plan`'s options; the decision flags predict `run` given them, and `--out` saves them whole. */
+export interface PlanCommandOptions extends CommonOptions, DecisionFlags {
   /** Terraform's `-detailed-exitcode`: 0 no changes, 2 changes, 1 any error (a run that would stop, bad input, an unreachable cluster). */
   readonly detailedExitcode?: boolean;
   /** `--bookkeeping-drift`: with detailedExitcode, objects to relabel (only bookkeeping labels differ) are changes too. @default false */
   readonly bookkeepingDrift?: boolean;
-  /** As `run --allow-fqdn-change` and the others: predict a run given them. */
-  readonly allowFqdnChange?: boolean;
-  readonly allowDowngrade?: boolean;
-  readonly allowNewCa?: boolean;
   /** `--out FILE`: save what was shown, for `run FILE` (src/runtime/saved-plan.ts). */
   readonly out?: string;
   /** `-v`: every unchanged object and every wait listed (default: counted). */
   readonly verbose?: boolean;
-}
-
-/** The lock `run` would find held (src/runtime/lock.ts): its refusal as `plan` predicts it, or undefined when a run would take it. */
-async function heldLock(cluster: Cluster, namespace: string): Promise<string | undefined> {
-  const lease = await cluster.get<V1Lease>({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', name: LOCK_NAME, namespace }).catch(() => undefined);
-  if (!lease || staleness(lease)) return undefined;
-  return `namespace ${namespace} is locked by ${describeHolder(holderOf(lease))}: run refuses while it holds (--lock-timeout waits for it)`;
 }
 
 export async function planCommand(planDir: string, o: PlanCommandOptions, io: Io): Promise<number> {
@@ -241,24 +207,22 @@ export async function planCommand(planDir: string, o: PlanCommandOptions, io: Io
     for (const s of o.rerun ?? []) {
       if (!plan.steps.some((x) => x.name === s)) throw new BadInput(`--rerun ${s}: no such step (steps: ${plan.steps.map((x) => x.name).join(', ')})`);
     }
-    const r = await planSteps(cluster, plan, objectsOf, o);
-    // what run refuses or adopts before its first write (src/runtime/safeguards.ts)
-    // together: none reads what another does; at most READ_CONCURRENCY reads in flight (issue 36)
-    const bounded = withReadLimit(cluster, limiter(READ_CONCURRENCY));
-    const [foreign, lost, locked] = await Promise.all([takeovers(bounded, plan, objectsOf), lostCredentials(bounded, plan), heldLock(bounded, plan.namespace)]);
-    const refused = lost.length > 0 || locked !== undefined || foreign.some((f) => refuses(f, Boolean(o.adopt), upgrades(plan)));
-    const safety = [...renderTakeovers(foreign, Boolean(o.adopt), upgrades(plan)), ...lost.map((l) => `Refused: ${l.message}`), ...locked ? [`Refused: ${locked}`] : []];
+    const flags = decisionFlagsOf(o);
+    // the one verdict: the steps, and what run refuses or takes over before its first write
+    const r = await planSteps(cluster, plan, objectsOf, { flags });
+    const refused = r.lostCredentials.length > 0 || r.locked !== undefined || r.takeovers.some((t) => t.action === 'refuse');
+    const safety = [...renderTakeovers(r.takeovers), ...r.lostCredentials.map((l) => `Refused: ${l.message}`), ...r.locked ? [`Refused: ${r.locked}`] : []];
     const target = targetOf(cluster);
     io.out(mode === 'json'
-      ? machine(o, { plan: plan.name, namespace: plan.namespace, cluster: target, ...r, takeovers: foreign.map(({ ref, ...f }) => ({ ...f, id: objectId(ref) })), lostCredentials: lost, ...locked ? { locked } : {} })
+      ? machine(o, { plan: plan.name, namespace: plan.namespace, cluster: target, ...r })
       : [...safety, renderPlan(plan, r, { verbose: o.verbose, palette: paletteOf(o, io), target })].join('\n') + '\n');
     if (o.out) {
-      writeSavedPlan(o.out, { planDir: dir, digest: planDigest(dir, plan), server: cluster.server, options: savedOptionsOf(o.namespace, o), result: r });
-      if (mode !== 'json') io.out(`\nSaved the plan to ${o.out}: \`uyuni-cdk run ${o.out}\` applies exactly this, and refuses if the cluster or ${dir} changed since.\n`);
+      writeSavedPlan(o.out, { planDir: dir, digest: planDigest(dir, plan), server: cluster.server, options: o.namespace ? { namespace: o.namespace } : {}, flags, result: r });
+      if (mode !== 'json') io.out(`\nSaved the plan to ${o.out}: \`uyuni-cdk run ${o.out}\` applies exactly this, with its flags${givenFlags(flags).length ? ` (${givenFlags(flags).join(', ')})` : ' (none)'}, and refuses if the cluster or ${dir} changed since.\n`);
     }
     if (!o.detailedExitcode) return EXIT.ok;
     if (r.stopsAt || refused) return EXIT.stepFailed;
-    changes = hasChanges(r, Boolean(o.bookkeepingDrift)) || foreign.length > 0;
+    changes = hasChanges(r, Boolean(o.bookkeepingDrift)) || r.takeovers.length > 0;
     return EXIT.ok;
   });
   if (!o.detailedExitcode) return code;

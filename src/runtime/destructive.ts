@@ -1,13 +1,14 @@
 /**
  * The destructive changes of a plan: what `run` shows and asks about before its first write
- * (src/runtime/confirm.ts), computed from what `plan` computes (src/runtime/planview.ts).
+ * (src/runtime/confirm.ts), read from the plan's one verdict (src/runtime/plan-result.ts), which
+ * `plan` shows and saves and `run FILE` compares again.
  *
  * One rule per kind, in RULES. To add a kind (an adoption of another tool's object, say): add
  * its name to `DestructiveKind`, and a rule that reads it from the PlanResult (a new field of
  * the plan if the plan does not show it yet) into the table. `plan` lists the same changes, and
  * `run` asks about them with the others; nothing else changes.
  */
-import type { PlanResult, PlannedStep } from './planview';
+import type { PlanResult, PlannedStep } from './plan-result';
 
 export type DestructiveKind =
   /** An object deleted by a step action (`cleanup`) or by pruning. */
@@ -59,14 +60,11 @@ const RULES: Readonly<Record<DestructiveKind, Rule>> = {
     kind: 'new-credentials' as const, step: s.name, object: q.object, why: `generated while the claims hold data: the data does not know the new values (${q.detail ?? 'generated'})`,
   }))),
   'identity': (r) => r.identity.filter((c) => c.allowed).map((c) => ({ kind: 'identity' as const, step: '(run)', object: c.kind, why: `${c.flag}: ${c.message}` })),
-  // from the ownership check under the lock (src/runtime/safeguards.ts), not from the plan's steps: see `adoptions`
-  'adopt': () => [],
+  // --adopt and a namespace made by hand are consent given already: only an upgrade's own take-overs ask
+  'adopt': (r) => r.takeovers.filter((t) => t.action === 'adopt' && t.asked).map((t) => ({
+    kind: 'adopt' as const, step: '(run)', object: t.object, why: `taken over from ${t.owner} by the upgrade of the install it made`,
+  })),
 };
-
-/** An upgrade's take-overs as destructive changes, asked with the others. */
-export function adoptions(items: ReadonlyArray<{ object: string; owner: string }>): DestructiveChange[] {
-  return items.map((i) => ({ kind: 'adopt' as const, step: '(run)', object: i.object, why: `taken over from ${i.owner} by the upgrade of the install it made` }));
-}
 
 export function destructiveChanges(r: PlanResult): DestructiveChange[] {
   return Object.values(RULES).flatMap((rule) => rule(r));

@@ -18,6 +18,7 @@ import { Cluster, FIELD_MANAGER, refString } from './client';
 import { ApiError, MissingKind } from './errors';
 import { LOCK_NAME } from './lock';
 import { Manifest, refOf } from './manifests';
+import type { PlannedTakeover } from './plan-result';
 
 /** Set by `run --adopt` on what it took over: from whom. A Namespace carrying it was not created by the plan. */
 export const ADOPTED_FROM = 'uyuni-cdk.io/adopted-from';
@@ -48,7 +49,7 @@ export interface Foreign {
  * An upgrade takes over the install it upgrades (the upstream chart's, mgradm's) by design:
  * `upgrade` true, what `--adopt` could take is adopted, asked first with the destructive changes.
  */
-export const refuses = (f: Foreign, adopt: boolean, upgrade = false) => !f.byDesign && (!(adopt || upgrade) || !f.adoptable);
+export const refuses = (f: Pick<Foreign, 'byDesign' | 'adoptable'>, adopt: boolean, upgrade = false) => !f.byDesign && (!(adopt || upgrade) || !f.adoptable);
 
 /** Whether a plan upgrades an install (src/plan/types.ts `Plan.flow`): it adopts that install's objects, asking. */
 export const upgrades = (plan: Plan) => plan.flow?.kind === 'upgrade';
@@ -191,27 +192,31 @@ export async function takeovers(cluster: Cluster, plan: Plan, objectsOf: (step: 
   return [...await otherPlans, ...checked];
 }
 
-export function renderTakeovers(items: readonly Foreign[], adopt: boolean, upgrade = false): string[] {
+/** What a plan's take-overs look like to `plan`: each adopted or refused, with its owner and why. */
+export function renderTakeovers(items: readonly PlannedTakeover[]): string[] {
   if (items.length === 0) return [];
-  const anyRefused = items.some((i) => refuses(i, adopt, upgrade));
+  const anyRefused = items.some((i) => i.action === 'refuse');
   const lines = [anyRefused ? 'Refused: objects of other owners (run stops before any write; --adopt takes over those marked adoptable):' : 'Adopts, from their owners:'];
-  const why = (i: Foreign) => (i.byDesign ? 'a namespace made by hand for the plan: adopted, never deleted by destroy'
-    : upgrade && !adopt && i.adoptable ? `${i.reason}; the upgrade takes over the install it upgrades, asked first` : i.reason);
-  for (const i of items) lines.push(`  ${refuses(i, adopt, upgrade) ? 'refuse' : 'adopt'}  ${i.object}  owner: ${i.owner}  (${why(i)})`);
+  const why = (i: PlannedTakeover) => (i.byDesign ? 'a namespace made by hand for the plan: adopted, never deleted by destroy'
+    : i.asked ? `${i.reason}; the upgrade takes over the install it upgrades, asked first` : i.reason);
+  for (const i of items) lines.push(`  ${i.action}  ${i.object}  owner: ${i.owner}  (${why(i)})`);
   return lines;
 }
 
-/** The one-paragraph refusal of a run: each object with its owner. */
-export function refusalMessage(items: readonly Foreign[], adopt: boolean, upgrade = false): string {
-  const refused = items.filter((i) => refuses(i, adopt, upgrade));
+/** The one-paragraph refusal of a run: each object it refuses to take over, with its owner. */
+export function refusalMessage(items: readonly PlannedTakeover[]): string {
+  const refused = items.filter((i) => i.action === 'refuse');
   const list = refused.map((i) => `${i.object} belongs to ${i.owner} (${i.reason})`).join('; ');
   const hint = refused.some((i) => i.adoptable) ? ': nothing written; run with --adopt to take them over' : ': nothing written';
   return `refusing to take over ${refused.length} object(s): ${list}${hint}`;
 }
 
-/** `--adopt`: marks each adoptable object with whom it was taken from, before the run applies it. */
-export async function markAdopted(cluster: Cluster, items: readonly Foreign[], onAdopted: (i: Foreign) => void): Promise<void> {
-  for (const i of items.filter((x) => x.adoptable || x.byDesign)) {
+/**
+ * Marks each object taken over with whom it was taken from (`uyuni-cdk.io/adopted-from`), once
+ * the run goes on: after the refusals and the question, before the run applies it.
+ */
+export async function markAdopted(cluster: Cluster, items: ReadonlyArray<{ ref: ObjectRef; owner: string }>, onAdopted: (i: { ref: ObjectRef; owner: string }) => void): Promise<void> {
+  for (const i of items) {
     // the patch's metadata replaces the one Cluster.mergePatch names the object with: name it again
     await cluster.mergePatch(i.ref, { metadata: { name: i.ref.name, namespace: i.ref.namespace, annotations: { [ADOPTED_FROM]: i.owner } } });
     onAdopted(i);

@@ -8,12 +8,12 @@
  * (field-diff.ts). `run` computes the same before its first write: what it refuses, and the
  * destructive changes it asks about (destructive.ts).
  */
-import type { KubernetesObject, V1ConfigMap, V1Job, V1Secret } from '@kubernetes/client-node';
+import type { KubernetesObject, V1ConfigMap, V1Job, V1Lease, V1Secret } from '@kubernetes/client-node';
 import type { Gate, Plan, Requirement, Step } from '../plan/types';
 import { formatDuration } from '../plan/duration';
 import { LABELS } from '../plan/types';
 import { applySetOf, readParent } from './applyset';
-import { Cluster, refString } from './client';
+import { Cluster, refString, withReadLimit } from './client';
 import { ApiError, MissingKind, StepFailed } from './errors';
 import { Facts, factsOfStep, lostFactsText } from './facts';
 import { NO_COLOUR, paintAction, paintDiffLine, Palette } from './colour';
@@ -22,142 +22,33 @@ import { bookkeepingNote, comparableSides, fieldDiff } from './field-diff';
 import { evaluateGate } from './gates';
 import { withEvidence } from './evidence';
 import { finishedJobUids } from './history';
-import { IdentityChange, IdentityFlags, identityChanges } from './identity';
+import { identityChanges } from './identity';
 import { jobsOf } from './jobs';
 import { Manifest, refOf, sameRef, stampForApply } from './manifests';
 import { decideOneShot, finishedFlowRefusals, finishedPlanRefusal, OneShotDecision, RefusedDataStep } from './oneshot';
 import type { FlowRecord } from './record';
-import { pruneCandidates, PruneOptions } from './prune';
+import { pruneCandidates } from './prune';
 import { Limit, limiter, READ_CONCURRENCY } from '../kube/limit';
 import { namespaceTerminating } from './namespace-state';
 import { caFingerprint, damageRefusals, oneShotHash, parseRecords, recordedJobFacts, Records } from './record';
 import { readSources } from './record-store';
-import { checkRequirement, fixCommand } from './secrets';
+import { checkRequirement, fixCommand, lostCredentials } from './secrets';
+import { describeHolder, holderOf, LOCK_NAME, staleness } from './lock';
+import { refuses, takeovers, upgrades } from './ownership';
+import type {
+  DecisionFlags, ObjectAction, PlanResult, PlanSummary, PlannedAction, PlannedObject, PlannedRequirement, PlannedStep, PlannedTakeover, Unmet,
+} from './plan-result';
 import { jobPhase } from './readiness/batch_v1_job';
 import type { JobDecision } from './resume';
-import { actionEffect, ActionEffect } from './steps/actions';
+import { actionEffect } from './steps/actions';
 import { refusalLine, unmetLine } from './steps/preflight';
 import { decideJobs, JobState } from './steps/resume';
 import { Target, targetText } from './target';
-import { ObjectId, objectId } from './progress';
+import { objectId } from './progress';
 
-export type ObjectAction =
-  | 'create' | 'unchanged' | 'update' | 'relabel' | 'recreate' | 'blocked-immutable' | 'skip-complete' | 'skip' | 'running' | 'failed' | 'missing-kind'
-  | 'delete' | 'keep';
-
-export interface PlannedObject {
-  readonly object: string;
-  /** The object as run's JSON events name it: `{kind, name, namespace}`. */
-  readonly id?: ObjectId;
-  readonly action: ObjectAction;
-  readonly detail?: string;
-  /** For `update`: the unified YAML diff from the live object to the dry run's (Secret values masked). */
-  readonly diff?: string;
-  /** For `recreate`: the Job in the cluster is Complete (its work is done again: a destructive change). */
-  readonly finishedJob?: boolean;
-  /**
-   * For `recreate` of an object that is not a Job: the server refuses the change of a field it
-   * keeps once set (its 422 is in `detail`), so `run` deletes it, waits until it is gone and
-   * creates it again (a destructive change, asked about).
-   */
-  readonly immutable?: boolean;
-}
-
-/** `made-earlier`: missing now, but an earlier step of this run makes it (its `madeBy`, or an object of its file). */
-export type RequirementAction = 'present' | 'generate' | 'missing' | 'made-earlier' | 'not-checked';
-
-export interface PlannedRequirement {
-  readonly object: string;
-  /** The Secret or ConfigMap as run's JSON events name objects. */
-  readonly id?: ObjectId;
-  readonly action: RequirementAction;
-  readonly detail?: string;
-  /** `generate` while claims of the plan hold data already: new credentials the data does not know. */
-  readonly besideData?: boolean;
-}
-
-/** A step action as `run` would do it: `effect` none when it holds already (then it is not done); `id` its object. */
-export type PlannedAction = ActionEffect & { readonly id?: ObjectId };
-
-export interface PlannedStep {
-  readonly name: string;
-  readonly description: string;
-  readonly timeoutSeconds: number;
-  /** Why `run` would skip the whole step (its Jobs are Complete with the same spec, or its flow did it). */
-  readonly skipped?: string;
-  /** A one-shot data step of this flow (docs/plan-format.md `oneShot`). */
-  readonly oneShot?: string;
-  /** `--rerun` of a data step its finished flow did: why it runs again. */
-  readonly rerunDataStep?: string;
-  readonly objects: PlannedObject[];
-  readonly waits: string[];
-  readonly gates: string[];
-  readonly requires: PlannedRequirement[];
-  readonly actions: PlannedAction[];
-}
-
-export interface PlanSummary {
-  readonly create: number;
-  readonly update: number;
-  /**
-   * Objects whose apply would change only our bookkeeping labels and annotations (after a
-   * migration, the install plan's `uyuni-cdk.io/plan` on every object): written by `run`
-   * (`relabelled`), but not drift for `--detailed-exitcode` unless `--bookkeeping-drift`.
-   */
-  readonly relabel: number;
-  readonly delete: number;
-  /** Scale-downs of running workloads. */
-  readonly stop: number;
-  readonly unchanged: number;
-}
-
-/**
- * A requirement of the whole plan that the cluster does not meet and no earlier step of the run
- * makes, or a gate decided now that refuses: `run` refuses them all at once, before its first
- * write (docs/runtime.md, "Preflight, interruptions and the next command").
- */
-export interface Unmet {
-  /** The first step that needs it. */
-  readonly step: string;
-  /** Every step that needs it, when more than one does (the object is listed once). */
-  readonly steps?: readonly string[];
-  /** `Secret uyuni/uyuni-migration-key`; absent for a gate. */
-  readonly object?: string;
-  /** The same as run's JSON events name objects. */
-  readonly id?: ObjectId;
-  /** What is wrong, with the plan's message. */
-  readonly reason: string;
-  /** The command that fixes it, when the plan's message does not carry one. */
-  readonly fix?: string;
-  /** Gates that cannot be decided because facts are lost: the steps that print them again. */
-  readonly rerun?: readonly string[];
-}
-
-export interface PlanResult {
-  readonly steps: PlannedStep[];
-  /** Every unmet requirement and refusing gate of the plan, in step order (not only the first). */
-  readonly unmet: Unmet[];
-  /**
-   * Requirements are unmet and the plan's namespace does not exist yet: their commands need it
-   * first (`kubectl create namespace`; run takes over a namespace made by hand, ownership.ts).
-   */
-  readonly namespaceFirst?: string;
-  /** Members of the plan's ApplySet that the plan no longer has: delete, or keep (and why). */
-  readonly prune: PlannedObject[];
-  readonly summary: PlanSummary;
-  /** Where `run` would stop, and why (a refused Job, a missing requirement or kind, a gate). */
-  readonly stopsAt?: { readonly step: string; readonly reason: string };
-  /** What `run` refuses before its first write: a finished flow's data step, an identity change without its flag. */
-  readonly refusals: string[];
-  /** What the plan changes of the server's recorded identity (refused, or allowed by its flag). */
-  readonly identity: IdentityChange[];
-  /** How the guarded records were read when not plainly (from their copy on the namespace: record-store.ts). */
-  readonly recordNotes?: string[];
-}
-
-export interface PlanOptions extends PruneOptions, IdentityFlags {
-  /** Steps given to `run --rerun`. */
-  readonly rerun?: readonly string[];
+export interface PlanOptions {
+  /** The flags of the run planned: `run`'s own, or those `plan` is given to predict it. @default none, as `run` without flags */
+  readonly flags?: DecisionFlags;
   /**
    * Compare existing objects with a server-side apply dry run (`update` with its diff, or
    * `unchanged`); without, existing objects are `unchanged` with detail `exists (not compared)`.
@@ -169,6 +60,13 @@ export interface PlanOptions extends PruneOptions, IdentityFlags {
    * compares what its apply answers with it, to tell an updated object from an unchanged one.
    */
   readonly seen?: Map<string, KubernetesObject | undefined>;
+  /**
+   * false: `run`'s lock found no namespace (a first install), so nothing namespaced can be taken
+   * over or hold data: those reads are not sent. @default true
+   */
+  readonly namespaceExists?: boolean;
+  /** `run` holds the namespace's lock itself: it is not read. @default false: `plan` predicts a live run's lock refusing */
+  readonly holdsLock?: boolean;
 }
 
 /** A gate as `plan` shows it: decided now when the facts it needs are already in the cluster. */
@@ -487,8 +385,9 @@ export async function planSteps(cluster: Cluster, plan: Plan, objectsOf: (step: 
   const finished = finishedJobUids(sources.history);
   const parentKinds = parent.kinds;
   const parentRefused = parent.refused;
-  const rerun = o.rerun ?? [];
-  const identity = identityChanges(records.identity, plan, records.identity ? await caFingerprint(cluster, plan.namespace) : undefined, o);
+  const flags = o.flags ?? {};
+  const rerun = flags.rerun ?? [];
+  const identity = identityChanges(records.identity, plan, records.identity ? await caFingerprint(cluster, plan.namespace) : undefined, flags);
   const identityRefusals = identity.filter((c) => !c.allowed).map((c) => `${c.message}: refused (${c.flag} allows it)`);
   // a damaged flow record refuses on its own: no second line for the flow it cannot tell
   const damaged = damageRefusals(plan, records);
@@ -496,7 +395,7 @@ export async function planSteps(cluster: Cluster, plan: Plan, objectsOf: (step: 
   // Every object's read and the pruning's lists start now; with the walk's own reads (one at a
   // time: requirements, Jobs, actions) at most READ_CONCURRENCY in flight.
   const limit = limiter(READ_CONCURRENCY - 1);
-  const pruning = parentRefused ? Promise.resolve([]) : limit(() => pruneCandidates(cluster, plan, objectsOf, set, parentKinds, o));
+  const pruning = parentRefused ? Promise.resolve([]) : limit(() => pruneCandidates(cluster, plan, objectsOf, set, parentKinds, flags));
   pruning.catch(() => undefined);
   const w: Walk = {
     cluster, facts: {}, lost: new Map(), pending: new Set(), prefetched: prefetch(limit, cluster, plan, objectsOf, records, rerun, set.id, o.diff ?? true, o.seen), finished, rerun, setId: set.id, generated: new Map(),
@@ -518,6 +417,43 @@ export async function planSteps(cluster: Cluster, plan: Plan, objectsOf: (step: 
   return {
     steps, unmet: w.unmet, ...(namespaceFirst ? { namespaceFirst } : {}), prune, summary: summarize(steps, prune), ...(w.stopsAt ? { stopsAt: w.stopsAt } : {}), refusals, identity,
     ...(records.notes?.length ? { recordNotes: [...records.notes] } : {}),
+    ...await safetyChecks(cluster, plan, objectsOf, o),
+  };
+}
+
+/** The lock `run` would find held (src/runtime/lock.ts): its refusal as `plan` predicts it, or undefined when a run would take it. */
+async function heldLock(cluster: Cluster, namespace: string): Promise<string | undefined> {
+  const lease = await cluster.get<V1Lease>({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', name: LOCK_NAME, namespace }).catch(() => undefined);
+  if (!lease || staleness(lease)) return undefined;
+  return `namespace ${namespace} is locked by ${describeHolder(holderOf(lease))}: run refuses while it holds (--lock-timeout waits for it)`;
+}
+
+/**
+ * What `run` refuses or takes over before its first write, beyond the steps: the objects of other
+ * owners (ownership.ts), the credentials it would generate beside kept data (secrets.ts), and for
+ * `plan` the lock. Read after the walk, together, within the read bound (issue 36); `run` reads
+ * them under its lock.
+ */
+async function safetyChecks(
+  cluster: Cluster, plan: Plan, objectsOf: (step: string) => Manifest[], o: PlanOptions,
+): Promise<Pick<PlanResult, 'takeovers' | 'lostCredentials' | 'locked'>> {
+  const bounded = withReadLimit(cluster, limiter(READ_CONCURRENCY));
+  const exists = o.namespaceExists ?? true;
+  const [foreign, lost, locked] = await Promise.all([
+    takeovers(bounded, plan, objectsOf, exists),
+    exists ? lostCredentials(bounded, plan) : [],
+    o.holdsLock ? undefined : heldLock(bounded, plan.namespace),
+  ]);
+  const adopt = Boolean(o.flags?.adopt);
+  const upgrade = upgrades(plan);
+  return {
+    takeovers: foreign.map(({ ref, ...f }): PlannedTakeover => {
+      const refused = refuses(f, adopt, upgrade);
+      // --adopt and a namespace made by hand are consent already; an upgrade's take-overs are asked first
+      return { ...f, id: objectId(ref), action: refused ? 'refuse' : 'adopt', ...(!refused && !adopt && !f.byDesign ? { asked: true } : {}) };
+    }),
+    lostCredentials: lost,
+    ...(locked ? { locked } : {}),
   };
 }
 

@@ -13,14 +13,14 @@ import { EndingSignal, EXIT, SIGNAL_EXIT } from '../plan/exit-codes';
 import { defaultRunsDir, RUN_DEFAULTS } from '../plan/run-defaults';
 import type { ObjectRef, Plan } from '../plan/types';
 import { applySetOf, groupKind, readParent, writeParent } from './applyset';
-import type { Cluster } from './client';
+import { Cluster, refString } from './client';
 import { approve, ApprovalOptions } from './confirm';
-import { adoptions, destructiveChanges } from './destructive';
+import { destructiveChanges } from './destructive';
 import { ApiSilent, BadInput, RuntimeError, StepFailed } from './errors';
 import { withEvidence } from './evidence';
 import { finishedJobUids, HISTORY_CONFIGMAP, recordFinishedRun } from './history';
-import type { IdentityFlags } from './identity';
-import { planSteps, PlanResult } from './planview';
+import type { DecisionFlags, PlanResult } from './plan-result';
+import { planSteps } from './planview';
 import { parseRecords, recordPlanFinished } from './record';
 import { readSources } from './record-store';
 import { planDigest, planDrift, SavedPlan } from './saved-plan';
@@ -31,8 +31,7 @@ import { memberKinds, pruneCandidates } from './prune';
 import { addTallies, ObjectId, objectId, Reporter, RunEvent, RunTally, tallyOf } from './progress';
 import { jobPhase } from './readiness/batch_v1_job';
 import { Locked, RunLock } from './lock';
-import type { Foreign } from './ownership';
-import { adopt, guardRun, SafeguardOptions } from './safeguards';
+import { adopt, guardRun, refuseTakeoversAndLost, SafeguardOptions } from './safeguards';
 import { listSeries, openAttempt, pruneSeries } from './run-dirs';
 import { RunContext, runStep } from './steps';
 import { ReportedStepFailure } from './steps/context';
@@ -41,7 +40,7 @@ import { unmetRefusal } from './steps/preflight';
 import { missingPermissions, permissionRefusal } from './permissions';
 import { targetOf } from './target';
 
-export interface RunOptions extends IdentityFlags, ApprovalOptions, SafeguardOptions {
+export interface RunOptions extends ApprovalOptions, SafeguardOptions {
   readonly planDir: string;
   readonly cluster: Cluster;
   readonly reporter: Reporter;
@@ -53,19 +52,19 @@ export interface RunOptions extends IdentityFlags, ApprovalOptions, SafeguardOpt
   readonly connection?: Connection;
   /** Called with what ended a failed run, after its run-done event (the CLI shows its stack with --debug). */
   readonly onFailure?: (e: unknown) => void;
-  /** Steps whose Jobs are deleted (propagationPolicy Background) and re-created. */
-  readonly rerun?: readonly string[];
   /** Overall deadline in seconds. @default the plan's deadlineSeconds */
   readonly timeoutSeconds?: number;
   /** Replaces the plan's namespace. */
   readonly namespace?: string;
   /** How long a Job's pod may be stuck (ImagePullBackOff, Unschedulable, ...) before its step fails. @default RUN_DEFAULTS.stuckGraceSeconds */
   readonly stuckGraceSeconds?: number;
-  /** After the last step: delete the set's members the plan no longer has (`--no-prune`: false). @default true */
-  readonly prune?: boolean;
-  /** Prune claims too (only those this plan made). @default false */
-  readonly purgeVolumes?: boolean;
-  /** `run FILE`: apply exactly this saved plan (its options are the ones above). */
+  /**
+   * What decides the run, passed whole: `--rerun` (steps whose Jobs are deleted, propagationPolicy
+   * Background, and re-created), `--no-prune`, `--purge-volumes`, `--adopt`, the `--allow-…`
+   * flags. With `saved`, the saved plan's flags, always (src/runtime/plan-result.ts). @default none
+   */
+  readonly flags?: DecisionFlags;
+  /** `run FILE`: apply exactly this saved plan, with its flags and namespace. */
   readonly saved?: SavedPlan;
   /** Filled in as the run goes: what `interruptRun` reports when a signal ends it. */
   readonly state?: RunState;
@@ -124,28 +123,32 @@ interface Started {
   readonly lock: RunLock;
 }
 
+/** The run's decision flags: a saved plan's own, else those given. */
+export const flagsOf = (o: RunOptions): DecisionFlags => o.saved?.flags ?? o.flags ?? {};
+
 /**
- * Before the first write, as `plan` decides: what is refused outright (a finished flow's data
- * step, an identity change without its flag), then the destructive changes, approved or not.
+ * Before the first write, under the lock, as `plan` decides (one verdict: plan-result.ts): a
+ * saved plan's verdict compared with the one made now, what is refused outright (an object of
+ * another owner, credentials beside kept data, a finished flow's data step, an identity change
+ * without its flag, an unmet requirement), then the destructive changes, approved or not; then
+ * what the run takes over is marked.
  */
 async function decideBeforeWriting(
-  o: RunOptions, plan: RunContext['plan'], objects: ReadonlyMap<string, Manifest[]>, guarded: { toAdopt: readonly Foreign[]; toAsk: readonly Foreign[] },
-  seen: Map<string, KubernetesObject | undefined>,
+  o: RunOptions, plan: RunContext['plan'], objects: ReadonlyMap<string, Manifest[]>, namespaceExists: boolean, seen: Map<string, KubernetesObject | undefined>,
 ): Promise<PlanResult> {
-  const decided = await planSteps(o.cluster, plan, (s) => objects.get(s) ?? [], {
-    seen, rerun: o.rerun, prune: o.prune, purgeVolumes: o.purgeVolumes, diff: true,
-    allowFqdnChange: o.allowFqdnChange, allowDowngrade: o.allowDowngrade, allowNewCa: o.allowNewCa,
-  });
+  const decided = await planSteps(o.cluster, plan, (s) => objects.get(s) ?? [], { flags: flagsOf(o), seen, diff: true, namespaceExists, holdsLock: true });
   const drift = o.saved ? planDrift(o.saved.result, decided) : [];
   if (drift.length) {
     throw new RuntimeError(`the cluster changed since the plan was saved (${o.saved!.savedAt}): ${drift.join('; ')}; nothing was done: make and review a new plan (uyuni-cdk plan --out)`, EXIT.stepFailed);
   }
+  refuseTakeoversAndLost(decided);
   // every requirement of the whole plan and the gates decided now, all at once (steps/preflight.ts)
   const refused = unmetRefusal(decided.unmet, decided.refusals, decided.namespaceFirst);
   if (refused) throw new RuntimeError(refused, EXIT.stepFailed);
-  await approve([...destructiveChanges(decided), ...adoptions(guarded.toAsk)], { ...o, savedPlan: o.saved !== undefined }, o.reporter);
+  // an upgrade's take-overs are among them (destructive.ts `adopt`)
+  await approve(destructiveChanges(decided), { ...o, savedPlan: o.saved !== undefined }, o.reporter);
   // the first write: the run goes on, so what it takes over is marked now (never by a refused run)
-  await adopt(o.cluster, guarded.toAdopt, o.reporter);
+  await adopt(o.cluster, decided, new Map([...objects.values()].flat().map((m) => [refString(refOf(m)), refOf(m)])), o.reporter);
   return decided;
 }
 
@@ -172,7 +175,7 @@ async function startRun(o: RunOptions, started: number, dirs: RunDirs): Promise<
   if (o.saved && planDigest(dir, plan) !== o.saved.digest) {
     throw new BadInput(`${dir} changed since the plan was saved (${o.saved.savedAt}): nothing was done; make and review a new plan (uyuni-cdk plan --out)`);
   }
-  for (const s of o.rerun ?? []) {
+  for (const s of flagsOf(o).rerun ?? []) {
     if (!plan.steps.some((x) => x.name === s)) throw new BadInput(`--rerun ${s}: no such step (steps: ${plan.steps.map((x) => x.name).join(', ')})`);
   }
   // Parse every step file before touching the cluster: a broken plan applies nothing.
@@ -199,14 +202,14 @@ async function startRun(o: RunOptions, started: number, dirs: RunDirs): Promise<
   if (missing.length) throw new RuntimeError(permissionRefusal(missing, plan.namespace), EXIT.stepFailed);
   // the lock (deferred past the namespace step of a first install), what is refused outright
   // (src/runtime/safeguards.ts), then what plan decides, asked before the first write
-  const { lock, ...guarded } = await guardRun(o.cluster, plan, (s) => objects.get(s) ?? [], runId, o.reporter, o);
+  const { lock, namespaceExists } = await guardRun(o.cluster, plan, runId, o.reporter, o);
   try {
     const set = applySetOf(plan);
     // A parent of another tool is refused here, before the question and the first step.
     const parentKinds = (await readParent(o.cluster, set)).kinds;
     // what each object was before the run: its apply then says created, updated or unchanged
     const before = new Map<string, KubernetesObject | undefined>();
-    const decided = await decideBeforeWriting(o, plan, objects, guarded, before);
+    const decided = await decideBeforeWriting(o, plan, objects, namespaceExists, before);
     // the records as plan decided with them (both places, and the evidence when they are gone)
     const sources = await readSources(o.cluster, plan.namespace);
     const run: RunContext = {
@@ -217,7 +220,7 @@ async function startRun(o: RunOptions, started: number, dirs: RunDirs): Promise<
       stopped: [],
       finished: finishedJobUids(sources.history),
       records: await withEvidence(o.cluster, plan, parseRecords(sources)),
-      rerun: o.rerun ?? [],
+      rerun: flagsOf(o).rerun ?? [],
       stuckGraceSeconds: o.stuckGraceSeconds ?? RUN_DEFAULTS.stuckGraceSeconds,
       applySet: { set, parentKinds, kinds: memberKinds(plan, (s) => objects.get(s) ?? []), parentWritten: false },
       before,
@@ -239,7 +242,7 @@ async function startRun(o: RunOptions, started: number, dirs: RunDirs): Promise<
 async function pruneSet(run: RunContext, objectsOf: ReadonlyMap<string, Manifest[]>, o: RunOptions, approved: ReadonlySet<string>): Promise<void> {
   const a = run.applySet;
   // A member that turned up during the run was not shown before it: kept, for the next run to show.
-  const items = (await pruneCandidates(run.cluster, run.plan, (s) => objectsOf.get(s) ?? [], a.set, a.parentKinds, o))
+  const items = (await pruneCandidates(run.cluster, run.plan, (s) => objectsOf.get(s) ?? [], a.set, a.parentKinds, flagsOf(o)))
     .map((i) => (i.action === 'delete' && !approved.has(i.object) ? { ...i, action: 'keep' as const, detail: 'not shown before the run: the next run lists it' } : i));
   const remaining = new Set(a.kinds.keys());
   for (const i of items) {

@@ -7,7 +7,7 @@
  */
 import { StepFailed } from '../errors';
 import { evaluateGate } from '../gates';
-import type { Unmet } from '../planview';
+import type { Unmet } from '../plan-result';
 import { satisfyRequirements } from '../secrets';
 import { startAgain } from './actions';
 import type { StepRun } from './context';

@@ -269,6 +269,8 @@ describe('nothing is taken over: objects of other tools', () => {
     const json = JSON.parse((await cli('plan', dir, { kubeconfig: sim.kubeconfigPath, output: 'json', adopt: true })).out);
     expect(json.takeovers).toContainEqual({
       object: `Service/uyuni (${NS})`, id: { kind: 'Service', name: 'uyuni', namespace: NS }, owner: `Helm release ${NS}/uyuni`, reason: 'no app.kubernetes.io/managed-by=uyuni-cdk', adoptable: true,
+      // with --adopt: what run does with it, in the one verdict
+      action: 'adopt',
     });
 
     const adopted = await cli('run', dir, { kubeconfig: sim.kubeconfigPath, adopt: true });

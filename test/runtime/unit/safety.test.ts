@@ -7,7 +7,7 @@ import type { Plan, Step } from '../../../src/plan/types';
 import { destructiveChanges } from '../../../src/runtime/destructive';
 import { identityChanges } from '../../../src/runtime/identity';
 import { decideOneShot, finishedPlanRefusal } from '../../../src/runtime/oneshot';
-import type { PlanResult, PlannedStep } from '../../../src/runtime/planview';
+import type { PlanResult, PlannedStep } from '../../../src/runtime/plan-result';
 import type { Records, RecordedIdentity } from '../../../src/runtime/record';
 import { damageRefusals, parseRecords } from '../../../src/runtime/record';
 import { seal } from '../../../src/runtime/record-store';
@@ -145,7 +145,7 @@ describe('actionEffect', () => {
 describe('destructiveChanges', () => {
   const planned = (over: Partial<PlannedStep>): PlannedStep => ({ name: 's', description: 'd', timeoutSeconds: 1, objects: [], waits: [], gates: [], requires: [], actions: [], ...over });
   const result = (steps: PlannedStep[], over: Partial<PlanResult> = {}): PlanResult => ({
-    steps, unmet: [], prune: [], summary: { create: 0, update: 0, relabel: 0, delete: 0, stop: 0, unchanged: 0 }, refusals: [], identity: [], ...over,
+    steps, unmet: [], prune: [], summary: { create: 0, update: 0, relabel: 0, delete: 0, stop: 0, unchanged: 0 }, refusals: [], identity: [], takeovers: [], lostCredentials: [], ...over,
   });
   it('a first install has none', () => {
     expect(destructiveChanges(result([planned({ objects: [{ object: 'Deployment/uyuni (uyuni)', action: 'create' }] })]))).toEqual([]);
