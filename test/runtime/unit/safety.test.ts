@@ -1,16 +1,17 @@
 /**
  * The decisions behind "safe to run twice", one function each: the one-shot record (oneshot.ts),
  * the identity check (identity.ts), the effect of an action (steps/actions.ts), the destructive
- * list (destructive.ts).
+ * list (destructive.ts), and what a saved plan's verdict does not list (saved-plan.ts `planDrift`).
  */
 import type { Plan, Step } from '../../../src/plan/types';
 import { destructiveChanges } from '../../../src/runtime/destructive';
 import { identityChanges } from '../../../src/runtime/identity';
 import { decideOneShot, finishedPlanRefusal } from '../../../src/runtime/oneshot';
-import type { PlanResult, PlannedStep } from '../../../src/runtime/plan-result';
+import type { PlanResult, PlannedStep, PlannedTakeover } from '../../../src/runtime/plan-result';
 import type { Records, RecordedIdentity } from '../../../src/runtime/record';
 import { damageRefusals, parseRecords } from '../../../src/runtime/record';
 import { seal } from '../../../src/runtime/record-store';
+import { planDrift } from '../../../src/runtime/saved-plan';
 import { actionEffect } from '../../../src/runtime/steps/actions';
 
 const step = (name: string, oneShot?: Step['oneShot']): Step => ({
@@ -168,6 +169,40 @@ describe('destructiveChanges', () => {
       'recreate-job Job/a (uyuni) [again]',
       'new-credentials Secret uyuni/db-credentials [db]',
       'identity fqdn [(run)]',
+    ]);
+  });
+  const takeover = (object: string, over: Partial<PlannedTakeover> = {}): PlannedTakeover => ({
+    object, id: { kind: object.split('/')[0], name: 'x' }, owner: 'Helm release uyuni/uyuni', reason: 'r', adoptable: true, action: 'adopt', ...over,
+  });
+  it('an upgrade\'s take-overs are asked; those --adopt or a namespace made by hand consented to, and refused ones, are not', () => {
+    const r = result([], {
+      takeovers: [
+        takeover('Service/web (uyuni)', { asked: true }), takeover('ConfigMap/uyuni-config (uyuni)', { asked: true }),
+        takeover('Namespace/uyuni', { byDesign: true }), takeover('Service/other (uyuni)'), takeover('ConfigMap/x (uyuni)', { action: 'refuse', adoptable: false }),
+      ],
+    });
+    expect(destructiveChanges(r).map((c) => `${c.kind} ${c.object} [${c.step}] ${c.why}`)).toEqual([
+      'adopt Service/web (uyuni) [(run)] taken over from Helm release uyuni/uyuni by the upgrade of the install it made',
+      'adopt ConfigMap/uyuni-config (uyuni) [(run)] taken over from Helm release uyuni/uyuni by the upgrade of the install it made',
+    ]);
+  });
+
+  it('planDrift names each take-over, lost credential and destructive change the saved verdict does not list', () => {
+    const saved = result([], { takeovers: [takeover('Service/web (uyuni)', { asked: true })] });
+    expect(planDrift(saved, saved)).toEqual([]);
+    const now = result([], {
+      takeovers: [takeover('Service/web (uyuni)', { asked: true }), takeover('ConfigMap/uyuni-config (uyuni)', { asked: true })],
+      lostCredentials: [{ secret: 'db-credentials', namespace: 'uyuni', claims: ['var-pgsql18'], finishedRun: 'install-1', message: 'm' }],
+    });
+    expect(planDrift(saved, now)).toEqual([
+      'take-overs the saved plan does not list: ConfigMap/uyuni-config (uyuni) from Helm release uyuni/uyuni (adopt)',
+      'credentials lost since, the saved plan does not list: Secret db-credentials (uyuni)',
+      'destructive changes the saved plan does not list: adopt ConfigMap/uyuni-config (uyuni) [(run)]',
+    ]);
+    // refused now where the file said adopt: not the same verdict
+    expect(planDrift(saved, result([], { takeovers: [takeover('Service/web (uyuni)', { action: 'refuse' })] }))).toEqual([
+      'take-overs the saved plan does not list: Service/web (uyuni) from Helm release uyuni/uyuni (refuse)',
+      'take-overs the saved plan lists that are no longer so: Service/web (uyuni) from Helm release uyuni/uyuni (adopt)',
     ]);
   });
 });
