@@ -22,7 +22,7 @@ export function register(program: Command): void {
     .option('--rerun <step>', 'predict `run --rerun <step>`; repeatable or comma-separated', collectList)
     .option('--no-prune', 'predict `run --no-prune`: objects the plan dropped are kept')
     .option('--purge-volumes', 'predict `run --purge-volumes`: claims this plan made and dropped are deleted too')
-    .option('--out <file>', 'also save this plan to FILE: `uyuni-cdk run FILE` applies exactly it (as Terraform\'s -out), refusing if the cluster or the plan directory changed since')
+    .option('--out <file>', 'also save this plan to FILE, with its flags (--rerun, --no-prune, --purge-volumes, --adopt, --allow-…): `uyuni-cdk run FILE` applies exactly it (as Terraform\'s -out), refusing if the cluster or the plan directory changed since')
     .option('--adopt', 'predict `run --adopt`: objects of other owners are listed as adopted, not refused')
     .option('-v, --verbose', 'also list each unchanged object and what each step waits for (default: counts)')
     .option('--detailed-exitcode', `exit ${EXIT.ok} without changes, ${EXIT.planChanges} with changes, ${EXIT.stepFailed} on any error (for CI drift checks, as Terraform's)`)

@@ -22,7 +22,7 @@ const runIo: Io = { ...processIo, onInterrupt: (cleanup) => onEndingSignals(clea
 
 export function register(program: Command): void {
   addIdentityOptions(addClusterOptions(program.command('run')
-    .argument('<planDir>', 'a synthesized plan directory, e.g. dist/install, or a plan saved by `uyuni-cdk plan --out FILE` (applied exactly, without a question)')
+    .argument('<planDir>', 'a synthesized plan directory, e.g. dist/install, or a plan saved by `uyuni-cdk plan --out FILE` (applied exactly, with its flags, without a question)')
     .description('Apply a plan\'s steps in order with server-side apply, wait for each (Jobs, rollouts, certificates, volumes), stream Job logs, resume where a previous run stopped')
     .option('--rerun <step>', 're-create this step\'s Jobs (delete with propagationPolicy Background, then apply); repeatable or comma-separated', collectList)
     .option('--run-dir <dir>', `where this run's logs and events.jsonl go (default: ${RUNS_DIR_HELP})`)
