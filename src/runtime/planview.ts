@@ -3,10 +3,13 @@
  * `run`'s own functions: the resume check of the step's Jobs with the finished-runs record
  * (steps/resume.ts `decideJobs`), the requirements, the gates from the facts in the cluster,
  * and pruning (prune.ts), the one-shot flows' record (oneshot.ts), the effect of each action
- * (steps/actions.ts `actionEffect`) and the server's identity (identity.ts). An object that
- * exists is compared with a server-side apply dry run; an `update` carries the field diff
- * (field-diff.ts). `run` computes the same before its first write: what it refuses, and the
- * destructive changes it asks about (destructive.ts).
+ * (steps/actions.ts `actionEffect`), the server's identity (identity.ts), the objects of other
+ * owners it takes over or refuses (ownership.ts) and the credentials it would generate beside
+ * kept data (secrets.ts `lostCredentials`). An object that exists is compared with a server-side
+ * apply dry run; an `update` carries the field diff (field-diff.ts). The result is the one
+ * verdict (plan-result.ts): `run` computes it under its lock before its first write (what it
+ * refuses, the destructive changes it asks about: destructive.ts, and what it takes over), and
+ * `run FILE` compares it with the saved one (saved-plan.ts). The text view is `renderPlan`.
  */
 import type { KubernetesObject, V1ConfigMap, V1Job, V1Lease, V1Secret } from '@kubernetes/client-node';
 import type { Gate, Plan, Requirement, Step } from '../plan/types';
