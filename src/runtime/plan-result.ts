@@ -13,8 +13,6 @@ import type { PruneOptions } from './prune';
 import type { LostCredential } from './secrets';
 import type { ActionEffect } from './steps/actions';
 
-export type { LostCredential } from './secrets';
-
 /**
  * The flags that change what `run` decides (not how it reports or waits): given to `plan` to
  * predict a run with them, to `run`, and saved whole in a saved plan (`run FILE` takes them from

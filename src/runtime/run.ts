@@ -124,7 +124,7 @@ interface Started {
 }
 
 /** The run's decision flags: a saved plan's own, else those given. */
-export const flagsOf = (o: RunOptions): DecisionFlags => o.saved?.flags ?? o.flags ?? {};
+const flagsOf = (o: RunOptions): DecisionFlags => o.saved?.flags ?? o.flags ?? {};
 
 /**
  * Before the first write, under the lock, as `plan` decides (one verdict: plan-result.ts): a
