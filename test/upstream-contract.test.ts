@@ -167,10 +167,17 @@ const SEEDED_PATHS = [
 ];
 
 /** R2026.8 / ingress_test @ 017664fc: the paths served over plain HTTP. */
-const NOSSL_PATHS = [
+const R2026_8_NOSSL_PATHS = [
   '/pub', '/rhn/kickstart/DownloadFile', '/rhn/common/DownloadFile', '/rhn/rpc/api', '/rpc/api', '/rhn/errors', '/rhn/ty/TinyUrl',
   '/rhn/websocket', '/rhn/metrics', '/cobbler_api', '/cblr', '/httpboot', '/images', '/cobbler', '/os-images', '/tftp', '/docs',
 ];
+/**
+ * Since then /cobbler_api is gone from the public interface (uyuni#12486, CVE-2026-71400): the
+ * image's 10-cobbler_api_localhost.sh @ a4e5bb57 answers it from 127.0.0.1 and ::1 only
+ * (`Require ip 127.0.0.1 ::1`), and server-helm.changes.oholecek.no_cobbler_api @ eeede693
+ * removes it from the chart.
+ */
+const NOSSL_PATHS = R2026_8_NOSSL_PATHS.filter((x) => x !== '/cobbler_api');
 /** R2026.8: the exporter paths and their backends. */
 const EXPORTER_PATHS = [
   '/postgresql-exporter Prefix tomcat-internal:9187',
@@ -1093,6 +1100,16 @@ describe('server-helm templates/ingress.yaml as rendered in R2026.8, tests/ingre
     });
     expect(ingressPaths(i)).toEqual([...NOSSL_PATHS.map((x) => `${x} Prefix web:80`), ...EXPORTER_PATHS]);
     expect(i.spec).not.toHaveProperty('tls');
+  });
+
+  it('routes /cobbler_api nowhere: the image answers it from localhost only (10-cobbler_api_localhost.sh @ a4e5bb57), the chart removed it (no_cobbler_api @ eeede693, CVE-2026-71400)', () => {
+    for (const q of [p, install({ ingress: { type: 'nginx' }, services: { salt: { type: 'LoadBalancer' } } }), install({ hubApi: { replicas: 1 } })]) {
+      const paths = all(q, 'Ingress').flatMap(ingressPaths);
+      expect(paths.length).toBeGreaterThan(0);
+      expect(paths.filter((x) => x.startsWith('/cobbler_api'))).toEqual([]);
+    }
+    // The rest of R2026.8's plain-HTTP list stays, /cobbler (the kickstart tree) among it.
+    expect(ingressPaths(ing(p, 'uyuni-ingress-nossl'))).toEqual(expect.arrayContaining(['/cobbler Prefix web:80', '/cblr Prefix web:80']));
   });
 
   it('uses pathType Prefix with plain paths only (no regular expressions) in every Ingress', () => {
