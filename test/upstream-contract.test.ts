@@ -1410,7 +1410,7 @@ describe('uyuni-tools @ c09ccfba mgradm/cmd/migrate/kubernetes and migrateScript
   it('starts no server before its data is upgraded: Deployment uyuni comes last, after db-upgrade and db-finalize', () => {
     const order = m.plan.steps.map((s) => s.name);
     expect(order).toEqual([
-      'namespace', 'volumes', 'data-sync', 'inspect', 'inspect-db', 'import-secrets', 'tls', 'db-upgrade',
+      'namespace', 'volumes', 'stop-server', 'stop-db', 'data-sync', 'inspect', 'inspect-db', 'import-secrets', 'tls', 'db-upgrade',
       'services', 'database', 'db-finalize', 'ingress', 'server', 'cleanup',
     ]);
   });
