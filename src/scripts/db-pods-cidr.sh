@@ -36,7 +36,7 @@ if [ ! -f "$data/PG_VERSION" ]; then
   exit 0
 fi
 
-new=$(mktemp "$data/.pg_hba_custom.XXXXXX")
+new=$(mktemp)
 trap 'rm -f "$new"' EXIT
 {
   if [ -f "$file" ]; then
