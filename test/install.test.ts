@@ -251,8 +251,8 @@ describe('the install plan of the default configuration', () => {
   it('runs the current images of the configured registry and tag', () => {
     const images = (o: K8sObject) => [...(podSpec(o).initContainers ?? []), ...podSpec(o).containers].map((c: any) => c.image);
     expect(images(server(plan))).toEqual(Array(3).fill('registry.opensuse.org/uyuni/server:2026.08'));
-    // data-dir (an ext4 volume's lost+found) and db: both the server-postgresql image
-    expect(images(plan.find('Deployment', 'db'))).toEqual(Array(2).fill('registry.opensuse.org/uyuni/server-postgresql:2026.08'));
+    // data-dir (an ext4 volume's lost+found), pods-cidr (db.podsCIDR) and db: all the server-postgresql image
+    expect(images(plan.find('Deployment', 'db'))).toEqual(Array(3).fill('registry.opensuse.org/uyuni/server-postgresql:2026.08'));
   });
 
   it('runs the server as the chart: one replica, recreated, no command, container=oci and UYUNI_HOSTNAME from uyuni-config', () => {
@@ -593,16 +593,32 @@ describe('the install plan follows the configuration', () => {
 
   describe('db.podsCIDR (M4: server-helm README db.podsCIDR, bsc#1270038)', () => {
     const db = (p: SynthesizedPlan) => p.find('Deployment', 'db');
+    /** The env of the db pod's init container that writes the rule (src/scripts/db-pods-cidr.sh). */
+    const cidrOf = (p: SynthesizedPlan): string | undefined => {
+      const init = (podSpec(db(p)).initContainers ?? []).find((c: any) => c.name === 'pods-cidr');
+      return init?.env.find((e: any) => e.name === 'PODS_CIDR')?.value;
+    };
 
-    it('passes the upstream default 10.42.0.0/16 to the database container as PODS_CIDR', () => {
-      expect(envOf(db(install())).PODS_CIDR).toBe('10.42.0.0/16');
+    it('writes the upstream default 10.42.0.0/16 into pg_hba_custom.conf from init container pods-cidr, after data-dir', () => {
+      const spec = podSpec(db(install()));
+      expect(spec.initContainers.map((c: any) => c.name)).toEqual(['data-dir', 'pods-cidr']);
+      const init = spec.initContainers[1];
+      expect(init.command).toEqual(['sh', '-c', expect.stringContaining('pg_hba_custom.conf')]);
+      expect(init.env).toEqual([{ name: 'PGDATA', value: '/var/lib/pgsql/data' }, { name: 'PODS_CIDR', value: '10.42.0.0/16' }]);
+      expect(init.volumeMounts).toEqual([{ name: 'var-pgsql', mountPath: '/var/lib/pgsql/data' }]);
+      expect(init.image).toBe(spec.containers[0].image);
+      expect(cidrOf(install())).toBe('10.42.0.0/16');
     });
 
-    it('passes a configured IPv4 or IPv6 pod network, in the upgrade plan too', () => {
-      expect(envOf(db(install({ db: { podsCIDR: '10.8.0.0/14' } }))).PODS_CIDR).toBe('10.8.0.0/14');
-      expect(envOf(db(install({ db: { podsCIDR: 'fd00:10:42::/56' } }))).PODS_CIDR).toBe('fd00:10:42::/56');
+    it('no longer passes PODS_CIDR to the database container, which no image script reads', () => {
+      expect(envOf(db(install()))).not.toHaveProperty('PODS_CIDR');
+    });
+
+    it('writes a configured IPv4 or IPv6 pod network, in the upgrade plan too', () => {
+      expect(cidrOf(install({ db: { podsCIDR: '10.8.0.0/14' } }))).toBe('10.8.0.0/14');
+      expect(cidrOf(install({ db: { podsCIDR: 'fd00:10:42::/56' } }))).toBe('fd00:10:42::/56');
       const upgrade = synthYaml(defaultConfigWith({ upgrade: { postgresql: { from: 18 } }, db: { podsCIDR: '2001:db8::/48' } })).upgrade;
-      expect(envOf(upgrade.find('Deployment', 'db')).PODS_CIDR).toBe('2001:db8::/48');
+      expect(cidrOf(upgrade)).toBe('2001:db8::/48');
     });
 
     it.each([
@@ -622,7 +638,7 @@ describe('the install plan follows the configuration', () => {
 
     it('accepts the whole address space, IPv4-mapped and full IPv6 forms', () => {
       for (const v of ['0.0.0.0/0', '::/0', '::ffff:10.42.0.0/112', '2001:0db8:0000:0000:0000:0000:0000:0000/32', '192.168.1.128/25']) {
-        expect(envOf(db(install({ db: { podsCIDR: v } }))).PODS_CIDR).toBe(v);
+        expect(cidrOf(install({ db: { podsCIDR: v } }))).toBe(v);
       }
     });
 

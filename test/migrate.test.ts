@@ -34,6 +34,8 @@ const SCRIPTS: Record<string, string> = {
   'uyuni-inspect-db': 'inspect-db.sh',
   'uyuni-db-migrate': 'db-migrate.sh',
   'uyuni-db-finalize': 'db-finalize.sh',
+  'uyuni-stop-server': 'wait-stopped.sh',
+  'uyuni-stop-db': 'wait-stopped.sh',
 };
 
 const NS = 'uyuni';
@@ -75,7 +77,7 @@ describe('the migrate plan of examples/migration.yaml (PostgreSQL 14 → 18)', (
   it('runs namespace, claims, data sync, inspections, the secrets import, TLS, the database upgrade, the deploy steps with a finalization, then the cleanup', () => {
     expect(plan.plan.name).toBe('migrate');
     expect(stepNames(plan)).toEqual([
-      'namespace', 'volumes', 'data-sync', 'inspect', 'inspect-db', 'import-secrets', 'tls', 'db-upgrade',
+      'namespace', 'volumes', 'stop-server', 'stop-db', 'data-sync', 'inspect', 'inspect-db', 'import-secrets', 'tls', 'db-upgrade',
       'services', 'database', 'db-finalize', 'ingress', 'server', 'cleanup',
     ]);
     expect(Object.keys(plan.files)).toEqual(plan.plan.steps.map((s, i) => `${String(i).padStart(4, '0')}-${s.name}.k8s.yaml`));
@@ -122,11 +124,19 @@ describe('the migrate plan of examples/migration.yaml (PostgreSQL 14 → 18)', (
     expect(namesIn(plan, 'server').filter((n) => n.startsWith('Deployment/'))).toEqual(['Deployment/uyuni', 'Deployment/tftp']);
   });
 
-  it('scales every workload on the data to 0 (a server left from an earlier try) before anything is copied', () => {
-    expect(plan.step('data-sync').actions).toEqual(['uyuni', 'uyuni-coco-attestation', 'uyuni-hub-xmlrpc', 'tftp', 'db'].map((name) => ({
-      type: 'scale', object: { apiVersion: 'apps/v1', kind: 'Deployment', name, namespace: NS }, replicas: 0,
-    })));
-    expect(plan.plan.steps.filter((s) => s.actions.some((a) => a.type === 'scale')).map((s) => s.name)).toEqual(['data-sync']);
+  it('stops a server left from an earlier try before anything is copied: the server and its helpers, waited for until their pods are gone, then the database (decision n)', () => {
+    const job = (name: string) => ({ apiVersion: 'batch/v1', kind: 'Job', name, namespace: NS });
+    const scale = (name: string) => ({ type: 'scale', object: { apiVersion: 'apps/v1', kind: 'Deployment', name, namespace: NS }, replicas: 0 });
+    expect(plan.step('stop-server').actions).toEqual([{ type: 'delete', object: job('uyuni-stop-server') },
+      ...['uyuni', 'uyuni-coco-attestation', 'uyuni-hub-xmlrpc', 'tftp'].map(scale)]);
+    expect(plan.step('stop-server').waits).toEqual([{ object: job('uyuni-stop-server'), for: 'complete' }]);
+    expect(plan.step('stop-db').actions).toEqual([{ type: 'delete', object: job('uyuni-stop-db') }, scale('db')]);
+    expect(plan.step('stop-db').waits).toEqual([{ object: job('uyuni-stop-db'), for: 'complete' }]);
+    expect(envOf(plan.find('Job', 'uyuni-stop-server')).POD_SELECTOR).toBe('app.kubernetes.io/part-of=uyuni,app.kubernetes.io/component in (server,hub-xmlrpc,coco,tftp)');
+    expect(envOf(plan.find('Job', 'uyuni-stop-db')).POD_SELECTOR).toBe('app.kubernetes.io/part-of=uyuni,app.kubernetes.io/component=db');
+    expect(plan.plan.steps.filter((s) => s.actions.some((a) => a.type === 'scale')).map((s) => s.name)).toEqual(['stop-server', 'stop-db']);
+    expect(plan.step('data-sync').actions).toEqual([]);
+    for (const s of ['stop-server', 'stop-db']) expect(plan.step(s).oneShot).toBe('migration');
   });
 
   it('keeps every step Job: no TTL, backoffLimit 0, restartPolicy Never, one runner running its script with sh -c', () => {
@@ -143,9 +153,11 @@ describe('the migrate plan of examples/migration.yaml (PostgreSQL 14 → 18)', (
     }
   });
 
-  it('gives no step Job an API token but uyuni-import-secrets, which runs as its own service account', () => {
-    const others = jobs(plan).filter((j) => j.metadata.name !== 'uyuni-import-secrets');
-    expect(others.map((j) => j.metadata.name).sort()).toEqual(Object.keys(SCRIPTS).filter((n) => n !== 'uyuni-import-secrets').sort());
+  it('gives no step Job an API token but uyuni-import-secrets and the stop Jobs, which run as their own service accounts', () => {
+    const own = ['uyuni-import-secrets', 'uyuni-stop-server', 'uyuni-stop-db'];
+    const others = jobs(plan).filter((j) => !own.includes(j.metadata.name));
+    expect(others.map((j) => j.metadata.name).sort()).toEqual(Object.keys(SCRIPTS).filter((n) => !own.includes(n)).sort());
+    for (const name of ['uyuni-stop-server', 'uyuni-stop-db']) expect(podSpec(plan.find('Job', name)).serviceAccountName).toBe('uyuni-stop');
     for (const job of others) {
       expect(podSpec(job).automountServiceAccountToken).toBe(false);
       expect(podSpec(job).serviceAccountName).toBeUndefined();
@@ -533,8 +545,9 @@ describe('the migrate plan of examples/migration.yaml (PostgreSQL 14 → 18)', (
     ]);
     expect(namesIn(plan, 'cleanup')).toEqual(['ConfigMap/uyuni-migration']);
     expect(plan.find('ConfigMap', 'uyuni-migration').data).toEqual({ source: 'old-server.example.com', postgresql: '14 -> 18' });
-    // the only deletes of the plan; each object exists until then, made by the plan itself
-    expect(plan.plan.steps.flatMap((s) => s.actions).filter((a) => a.type === 'delete')).toHaveLength(8);
+    // the only deletes of the plan but the stop steps' own Jobs of an earlier run; each object
+    // exists until then, made by the plan itself
+    expect(plan.plan.steps.flatMap((s) => s.actions).filter((a) => a.type === 'delete' && !a.object.name.startsWith('uyuni-stop-'))).toHaveLength(8);
     expect(namesIn(plan, 'volumes')).toContain('PersistentVolumeClaim/migration-data');
     for (const kind of ['ServiceAccount', 'Role', 'RoleBinding']) expect(namesIn(plan, 'import-secrets')).toContain(`${kind}/uyuni-migration-importer`);
     for (const object of gone) {
@@ -589,6 +602,8 @@ describe('the secrets import of the migrate plan (step import-secrets)', () => {
     expect(plan.objects.filter((o) => o.kind === 'ClusterRole' || o.kind === 'ClusterRoleBinding')).toEqual([]);
     expect(plan.objects.filter((o) => o.kind === 'Role' || o.kind === 'RoleBinding' || o.kind === 'ServiceAccount')
       .map((o) => `${o.kind}/${o.metadata.name}`)).toEqual([
+      // the stop Jobs' account: it lists pods, nothing else
+      'ServiceAccount/uyuni-stop', 'Role/uyuni-stop', 'RoleBinding/uyuni-stop',
       'ServiceAccount/uyuni-migration-importer', 'Role/uyuni-migration-importer', 'RoleBinding/uyuni-migration-importer',
     ]);
   });
@@ -685,7 +700,7 @@ describe('the pre-sync plan of examples/migration.yaml (dist/migrate-prepare)', 
     const step = plan.step('data-presync');
     expect(step.description).toContain('while it keeps running, without its database');
     expect(step.actions).toEqual([]);
-    expect(migrate().step('data-sync').actions.map((a) => a.type)).toContain('scale');
+    expect(migrate().step('stop-server').actions.map((a) => a.type)).toContain('scale');
     expect(step.oneShot).toBe('migration');
     expect(step.timeoutSeconds).toBe(86400);
     expect(step.waits).toEqual([{ object: { apiVersion: 'batch/v1', kind: 'Job', name: 'uyuni-data-presync', namespace: NS }, for: 'complete' }]);
@@ -702,7 +717,7 @@ describe('migrate plan variants', () => {
     const kept = migrate(migrationWith({ keepMigrationData: true }));
     expect(stepNames(kept)).not.toContain('cleanup');
     expect(stepNames(kept)[stepNames(kept).length - 1]).toBe('server');
-    expect(kept.plan.steps.flatMap((s) => s.actions).filter((a) => a.type === 'delete')).toEqual([]);
+    expect(kept.plan.steps.flatMap((s) => s.actions).filter((a) => a.type === 'delete').map((a) => a.object.name)).toEqual(['uyuni-stop-server', 'uyuni-stop-db']);
     // the importer's rights stay with the data they were for
     expect(namesIn(kept, 'import-secrets')).toContain('Role/uyuni-migration-importer');
   });
@@ -758,8 +773,8 @@ describe('migration configuration errors', () => {
     expect(r.stderr).not.toMatch(/synth failed/);
     expect(r.status).toBe(0);
     expect(r.sentinel).not.toBe('sentinel\n');
-    expect(r.files).toContain('0002-data-sync.k8s.yaml');
-    expect(r.files).toContain('0005-import-secrets.k8s.yaml');
+    expect(r.files).toContain('0004-data-sync.k8s.yaml');
+    expect(r.files).toContain('0007-import-secrets.k8s.yaml');
     const written = readPlanDir(r.dir);
     const inProcess = migrate();
     expect(stepNames(written)).toEqual(stepNames(inProcess));

@@ -167,10 +167,17 @@ const SEEDED_PATHS = [
 ];
 
 /** R2026.8 / ingress_test @ 017664fc: the paths served over plain HTTP. */
-const NOSSL_PATHS = [
+const R2026_8_NOSSL_PATHS = [
   '/pub', '/rhn/kickstart/DownloadFile', '/rhn/common/DownloadFile', '/rhn/rpc/api', '/rpc/api', '/rhn/errors', '/rhn/ty/TinyUrl',
   '/rhn/websocket', '/rhn/metrics', '/cobbler_api', '/cblr', '/httpboot', '/images', '/cobbler', '/os-images', '/tftp', '/docs',
 ];
+/**
+ * Since then /cobbler_api is gone from the public interface (uyuni#12486, CVE-2026-71400): the
+ * image's 10-cobbler_api_localhost.sh @ a4e5bb57 answers it from 127.0.0.1 and ::1 only
+ * (`Require ip 127.0.0.1 ::1`), and server-helm.changes.oholecek.no_cobbler_api @ eeede693
+ * removes it from the chart.
+ */
+const NOSSL_PATHS = R2026_8_NOSSL_PATHS.filter((x) => x !== '/cobbler_api');
 /** R2026.8: the exporter paths and their backends. */
 const EXPORTER_PATHS = [
   '/postgresql-exporter Prefix tomcat-internal:9187',
@@ -667,8 +674,6 @@ describe('server-helm templates/db.yaml @ 0f3c1b8a (Deployment db, identical in 
       'MANAGER_PASS<-secret:db-credentials/password',
       'REPORT_DB_USER<-secret:reportdb-credentials/username',
       'REPORT_DB_PASS<-secret:reportdb-credentials/password',
-      // Ours beyond the stored db.yaml versions: db.podsCIDR (README), under a name of ours (decision m).
-      'PODS_CIDR=10.42.0.0/16',
     ]);
     expect(envLines(container(dbOf(install({ timezone: 'Europe/Berlin' })), 'db'))[0]).toBe('TZ=Europe/Berlin');
   });
@@ -707,6 +712,38 @@ describe('server-helm templates/db.yaml @ 0f3c1b8a (Deployment db, identical in 
 });
 
 // --- first setup ----------------------------------------------------------------------------
+
+describe('server-postgresql-image root/docker-entrypoint-upgdb.d/01-pg_hba.sh @ 5387ff36 and uyuni-entrypoint.sh @ 60ccd48c (db.podsCIDR, decision m)', () => {
+  // The stored script's facts: PGDATA defaults to /var/lib/pgsql/data; pg_hba.conf starts with
+  // `include_if_exists pg_hba_custom.conf` ("To add custom rules, use pg_hba_custom.conf"); on
+  // Kubernetes it refuses plain text from `.kube-system.svc.cluster.local` (Traefik) before it
+  // allows its own pod network (the db pod's /16) with scram-sha-256; no variable of ours is read.
+  const IMAGE_PGDATA = '/var/lib/pgsql/data';
+  const CUSTOM_FILE = 'pg_hba_custom.conf';
+  const TRAEFIK_RULES = ['hostssl reportdb all .kube-system.svc.cluster.local scram-sha-256', 'host all all .kube-system.svc.cluster.local reject'];
+  const d = dbOf(install({ db: { podsCIDR: '10.8.0.0/14' } }));
+  const init = container(d, 'pods-cidr');
+  const script = init.command[2] as string;
+
+  it('passes the network to no image script: the db container has no PODS_CIDR, the init container pods-cidr writes it', () => {
+    expect(envLines(container(d, 'db')).some((l) => l.startsWith('PODS_CIDR'))).toBe(false);
+    expect(envLines(init)).toEqual([`PGDATA=${IMAGE_PGDATA}`, 'PODS_CIDR=10.8.0.0/14']);
+  });
+
+  it('writes into the file pg_hba.conf includes, in the image\'s PGDATA, before the image\'s entrypoint starts PostgreSQL', () => {
+    expect(script).toContain(`file=$data/${CUSTOM_FILE}`);
+    expect(init.volumeMounts.map(mountLine)).toEqual([`var-pgsql -> ${IMAGE_PGDATA}`]);
+    expect(podSpec(d).initContainers.map((c: any) => c.name)).toEqual(['data-dir', 'pods-cidr']);
+    expect(init.image).toBe(container(d, 'db').image);
+  });
+
+  it('keeps the image\'s order: Traefik refused plain text before the pod network is allowed with scram-sha-256', () => {
+    const rules = [...TRAEFIK_RULES, 'host all all $PODS_CIDR scram-sha-256'];
+    const at = rules.map((r) => script.indexOf(r));
+    expect(at.every((i) => i > 0)).toBe(true);
+    expect([...at].sort((a, b) => a - b)).toEqual(at);
+  });
+});
 
 describe('server-image root/docker-entrypoint-init.d/00-mgrSetup.sh @ 1a7da357 and R2026.8 (setup at the first start, no Job)', () => {
   const p = install();
@@ -1065,6 +1102,16 @@ describe('server-helm templates/ingress.yaml as rendered in R2026.8, tests/ingre
     expect(i.spec).not.toHaveProperty('tls');
   });
 
+  it('routes /cobbler_api nowhere: the image answers it from localhost only (10-cobbler_api_localhost.sh @ a4e5bb57), the chart removed it (no_cobbler_api @ eeede693, CVE-2026-71400)', () => {
+    for (const q of [p, install({ ingress: { type: 'nginx' }, services: { salt: { type: 'LoadBalancer' } } }), install({ hubApi: { replicas: 1 } })]) {
+      const paths = all(q, 'Ingress').flatMap(ingressPaths);
+      expect(paths.length).toBeGreaterThan(0);
+      expect(paths.filter((x) => x.startsWith('/cobbler_api'))).toEqual([]);
+    }
+    // The rest of R2026.8's plain-HTTP list stays, /cobbler (the kickstart tree) among it.
+    expect(ingressPaths(ing(p, 'uyuni-ingress-nossl'))).toEqual(expect.arrayContaining(['/cobbler Prefix web:80', '/cblr Prefix web:80']));
+  });
+
   it('uses pathType Prefix with plain paths only (no regular expressions) in every Ingress', () => {
     const q = install({ hubApi: { replicas: 1 } });
     for (const i of all(q, 'Ingress')) {
@@ -1363,7 +1410,7 @@ describe('uyuni-tools @ c09ccfba mgradm/cmd/migrate/kubernetes and migrateScript
   it('starts no server before its data is upgraded: Deployment uyuni comes last, after db-upgrade and db-finalize', () => {
     const order = m.plan.steps.map((s) => s.name);
     expect(order).toEqual([
-      'namespace', 'volumes', 'data-sync', 'inspect', 'inspect-db', 'import-secrets', 'tls', 'db-upgrade',
+      'namespace', 'volumes', 'stop-server', 'stop-db', 'data-sync', 'inspect', 'inspect-db', 'import-secrets', 'tls', 'db-upgrade',
       'services', 'database', 'db-finalize', 'ingress', 'server', 'cleanup',
     ]);
   });

@@ -16,15 +16,16 @@ export function register(program: Command): void {
 What goes in: the plan directory; every object the plan's labels select (YAML; Secrets as names
 and key sizes only); the namespace's Events; each pod's description and container logs (current
 and previous, the last 1 MiB of each); the run directories of this plan; the cluster's version
-and nodes; the server's own supportconfig archive when its pod runs (minutes).
+and nodes; the files of the server's own supportconfig, as a plain directory, when its pod
+runs (minutes).
 Nothing secret: no Secret value, no token, no password. Every text but the plan copy is scrubbed
 of the values of the namespace's Secret keys that hold secrets (passwords, tokens, private keys;
 not user or database names, not certificates, not values under 8 characters) and of your
 kubeconfig credentials, as whole words, also URL-encoded, JSON-escaped, base64, hex and line by
 line; and of password=..., --password ..., Authorization: ..., Bearer ... and private key blocks.
 redactions.txt says which Secret key was scrubbed how often in which files (never a value).
-The supportconfig archive is as supportconfig writes it: review it before you share it, or use
---no-exec. What could not be read (RBAC, a missing CRD) is listed in notes.txt.
+supportconfig's text files are scrubbed the same way, its other files are as it writes them:
+review them before you share them, or use --no-exec. What could not be read (RBAC, a missing CRD) is listed in notes.txt.
 
 Secrets that cannot be read (e.g. the built-in view role) cannot be scrubbed: support then
 refuses (exit 1) and says which permission is missing (get/list secrets in the namespace);

@@ -22,7 +22,10 @@ export interface DbDeploymentProps {
   readonly certSecret?: string;
   /** Container ports. @default none */
   readonly ports?: readonly ContainerPort[];
-  /** The network allowed plain-text connections (server-helm `db.podsCIDR`). @default the image's own rule */
+  /**
+   * The network allowed plain-text connections (server-helm `db.podsCIDR`), written into
+   * pg_hba_custom.conf by init container pods-cidr. @default the image's own rule only
+   */
   readonly podsCIDR?: string;
 }
 
@@ -40,7 +43,8 @@ const HEALTHCHECK = ['/usr/bin/healthcheck.sh'];
  * and the report database (Services db and reportdb select it). Its entrypoint creates the
  * databases on an empty claim and runs the upgrade hooks after an image change; the key is
  * mode 0400 for the postgres group (fsGroup 999), where the image's config script looks. Its
- * init container data-dir clears a new ext4 volume's empty lost+found, which initdb refuses.
+ * init container data-dir clears a new ext4 volume's empty lost+found, which initdb refuses;
+ * pods-cidr writes db.podsCIDR into pg_hba_custom.conf.
  */
 export class DbDeployment extends Construct {
   public static readonly NAME = 'db';
@@ -69,7 +73,18 @@ export class DbDeployment extends Construct {
           env: [{ name: 'PGDATA', value: DB_VOLUME.mountPath }],
           volumeMounts: [{ name: DB_POD_VOLUME, mountPath: DB_VOLUME.mountPath }],
           securityContext: { runAsUser: 0, runAsGroup: 0, runAsNonRoot: false },
-        }],
+        },
+        // The image reads no variable for it: the rule goes where its pg_hba.conf includes
+        // the admin's own (docs/upstream.md, decision m).
+        ...(props.podsCIDR ? [{
+          name: 'pods-cidr',
+          image: props.image.image,
+          imagePullPolicy: props.image.pullPolicy,
+          command: ['sh', '-c', readScript('db-pods-cidr.sh')],
+          env: [{ name: 'PGDATA', value: DB_VOLUME.mountPath }, { name: PODS_CIDR_ENV, value: props.podsCIDR }],
+          volumeMounts: [{ name: DB_POD_VOLUME, mountPath: DB_VOLUME.mountPath }],
+          securityContext: { runAsUser: 0, runAsGroup: 0, runAsNonRoot: false },
+        }] : [])],
         containers: [{
           name: 'db',
           image: props.image.image,
@@ -80,7 +95,6 @@ export class DbDeployment extends Construct {
             ...credentialEnv(CREDENTIALS.dbAdmin),
             ...credentialEnv(CREDENTIALS.db),
             ...credentialEnv(CREDENTIALS.reportdb),
-            ...(props.podsCIDR ? [{ name: PODS_CIDR_ENV, value: props.podsCIDR }] : []),
           ],
           volumeMounts: [
             { name: DB_POD_VOLUME, mountPath: DB_VOLUME.mountPath },

@@ -41,11 +41,14 @@ export interface BackendPath {
 
 /**
  * Paths that clients reach over plain HTTP (repositories, boot images, the API, ...), all Prefix:
- * ingress-nginx's strict path validation rejects regular expressions in Prefix paths.
+ * ingress-nginx's strict path validation rejects regular expressions in Prefix paths. Not
+ * `/cobbler_api`, which the 2026.8 chart still routed: cobbler's unauthenticated XML-RPC API is
+ * for the server itself (uyuni#12486, CVE-2026-71400; the image answers it from localhost only,
+ * 10-cobbler_api_localhost.sh @ a4e5bb57, and the chart dropped it; docs/upstream.md).
  */
 export const NOSSL_PATHS = [
   '/pub', '/rhn/kickstart/DownloadFile', '/rhn/common/DownloadFile', '/rhn/rpc/api', '/rpc/api', '/rhn/errors',
-  '/rhn/ty/TinyUrl', '/rhn/websocket', '/rhn/metrics', '/cobbler_api', '/cblr', '/httpboot', '/images', '/cobbler',
+  '/rhn/ty/TinyUrl', '/rhn/websocket', '/rhn/metrics', '/cblr', '/httpboot', '/images', '/cobbler',
   '/os-images', '/tftp', '/docs',
 ] as const;
 

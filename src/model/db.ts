@@ -31,9 +31,10 @@ export const STOP_GRACE_SECONDS = 180;
 /**
  * The environment variable that carries `db.podsCIDR` (server-helm README: "The IP range to use
  * for the plain text connections on the database can be configured using the db.podsCIDR
- * value", default 10.42.0.0/16) into the server-postgresql container. Unverified: no stored
- * db.yaml or 01-pg_hba.sh passes or reads the value; the name is ours (docs/upstream.md,
- * decision m). The image versions read (01-pg_hba.sh @ 5387ff36, d8520ca6, f8787c43) allow plain
- * text from the db pod's own /16 (its IP's first two octets, 10.42.0.0/16 when unknown).
+ * value", default 10.42.0.0/16) into the db pod's init container pods-cidr
+ * (src/scripts/db-pods-cidr.sh), which writes it into `$PGDATA/pg_hba_custom.conf`. No image
+ * script reads a variable for it: 01-pg_hba.sh (@ 5387ff36, d8520ca6, f8787c43) allows plain
+ * text from the db pod's own /16 only and includes pg_hba_custom.conf first, the place it names
+ * for custom rules (docs/upstream.md, decision m).
  */
 export const PODS_CIDR_ENV = 'PODS_CIDR';

@@ -10,13 +10,14 @@ import { POSTGRES_UID } from '../model/db';
 import { TLS_NAMES } from '../model/tls';
 import { LABELS, MANAGED_BY, ObjectRef, Requirement } from '../plan/types';
 import {
-  addDbFinalizeStep, addDbUpgradeStep, addInspectDbStep, addInspectStep, deploymentRefs, flowRecord, JOB_NAMES, upgradeGates,
+  addDbFinalizeStep, addDbUpgradeStep, addInspectDbStep, addInspectStep, flowRecord, JOB_NAMES, upgradeGates,
 } from './db-steps';
 import {
   addDatabaseStep, addIngressStep, addNamespaceStep, addServerStep, addServicesStep, addTlsStep, addVolumesStep, serverPlan,
 } from './install';
 import type { PlanApp } from './plan-app';
 import { serverNotes } from './notes';
+import { addStopSteps } from './stop-steps';
 import { imageOf } from './server-props';
 
 /** The user-provided ssh material of the migration: referenced by name, never synthesized. */
@@ -72,7 +73,6 @@ export const SYNCED_VOLUMES = [...SERVER_VOLUMES.filter((v) => v.name !== CA_CER
  */
 export function addDataSyncStep(plan: PlanApp, config: UyuniConfig, m: MigrationConfig, opts: { prepare?: boolean } = {}): void {
   const volumes = SYNCED_VOLUMES;
-  const stop = deploymentRefs(config.namespace);
   const name = opts.prepare ? JOB_NAMES.dataPresync : JOB_NAMES.dataSync;
   plan.addStep(opts.prepare ? 'data-presync' : 'data-sync', {
     description: opts.prepare
@@ -81,9 +81,9 @@ export function addDataSyncStep(plan: PlanApp, config: UyuniConfig, m: Migration
     timeoutSeconds: config.timeouts.dataSyncSeconds,
     // Checked before hours of copying: the ssh material and, for a migrated CA, its password.
     requires: [...migrationRequirements(config, m), ...(config.tls.mode === 'migrated' && !opts.prepare ? [caPasswordRequirement(config)] : [])],
-    // Nothing may run on the claims while they are filled (a server left from an earlier try);
-    // the pre-sync stops nothing (it copies while the old server runs, and no new one runs yet).
-    actions: opts.prepare ? [] : stop.map((object) => ({ type: 'scale' as const, object, replicas: 0 })),
+    // Nothing may run on the claims while they are filled: the migrate plan's stop steps stopped a
+    // server left from an earlier try before this one; the pre-sync stops nothing (it copies while
+    // the old server runs, and no new one runs yet).
   }, (chart) => {
     const image = imageOf(config, 'server');
     new ScriptJob(chart, 'DataSync', {
@@ -284,7 +284,8 @@ const MIGRATE_VOLUMES = [...INSTALL_VOLUMES, LEGACY_DB_VOLUME, MIGRATION_VOLUME]
 
 /**
  * The migrate plan (docs/flows.md): namespace → claims (with var-pgsql for the old database and
- * migration-data) → data-sync (the old server stopped) → inspect the copied data and the new
+ * migration-data) → stop-server, stop-db (a server of an earlier try, its database last) →
+ * data-sync (the old server stopped) → inspect the copied data and the new
  * images → gates, import-secrets (credentials, the old CA) → TLS → PostgreSQL major upgrade into
  * var-pgsql18 → Services → database → db-finalize (REINDEX, the migration's rewrites) →
  * Ingresses → server → cleanup. No server runs before its data is upgraded: its Deployment is
@@ -298,6 +299,8 @@ export function migratePlan(config: UyuniConfig): PlanApp {
     { flow: { kind: 'migration', source: m.source.fqdn }, notes: serverNotes(config, { migratedFrom: m.source.fqdn }) });
   addNamespaceStep(plan, config);
   addVolumesStep(plan, config, MIGRATE_VOLUMES);
+  // A server left from an earlier try: its server first, then its database (docs/upstream.md, decision n).
+  addStopSteps(plan, config, { why: 'left from an earlier try, before the claims are filled', partOf: 'uyuni' });
   addDataSyncStep(plan, config, m);
   addInspectStep(plan, config, { fromMigrationData: true });
   addInspectDbStep(plan, config, LEGACY_DB_VOLUME, { nearDb: false });
@@ -313,5 +316,5 @@ export function migratePlan(config: UyuniConfig): PlanApp {
   addServerStep(plan, config);
   if (!m.keepMigrationData) addCleanupStep(plan, config, m);
   // The data steps run once: never again over a live server (docs/runtime.md, "Safety").
-  return plan.markOneShot('migration', 'data-sync', 'inspect', 'inspect-db', 'import-secrets', 'db-upgrade', 'db-finalize');
+  return plan.markOneShot('migration', 'stop-server', 'stop-db', 'data-sync', 'inspect', 'inspect-db', 'import-secrets', 'db-upgrade', 'db-finalize');
 }

@@ -317,7 +317,7 @@ export function destroyCommand(planDir: string, o: DestroyCommandOptions, io: Io
     await lock?.acquire();
     let items;
     try {
-      items = await destroyPlan(cluster, plan, objectsOf, opts);
+      items = await destroyPlan(cluster, plan, objectsOf, { ...opts, timeoutSeconds: o.timeout, progress: (l) => io.err(`destroy: ${l}\n`) });
     } finally {
       // released before the wait: the Lease is in the namespace that goes (a run meanwhile refuses a terminating namespace)
       await lock?.release();

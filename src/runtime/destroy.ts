@@ -1,13 +1,16 @@
 /**
  * `destroy`: deletes what carries the plan's labels, steps in reverse order (objects too),
- * with propagationPolicy Background. A dry run unless `yes`. Unless `purgeVolumes`, the data is
+ * with propagationPolicy Background. A dry run unless `yes`. The database's Deployment
+ * (component db) is deleted only once the pods of the Deployments deleted before it (the server
+ * and its helpers, a later step) are gone: a server still stopping uses the database, as
+ * upstream stops the server before the database (docs/upstream.md, decision n). Unless `purgeVolumes`, the data is
  * kept, and with it what the data needs: PersistentVolumeClaims, the credential Secrets (those
  * the plan's requirements name), the CA Secret (of each `isCA` Certificate), the records of
  * finished runs, and the Namespace holding them. A Namespace the plan did not create (adopted
  * with `run --adopt`), or one that holds objects of others, is never deleted (docs/runtime.md,
  * "What destroy keeps").
  */
-import type { KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject, V1Deployment } from '@kubernetes/client-node';
 import { LABELS, ObjectRef, Plan } from '../plan/types';
 import { Cluster, refString } from './client';
 import { MissingKind, RuntimeError } from './errors';
@@ -16,11 +19,18 @@ import { RUN_DEFAULTS } from '../plan/run-defaults';
 import { HISTORY_CONFIGMAP } from './history';
 import { Manifest, refOf, sameRef, selectorString } from './manifests';
 import { ADOPTED_FROM, othersIn } from './ownership';
+import { selectorString as podSelector } from './readiness';
 import { Target, targetText } from './target';
 
 export interface DestroyOptions {
   readonly yes: boolean;
   readonly purgeVolumes: boolean;
+  /** Seconds to wait for the server's pods before the database is deleted. @default RUN_DEFAULTS.destroyTimeoutSeconds */
+  readonly timeoutSeconds?: number;
+  /** A progress line while waiting for the server's pods. @default none */
+  readonly progress?: (line: string) => void;
+  /** Milliseconds between looks at the pods. @default 1000 */
+  readonly pollMs?: number;
 }
 
 export interface DestroyItem {
@@ -113,6 +123,41 @@ interface Destroying {
   readonly keep: DataKeep;
   /** CA Secrets made by cert-manager for the plan: ours although they lack the labels. */
   readonly caSecrets: readonly ObjectRef[];
+  /** The Deployments deleted (or, in a dry run, to be deleted) so far, with their pod selectors. */
+  readonly workloads: Array<{ readonly object: string; readonly selector: string }>;
+}
+
+/** The database's Deployment: its pods are component db. */
+function isDatabase(ref: ObjectRef, obj: KubernetesObject): boolean {
+  return ref.kind === 'Deployment' && (obj as V1Deployment).spec?.template?.metadata?.labels?.[LABELS.component] === 'db';
+}
+
+/**
+ * Waits until no pod of the Deployments deleted before is left (terminating ones included), as
+ * the stop steps' wait-stopped.sh does; returns the seconds waited. Past the deadline it refuses,
+ * and the database is left running.
+ */
+async function serverPodsGone(d: Destroying, db: string): Promise<number> {
+  const started = Date.now();
+  const timeout = d.o.timeoutSeconds ?? RUN_DEFAULTS.destroyTimeoutSeconds;
+  let said = '';
+  for (;;) {
+    const left: string[] = [];
+    for (const w of d.workloads) {
+      const { items } = await d.cluster.list({ apiVersion: 'v1', kind: 'Pod', namespace: d.plan.namespace, labelSelector: w.selector });
+      left.push(...items.map((p) => `Pod/${p.metadata?.name} (of ${w.object})`));
+    }
+    const seconds = (Date.now() - started) / 1000;
+    if (left.length === 0) return seconds;
+    if (seconds >= timeout) {
+      throw new RuntimeError(`timed out after ${timeout}s waiting for the server's pods to be gone before deleting ${db}: ${left.join(', ')} still there; `
+        + 'the database was not deleted (a stopping server still uses it): run the same destroy again once they are gone (--timeout waits longer)', EXIT.stepFailed);
+    }
+    const line = `waiting for ${left.length} pod${left.length > 1 ? 's' : ''} of the server to be gone before deleting ${db}: ${left.join(', ')}`;
+    if (line !== said) d.o.progress?.(`${line} (${Math.floor(seconds)}s of ${timeout}s)`);
+    said = line;
+    await new Promise((r) => setTimeout(r, d.o.pollMs ?? 1000));
+  }
 }
 
 /** Why the plan's Namespace stays: not created by the plan, or holding what others own. */
@@ -152,8 +197,16 @@ async function destroyOne(d: Destroying, ref: ObjectRef): Promise<DestroyItem> {
   }
   const nsKept = ref.kind === 'Namespace' ? await namespaceKept(d, obj) : undefined;
   if (nsKept) return { object, result: 'kept', detail: nsKept };
-  if (!d.o.yes) return { object, result: 'would delete' };
-  return (await d.cluster.delete(ref, 'Background')) ? { object, result: 'deleted', ref } : { object, result: 'absent' };
+  // The server's pods go before the database (its Deployment comes after theirs in this order).
+  const after = isDatabase(ref, obj) && d.workloads.length ? d.workloads.map((w) => w.object).join(', ') : undefined;
+  if (ref.kind === 'Deployment' && !isDatabase(ref, obj)) {
+    const sel = (obj as V1Deployment).spec?.selector;
+    if (sel) d.workloads.push({ object, selector: podSelector(sel) });
+  }
+  if (!d.o.yes) return { object, result: 'would delete', ...(after ? { detail: `after the pods of ${after} are gone: the database stops last` } : {}) };
+  const waited = after ? await serverPodsGone(d, object) : undefined;
+  const detail = after ? `after the pods of ${after} were gone (${Math.round(waited ?? 0)}s): the database stops last` : undefined;
+  return (await d.cluster.delete(ref, 'Background')) ? { object, result: 'deleted', ref, ...(detail ? { detail } : {}) } : { object, result: 'absent' };
 }
 
 export async function destroyPlan(cluster: Cluster, plan: Plan, objectsOf: (step: string) => Manifest[], o: DestroyOptions): Promise<DestroyItem[]> {
@@ -165,7 +218,7 @@ export async function destroyPlan(cluster: Cluster, plan: Plan, objectsOf: (step
   const caSecrets = await caSecretsOf(cluster, plan, keep, [...planned, ...extras]);
   const namespaces = planned.filter((r) => r.kind === 'Namespace');
   const order = [...extras, ...caSecrets, ...planned.filter((r) => r.kind !== 'Namespace'), ...namespaces];
-  const d: Destroying = { cluster, plan, o, keptPvcNamespaces: new Set(), keep, caSecrets };
+  const d: Destroying = { cluster, plan, o, keptPvcNamespaces: new Set(), keep, caSecrets, workloads: [] };
   const items: DestroyItem[] = [];
   for (const ref of order) items.push(await destroyOne(d, ref));
   return items;

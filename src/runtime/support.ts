@@ -4,9 +4,10 @@
  * It holds the plan directory; every object the plan's selector finds (YAML, Secrets as names
  * and keys only); the namespace's Events; each pod's description and container logs (current and
  * previous, the end of each, size-capped); the run directories of the plan (events.jsonl, step
- * logs); the cluster's version and nodes; and, when the server pod runs, the archive of the
+ * logs); the cluster's version and nodes; and, when the server pod runs, the files of the
  * server's own `supportconfig`, run in it through the API's exec (as upstream's test suite
- * collects it: uyuni-project/uyuni testsuite/podman_runner/20_get_server_logs.sh).
+ * collects it: uyuni-project/uyuni testsuite/podman_runner/20_get_server_logs.sh), as a plain
+ * directory, not a nested archive (uyuni-tools f7703be6).
  *
  * Nothing secret: Secret values are never written; every text file but the plan copy is scrubbed
  * (src/runtime/redact.ts) of the values of the namespace's Secret keys that hold secrets and of
@@ -19,6 +20,7 @@
  */
 import { spawnSync } from 'child_process';
 import * as fs from 'fs';
+import * as os from 'os';
 import * as path from 'path';
 import { PassThrough } from 'stream';
 import type { KubernetesObject, CoreV1Event as V1Event, V1Deployment, V1Node, V1Pod, V1Secret } from '@kubernetes/client-node';
@@ -61,8 +63,22 @@ export interface SupportResult {
 export const WITHOUT_LOGS_FLAG = '--without-logs';
 const SECRET_ENV = /pass|secret|token|credential|private|(^|_)key($|_)/i;
 const LOG_LINES = 20_000;
-/** The server's supportconfig: written into a temporary directory of the container, printed, removed. */
-const SUPPORTCONFIG = ['sh', '-c', 'd=$(mktemp -d) && supportconfig -R "$d" >&2 && cat "$d"/scc_*.txz; s=$?; rm -rf "$d"; exit $s'];
+/**
+ * The server's supportconfig as a plain directory (`-B <batch> -t <dir>`, as uyuni-tools f7703be6
+ * "Use plain dir instead of txz for supportconfig": analysis tools cannot read nested archives),
+ * in a temporary directory of the container, sent as an uncompressed tar stream, removed. As
+ * upstream, a supportconfig that fails in part still counts when it wrote its directory.
+ */
+export const SUPPORTCONFIG_BATCH = 'uyuni-server-container';
+export const SUPPORTCONFIG = ['sh', '-c', [
+  'd=$(mktemp -d) || exit 1',
+  `supportconfig -B ${SUPPORTCONFIG_BATCH} -t "$d" >&2; s=$?`,
+  `if [ "$s" != 0 ]; then echo "supportconfig exited with $s" >&2; fi`,
+  `if [ -d "$d/scc_${SUPPORTCONFIG_BATCH}" ]; then tar -C "$d/scc_${SUPPORTCONFIG_BATCH}" -cf - . ; s=$?; elif [ "$s" = 0 ]; then s=1; fi`,
+  'rm -rf "$d"; exit $s',
+].join('\n')];
+/** Where the bundle holds supportconfig's files. */
+const SUPPORTCONFIG_DIR = 'server/supportconfig';
 
 /** A Secret as the bundle shows it: its metadata and the names of its keys, with their sizes. */
 function secretShape(s: V1Secret): KubernetesObject {
@@ -265,7 +281,7 @@ async function collectCluster(cluster: Cluster, out: Staging, notes: string[]): 
   }
 }
 
-/** The server's own supportconfig archive, through exec into its running pod. */
+/** The files of the server's own supportconfig, through exec into its running pod. */
 async function collectSupportconfig(cluster: Cluster, plan: Plan, objectsOf: (step: string) => Manifest[], pods: readonly V1Pod[], out: Staging, o: SupportOptions, notes: string[]): Promise<void> {
   const server = plan.steps.flatMap((s) => objectsOf(s.name)).find((x) => x.kind === 'Deployment' && x.metadata.name === 'uyuni') as unknown as V1Deployment | undefined;
   if (!server?.spec?.selector) return;
@@ -294,7 +310,53 @@ async function collectSupportconfig(cluster: Cluster, plan: Plan, objectsOf: (st
     notes.push(`supportconfig: ${status.message ?? 'failed'} (its output: server/supportconfig.log)`);
     return;
   }
-  out.raw('server/supportconfig.txz', Buffer.concat(chunks));
+  const problem = unpackSupportconfig(Buffer.concat(chunks), out);
+  if (problem) notes.push(`supportconfig: ${problem}`);
+}
+
+/**
+ * supportconfig's directory, sent as a tar stream, into the bundle as plain files below
+ * server/supportconfig/: unpacked into a private directory first, then each regular file copied
+ * (text scrubbed as every log is, anything else as it is); links and special files are left out
+ * and counted. Returns what went wrong, if anything.
+ */
+function unpackSupportconfig(stream: Buffer, out: Staging): string | undefined {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'uyuni-cdk-scc-'));
+  try {
+    const tarFile = path.join(tmp, 'scc.tar');
+    const root = path.join(tmp, 'files');
+    fs.mkdirSync(root);
+    fs.writeFileSync(tarFile, stream);
+    const r = spawnSync('tar', ['-xf', tarFile, '-C', root, '--no-same-owner', '--no-same-permissions'], { encoding: 'utf8' });
+    if (r.error || r.status !== 0) return `its output is not a tar stream of its directory (tar: ${r.error?.message ?? r.stderr.trim()}); not collected`;
+    let copied = 0;
+    const skipped: string[] = [];
+    const walk = (dir: string) => {
+      for (const name of fs.readdirSync(dir).sort()) {
+        const file = path.join(dir, name);
+        const rel = path.relative(root, file).split(path.sep).join('/');
+        const st = fs.lstatSync(file);
+        if (st.isDirectory()) walk(file);
+        else if (st.isFile()) {
+          const content = fs.readFileSync(file);
+          if (isText(content)) out.text(`${SUPPORTCONFIG_DIR}/${rel}`, content.toString('utf8'));
+          else out.raw(`${SUPPORTCONFIG_DIR}/${rel}`, content);
+          copied++;
+        } else skipped.push(rel);
+      }
+    };
+    walk(root);
+    if (copied === 0) return 'its directory was empty';
+    return skipped.length ? `links and special files of its directory left out (${skipped.length}): ${skipped.join(', ')}` : undefined;
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
+/** UTF-8 without NUL bytes: a text file, which is scrubbed. */
+function isText(b: Buffer): boolean {
+  if (b.includes(0)) return false;
+  return Buffer.from(b.toString('utf8'), 'utf8').equals(b);
 }
 
 /**

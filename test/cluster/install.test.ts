@@ -76,8 +76,11 @@ describe('dist/install against kube-apiserver', () => {
   it('destroy --yes deletes what the plan made and keeps the claims, as documented', async () => {
     const dry = await cli('destroy', DIST, opts);
     expect(dry.code).toBe(0);
+    // the database goes last, once the server's pods are gone (docs/upstream.md, decision n)
+    expect(dry.out).toContain(`would delete  Deployment/db (${ns})  (after the pods of `);
     const done = await cli('destroy', DIST, { ...opts, yes: true });
     expect({ code: done.code, err: done.err }).toEqual({ code: 0, err: expect.any(String) });
+    expect(done.out.split('\n').find((l) => l.includes('Deployment/db'))).toMatch(/^ {2}deleted {7}Deployment\/db \(\S+\) {2}\(after the pods of .*Deployment\/uyuni .* were gone \(\d+s\): the database stops last\)$/);
     expect((await p.kubectl(['-n', ns, 'get', 'deployment', 'uyuni'])).code).not.toBe(0);
     const claims = JSON.parse((await p.kubectl(['-n', ns, 'get', 'pvc', '-o', 'json'])).out).items;
     expect(claims.length).toBe(26);

@@ -117,7 +117,6 @@ describe('UyuniIngresses', () => {
       '/rhn/ty/TinyUrl': 'web:80',
       '/rhn/websocket': 'web:80',
       '/rhn/metrics': 'web:80',
-      '/cobbler_api': 'web:80',
       '/cblr': 'web:80',
       '/httpboot': 'web:80',
       '/images': 'web:80',

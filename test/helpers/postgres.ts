@@ -64,15 +64,16 @@ export interface Server {
 }
 
 /**
- * Starts the server on `data` (unix socket in `socketDir` only, no TCP), as postgres. Returns the
- * failure instead of throwing when it does not start.
+ * Starts the server on `data` (unix socket in `socketDir`; TCP only on `tcp`'s addresses and
+ * port), as postgres. Returns the failure instead of throwing when it does not start.
  */
-export function startServer(data: string, socketDir: string): { server?: Server; run: Run } {
+export function startServer(data: string, socketDir: string, tcp?: { listen: string; port: number; options?: string }): { server?: Server; run: Run } {
   const { uid, gid } = postgresIds();
   fs.mkdirSync(socketDir, { recursive: true });
   fs.chownSync(socketDir, uid, gid);
   const log = path.join(socketDir, 'server.log');
-  const run = asPostgres('pg_ctl', ['-D', data, '-l', log, '-w', '-t', '30', '-o', `-c listen_addresses='' -c unix_socket_directories='${socketDir}'`, 'start']);
+  const network = tcp ? `-c listen_addresses='${tcp.listen}' -p ${tcp.port} ${tcp.options ?? ''}` : "-c listen_addresses=''";
+  const run = asPostgres('pg_ctl', ['-D', data, '-l', log, '-w', '-t', '30', '-o', `${network} -c unix_socket_directories='${socketDir}'`, 'start']);
   if (run.status !== 0) {
     const logged = fs.existsSync(log) ? fs.readFileSync(log, 'utf8') : '';
     return { run: { ...run, stderr: `${run.stderr}${logged}` } };
@@ -81,7 +82,8 @@ export function startServer(data: string, socketDir: string): { server?: Server;
   const server: Server = {
     socketDir,
     data,
-    psql: (db, sql) => asPostgres('psql', ['-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-h', socketDir, '-d', db, '-c', sql]),
+    // The socket's name carries the port.
+    psql: (db, sql) => asPostgres('psql', ['-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-h', socketDir, ...(tcp ? ['-p', String(tcp.port)] : []), '-d', db, '-c', sql]),
     stop() {
       try {
         process.kill(pid, 'SIGINT');

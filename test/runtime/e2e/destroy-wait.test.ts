@@ -4,8 +4,8 @@
  * deadline (`--timeout`); `--wait=false` returns at once; a closing summary line.
  */
 import { startSimulator, Simulator } from '../../sim';
-import { cli, spawnCli } from './harness';
-import { job, namespace, NS, writePlan } from '../plans';
+import { cli, spawnCli, until } from './harness';
+import { deployment, job, namespace, NS, writePlan } from '../plans';
 
 let sim: Simulator;
 afterEach(async () => {
@@ -85,5 +85,79 @@ describe('destroy --yes waits until what it deleted is gone', () => {
     expect(r.code).toBe(0);
     expect(sim.get('batch/v1', 'Job', 'work', NS)).toBeUndefined();
     expect(r.out.trim().split('\n').pop()).toBe('Destroy complete: 2 deleted and gone, 3 kept (1 ConfigMap, 1 PersistentVolumeClaim, 1 Namespace; --purge-volumes deletes the data).');
+  });
+});
+
+describe('destroy stops the server before its database', () => {
+  /** Deployment `name` whose pods are component `component`, as the server plans label them. */
+  const workload = (name: string, component: string) => {
+    const d = deployment(name);
+    const labels = { app: name, 'app.kubernetes.io/component': component };
+    return { ...d, spec: { ...d.spec, template: { ...d.spec.template, metadata: { labels } } } };
+  };
+  /** The server's steps as install orders them: the database before the server. */
+  const serverPlan = () => writePlan([
+    { name: 'namespace', objects: [namespace()] },
+    { name: 'database', objects: [workload('db', 'db')] },
+    { name: 'server', objects: [workload('uyuni', 'server'), workload('tftp', 'tftp')] },
+  ]);
+  const STOPPING = 'uyuni-stopping';
+  /**
+   * A pod of the server that is slow to go (its preStop, its 180 s of grace): the simulator
+   * removes a deleted pod after a virtual second, so this one is a pod of the server's labels that
+   * nothing deletes but the test.
+   */
+  function slowServerPod(): void {
+    sim.put({
+      apiVersion: 'v1', kind: 'Pod', metadata: { name: STOPPING, namespace: NS, labels: { app: 'uyuni', 'app.kubernetes.io/component': 'server' } },
+      spec: { containers: [{ name: 'main', image: 'registry.opensuse.org/uyuni/server:latest' }] },
+    });
+  }
+  async function podGone(): Promise<void> {
+    const res = await fetch(`${sim.url}/api/v1/namespaces/${NS}/pods/${STOPPING}`, {
+      method: 'DELETE', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ apiVersion: 'v1', kind: 'DeleteOptions', gracePeriodSeconds: 0 }),
+    });
+    expect(res.status).toBe(200);
+    await until('the slow pod is gone', () => !sim.get('v1', 'Pod', STOPPING, NS));
+  }
+  const dbPods = () => sim.list('v1', 'Pod', NS).filter((p) => p.metadata.labels?.app === 'db' && !p.metadata.deletionTimestamp);
+
+  it('deletes Deployment db only once the pods of the server\'s Deployments are gone, and says so; the dry run says it will', async () => {
+    sim = await startSimulator({ deployments: { uyuni: {}, tftp: {}, db: {} } });
+    const dir = serverPlan();
+    expect((await cli('run', dir, { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
+    slowServerPod();
+
+    const dry = await cli('destroy', dir, { kubeconfig: sim.kubeconfigPath });
+    expect(dry.out).toContain(`would delete  Deployment/db (${NS})  (after the pods of Deployment/tftp (${NS}), Deployment/uyuni (${NS}) are gone: the database stops last)`);
+
+    let finished = false;
+    const destroying = cli('destroy', dir, { kubeconfig: sim.kubeconfigPath, yes: true }).finally(() => { finished = true; });
+    await until('the server\'s Deployments are deleted', () => !sim.get('apps/v1', 'Deployment', 'uyuni', NS) && !sim.get('apps/v1', 'Deployment', 'tftp', NS));
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(finished).toBe(false);
+    // the database still runs while a pod of the server is there
+    expect(sim.get('apps/v1', 'Deployment', 'db', NS)?.metadata?.deletionTimestamp).toBeUndefined();
+    expect(dbPods()).toHaveLength(1);
+
+    await podGone();
+    const r = await destroying;
+    expect(r.code).toBe(0);
+    expect(sim.get('apps/v1', 'Deployment', 'db', NS)).toBeUndefined();
+    expect(r.err).toContain(`destroy: waiting for 1 pod of the server to be gone before deleting Deployment/db (${NS}): Pod/${STOPPING} (of Deployment/uyuni (${NS}))`);
+    expect(r.out).toMatch(new RegExp(`deleted {7}Deployment/db \\(${NS}\\) {2}\\(after the pods of Deployment/tftp \\(${NS}\\), Deployment/uyuni \\(${NS}\\) were gone \\(\\d+s\\): the database stops last\\)`));
+  });
+
+  it('--timeout: refuses to delete the database while a pod of the server is still there, and leaves it running', async () => {
+    sim = await startSimulator({ deployments: { uyuni: {}, tftp: {}, db: {} } });
+    const dir = serverPlan();
+    expect((await cli('run', dir, { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
+    slowServerPod();
+    const r = await cli('destroy', dir, { kubeconfig: sim.kubeconfigPath, yes: true, timeout: 2 });
+    expect(r.code).toBe(1);
+    expect(r.err).toContain(`uyuni-cdk: timed out after 2s waiting for the server's pods to be gone before deleting Deployment/db (${NS}): Pod/${STOPPING} (of Deployment/uyuni (${NS})) still there; the database was not deleted`);
+    expect(sim.get('apps/v1', 'Deployment', 'db', NS)?.metadata?.deletionTimestamp).toBeUndefined();
+    expect(dbPods()).toHaveLength(1);
+    expect(sim.get('apps/v1', 'Deployment', 'uyuni', NS)).toBeUndefined();
   });
 });

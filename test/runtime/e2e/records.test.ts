@@ -127,7 +127,7 @@ describe('a finished migration whose Jobs are gone', () => {
     expect(prepare.code).toBe(1);
     expect(prepare.err).toMatch(/steps that would run again \(over the data of that server\): data-presync/);
     // The same flag as a record's: --rerun STEP runs that data step, and asks first.
-    const asked = await cli('run', dist('migrate'), { kubeconfig: sim.kubeconfigPath, rerun: ['data-sync', 'inspect', 'inspect-db', 'import-secrets', 'db-upgrade', 'db-finalize'] });
+    const asked = await cli('run', dist('migrate'), { kubeconfig: sim.kubeconfigPath, rerun: ['stop-server', 'stop-db', 'data-sync', 'inspect', 'inspect-db', 'import-secrets', 'db-upgrade', 'db-finalize'] });
     expect(asked.code).toBe(2);
     expect(asked.out).toMatch(/data-step\s+Job\/uyuni-data-sync \(uyuni\)\s+\[data-sync\]\s+--rerun data-sync: no record of this server is left/);
     expect(sim.list('batch/v1', 'Job', 'uyuni')).toEqual([]);
@@ -160,7 +160,7 @@ describe('a finished migration whose Jobs are gone', () => {
     expect(rebuilt.code).toBe(0);
     expect(rebuilt.out).toContain("rebuild   flow.migration: from the cluster's evidence: Deployment uyuni/uyuni runs registry.opensuse.org/uyuni/server:2026.08");
     const flow = JSON.parse(history()['flow.migration']);
-    expect(Object.keys(flow.steps).sort()).toEqual(['data-sync', 'db-finalize', 'db-upgrade', 'import-secrets', 'inspect', 'inspect-db']);
+    expect(Object.keys(flow.steps).sort()).toEqual(['data-sync', 'db-finalize', 'db-upgrade', 'import-secrets', 'inspect', 'inspect-db', 'stop-db', 'stop-server']);
     expect(flow.repaired).toMatch(/^rebuilt by uyuni-cdk repair-record/);
     expect(copy()['flow.migration']).toBe(history()['flow.migration']);
     await refusedMigration('a finished migration never runs again');

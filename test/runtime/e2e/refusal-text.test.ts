@@ -9,7 +9,7 @@ import { cli } from './harness';
 import { dist, finishedMigration as finishedMigrationOn, synthExample } from './migration';
 
 const count = (text: string, s: string) => text.split(s).length - 1;
-const DATA_STEPS = 'data-sync, inspect, inspect-db, import-secrets, db-upgrade, db-finalize';
+const DATA_STEPS = 'stop-server, stop-db, data-sync, inspect, inspect-db, import-secrets, db-upgrade, db-finalize';
 
 let sim: Simulator;
 afterEach(async () => {
@@ -30,7 +30,7 @@ describe('the refusal of a finished migration', () => {
     const said = r.out + r.err;
     expect(count(said, 'finished at ')).toBe(1);
     expect(count(said, 'use the install plan of the same configuration')).toBe(1);
-    expect(said).toMatch(/refused before any write: the migration into namespace uyuni finished at \S+ from old-server\.example\.com \(run migrate-\d{8}T\d{6}\.\d{3}Z\): a finished migration never runs again, whatever changed in its configuration; the server is migrated: use the install plan[^\n]*\n {2}steps that would run again \(this plan changed them since\): data-sync, inspect, inspect-db, import-secrets, db-upgrade, db-finalize \(--rerun STEP repeats one; it asks first\)\n/);
+    expect(said).toMatch(/refused before any write: the migration into namespace uyuni finished at \S+ from old-server\.example\.com \(run migrate-\d{8}T\d{6}\.\d{3}Z\): a finished migration never runs again, whatever changed in its configuration; the server is migrated: use the install plan[^\n]*\n {2}steps that would run again \(this plan changed them since\): stop-server, stop-db, data-sync, inspect, inspect-db, import-secrets, db-upgrade, db-finalize \(--rerun STEP repeats one; it asks first\)\n/);
     for (const step of DATA_STEPS.split(', ')) expect([step, count(said, `--rerun ${step}`)]).toEqual([step, 0]);
     for (const line of said.split('\n')) expect(line.length).toBeLessThan(500);
 

@@ -1,7 +1,8 @@
 /**
  * `uyuni-cdk support` on the simulator: the bundle holds the plan, the objects, the events, the
- * pods' descriptions and logs, the run records, the nodes and the server's supportconfig archive
- * (through a real WebSocket exec), and none of the secret values planted everywhere it reads.
+ * pods' descriptions and logs, the run records, the nodes and the files of the server's
+ * supportconfig (through a real WebSocket exec), and none of the secret values planted everywhere
+ * it reads.
  */
 import { spawnSync } from 'child_process';
 import * as fs from 'fs';
@@ -9,6 +10,7 @@ import * as path from 'path';
 import { attemptsNewestFirst } from '../../../src/runtime/run-dirs';
 import { startSimulator, Simulator } from '../../sim';
 import { supportCommand } from '../../../src/runtime/commands';
+import { SUPPORTCONFIG, SUPPORTCONFIG_BATCH } from '../../../src/runtime/support';
 import { EXIT } from '../../../src/plan/exit-codes';
 import { cli, tmpDir, until } from './harness';
 import { deployment, job, namespace, NS, writePlan } from '../plans';
@@ -25,8 +27,29 @@ const KEY_LINES = ['MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us
 const KEY = `-----BEGIN PRIVATE KEY-----\n${KEY_LINES.join('\n')}\n-----END PRIVATE KEY-----\n`;
 /** Words a helper needs, some of them Secret values that are no secret (user and database names). */
 const WORDS = ['var-pgsql and var-pgsql18', 'registry.opensuse.org/uyuni/server-postgresql:2026.09', 'setup: user spacewalk db susemanager', 'su postgres', 'login admin'];
-/** What the fake supportconfig "archive" holds: bytes, not text. */
-const ARCHIVE = Buffer.from([0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00, 1, 2, 3, 255]);
+/** A file of supportconfig's that is bytes, not text. */
+const BINARY = Buffer.from([0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00, 1, 2, 3, 255]);
+
+/**
+ * What `supportconfig -B <batch> -t <dir>` leaves in `<dir>/scc_<batch>/` (files as supportconfig
+ * names them, one holding a password, one binary, a link out of it): written by `fakeSupportconfig`.
+ */
+function writeSccDir(dir: string, password: string): void {
+  fs.mkdirSync(path.join(dir, 'rpm'), { recursive: true });
+  fs.writeFileSync(path.join(dir, 'basic-environment.txt'), '#==[ Command ]======#\n# /bin/uname -a\nLinux uyuni 6.4.0\n');
+  fs.writeFileSync(path.join(dir, 'plugin-susemanager.txt'), `#==[ Configuration File ]===#\n# /etc/rhn/rhn.conf\ndb_password = ${password}\n`);
+  fs.writeFileSync(path.join(dir, 'rpm', 'rpm.bin'), BINARY);
+  fs.symlinkSync('/etc/passwd', path.join(dir, 'passwd-link'));
+}
+
+/** The tar stream the exec sends: supportconfig's directory, as `tar -cf - .` in it writes it. */
+function sccStream(password: string): Buffer {
+  const dir = path.join(tmpDir(), `scc_${SUPPORTCONFIG_BATCH}`);
+  writeSccDir(dir, password);
+  const r = spawnSync('tar', ['-C', dir, '-cf', '-', '.']);
+  expect(r.status).toBe(0);
+  return r.stdout;
+}
 
 function captured() {
   const text = { out: '', err: '' };
@@ -51,12 +74,53 @@ function unpack(file: string): Record<string, Buffer> {
   return out;
 }
 
+describe('the supportconfig command run in the server pod', () => {
+  /** A fake supportconfig on PATH that writes, as the real one with -B and -t, <dir>/scc_<batch>/, then exits with `code`. */
+  function run(code: number, writes = true) {
+    const dir = tmpDir();
+    const bin = path.join(dir, 'bin');
+    fs.mkdirSync(bin);
+    const args = path.join(dir, 'args');
+    fs.writeFileSync(path.join(bin, 'supportconfig'), `#!/bin/sh
+echo "$@" > ${args}
+while [ $# -gt 0 ]; do case $1 in -B) b=$2; shift 2 ;; -t) t=$2; shift 2 ;; *) shift ;; esac; done
+echo "Gathering system information"
+${writes ? `mkdir -p "$t/scc_$b" && echo "Linux uyuni" > "$t/scc_$b/basic-environment.txt"` : ''}
+exit ${code}
+`, { mode: 0o755 });
+    const r = spawnSync(SUPPORTCONFIG[0], SUPPORTCONFIG.slice(1), { env: { PATH: `${bin}:${process.env.PATH}`, TMPDIR: dir } });
+    const list = r.status === 0 ? spawnSync('tar', ['-tf', '-'], { input: r.stdout, encoding: 'utf8' }).stdout.trim().split('\n') : [];
+    return { status: r.status, stderr: r.stderr.toString('utf8'), list, args: fs.readFileSync(args, 'utf8').trim(), left: fs.readdirSync(dir).sort() };
+  }
+
+  it('runs supportconfig -B <batch> -t <a temporary directory> and sends the directory as a tar stream, removing it', () => {
+    const r = run(0);
+    expect(r.status).toBe(0);
+    expect(r.args).toMatch(new RegExp(`^-B ${SUPPORTCONFIG_BATCH} -t /.*/tmp\\.\\w+$`));
+    expect(r.list).toEqual(['./', './basic-environment.txt']);
+    expect(r.stderr).toContain('Gathering system information');
+    expect(r.left).toEqual(['args', 'bin']);
+  });
+
+  it('still sends the directory when supportconfig failed in part, saying so', () => {
+    const r = run(3);
+    expect(r.status).toBe(0);
+    expect(r.list).toEqual(['./', './basic-environment.txt']);
+    expect(r.stderr).toContain('supportconfig exited with 3');
+  });
+
+  it('fails when supportconfig wrote no directory', () => {
+    expect(run(0, false).status).toBe(1);
+    expect(run(2, false).status).toBe(2);
+  });
+});
+
 describe('uyuni-cdk support', () => {
   it('bundles plan, objects, events, pods, logs, runs, nodes and supportconfig, and no secret value', async () => {
     sim = await startSimulator({
       jobs: { 'db-migrate': { logs: ['connecting', `password=${SECRETS[0]}`, ...WORDS, `url postgresql://spacewalk:${encodeURIComponent(SECRETS[0])}@db/susemanager`, `json {"password":${JSON.stringify(SECRETS[0])}}`, `key ${KEY_LINES[1]}`, 'password=hunter2', 'done'] } },
       deployments: { uyuni: { logs: ['setup: starting', `admin ${SECRETS[1]} set`, 'psql --password hunter3 -U postgres', 'curl -H "Authorization: Bearer abcdefgh12345678"'] } },
-      exec: (call) => (call.command.join(' ').includes('supportconfig') ? { stdout: ARCHIVE, stderr: 'Gathering system information\n' } : { exitCode: 127 }),
+      exec: (call) => (call.command.join(' ').includes('supportconfig') ? { stdout: sccStream(SECRETS[0]), stderr: 'Gathering system information\n' } : { exitCode: 127 }),
     });
     const server = deployment('uyuni');
     const dir = writePlan([
@@ -96,15 +160,23 @@ describe('uyuni-cdk support', () => {
 
     const files = unpack(file);
     const names = Object.keys(files);
-    expect(names).toEqual(expect.arrayContaining(['plan/uyuni.plan', 'events.yaml', 'events.txt', 'cluster/version.txt', 'cluster/nodes.yaml', 'notes.txt', 'server/supportconfig.txz', 'server/supportconfig.log']));
+    expect(names).toEqual(expect.arrayContaining(['plan/uyuni.plan', 'events.yaml', 'events.txt', 'cluster/version.txt', 'cluster/nodes.yaml', 'notes.txt', 'server/supportconfig.log']));
     expect(names.some((n) => /^objects\/Deployment\.apps_v1\.yaml$/.test(n))).toBe(true);
     expect(names.filter((n) => /^pods\/db-migrate-\w+\/(describe\.txt|main\.log)$/.test(n))).toHaveLength(2);
     expect(names.some((n) => n.startsWith(`runs/${runPath}/migrate/db-migrate-`) && n.endsWith('.main.log'))).toBe(true);
     expect(names).toContain(`runs/${runPath}/events.jsonl`);
     expect(files['runs/index.txt'].toString('utf8')).toBe(`${path.dirname(runPath)}: 1 attempt, finished\n  ${path.basename(runPath)}: done\n`);
-    expect(files['server/supportconfig.txz'].equals(ARCHIVE)).toBe(true);
-    expect(sim.execs.map((e) => [e.pod.startsWith('uyuni-'), e.container])).toEqual([[true, 'main']]);
-    const all = names.filter((n) => n !== 'server/supportconfig.txz').map((n) => files[n].toString('utf8')).join('\n');
+    // supportconfig's files as plain files of the bundle, no nested archive; text scrubbed, bytes as they are, no link
+    expect(names.filter((n) => n.startsWith('server/supportconfig/')).sort()).toEqual([
+      'server/supportconfig/basic-environment.txt', 'server/supportconfig/plugin-susemanager.txt', 'server/supportconfig/rpm/rpm.bin',
+    ]);
+    expect(names.some((n) => /\.(txz|tgz|tar)$/.test(n))).toBe(false);
+    expect(files['server/supportconfig/basic-environment.txt'].toString('utf8')).toContain('Linux uyuni 6.4.0');
+    expect(files['server/supportconfig/plugin-susemanager.txt'].toString('utf8')).toContain('db_password = <redacted>');
+    expect(files['server/supportconfig/rpm/rpm.bin'].equals(BINARY)).toBe(true);
+    expect(files['notes.txt'].toString('utf8')).toContain('supportconfig: links and special files of its directory left out (1): passwd-link');
+    expect(sim.execs.map((e) => [e.pod.startsWith('uyuni-'), e.container, e.command])).toEqual([[true, 'main', SUPPORTCONFIG]]);
+    const all = names.filter((n) => n !== 'server/supportconfig/rpm/rpm.bin').map((n) => files[n].toString('utf8')).join('\n');
     // the logs and objects are there, scrubbed
     expect(all).toContain('connecting');
     expect(all).toContain('setup: starting');
@@ -137,14 +209,14 @@ describe('uyuni-cdk support', () => {
   });
 
   it('says what it could not collect, and leaves supportconfig out with --no-exec', async () => {
-    sim = await startSimulator({ exec: () => ({ stdout: ARCHIVE }) });
+    sim = await startSimulator({ exec: () => ({ stdout: sccStream('unused') }) });
     const dir = writePlan([{ name: 'namespace', objects: [namespace()] }, { name: 'server', objects: [deployment('uyuni')] }], { name: 'install' });
     process.env.XDG_STATE_HOME = tmpDir();
     const file = path.join(tmpDir(), 'b.tar.gz');
     const c = captured();
     expect(await supportCommand(dir, { kubeconfig: sim.kubeconfigPath, file, exec: false }, c.io)).toBe(EXIT.ok);
     const files = unpack(file);
-    expect(files['server/supportconfig.txz']).toBeUndefined();
+    expect(Object.keys(files).filter((n) => n.startsWith('server/'))).toEqual([]);
     expect(sim.execs).toEqual([]);
     const notes = files['notes.txt'].toString('utf8');
     expect(notes).toContain('supportconfig: not run (--no-exec)');
@@ -158,7 +230,7 @@ describe('uyuni-cdk support', () => {
     async function viewer() {
       sim = await startSimulator({
         jobs: { setup: { logs: ['creating the admin', `admin password: ${ADMIN}`, 'done'] } },
-        exec: () => ({ stdout: ARCHIVE }),
+        exec: () => ({ stdout: sccStream(ADMIN) }),
       });
       const dir = writePlan([{ name: 'namespace', objects: [namespace()] }, { name: 'setup', objects: [job('setup')] }], { name: 'install' });
       process.env.XDG_STATE_HOME = tmpDir();
