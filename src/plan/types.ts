@@ -57,6 +57,12 @@ export const APPLYSET = {
  */
 export const BACKUP_PART_OF_SUFFIX = '-backup';
 
+/**
+ * The ConfigMap in a plan's namespace where the runtime keeps its records (the run history, the
+ * server's identity: src/runtime/history.ts, record.ts); a backup records the identity from it.
+ */
+export const HISTORY_CONFIGMAP = 'uyuni-cdk-history';
+
 /** The value of `app.kubernetes.io/managed-by` on everything we synthesize. */
 export const MANAGED_BY = 'uyuni-cdk';
 
