@@ -192,6 +192,11 @@ async function podsApi(pods: object[], history?: Record<string, string>): Promis
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
+/** A record as uyuni-backup-record leaves it on the backup claim, for backup.sh tests about other things. */
+const PENDING_RECORD: BackupRecord = { format: BACKUP_RECORD_FORMAT, takenAt: '2026-12-01T20:29:00Z', namespace: NS, pods: [], configuration: CONFIGURATION, planIdentity: null };
+function pendingRecord(backups: string): void {
+  fs.writeFileSync(path.join(backups, '.record.json'), JSON.stringify(PENDING_RECORD));
+}
 /** restore-check.sh's comparison with the record: this configuration and these images, nothing allowed unless `more` says. */
 function checkEnv(backups: string, more: Record<string, string> = {}, config: object = CONFIGURATION, server = `registry.example.org/uyuni/server@${DIGEST}`): Record<string, string> {
   return {
@@ -328,11 +333,12 @@ describe('bad backups are refused before anything is written', () => {
    * Runs a script inlined as its Job runs it, in a mount namespace where `small` is a tmpfs of
    * `kib` KiB; asynchronously, as the in-process simulator must keep answering its requests.
    */
-  function inSmallClaim(script: string, small: string, kib: number, env: Record<string, string>): Promise<{ status: number; stdout: string; stderr: string }> {
+  /** `record`: the record uyuni-backup-record left on the (small) backup claim. */
+  function inSmallClaim(script: string, small: string, kib: number, env: Record<string, string>, record?: object): Promise<{ status: number; stdout: string; stderr: string }> {
     return new Promise((resolve) => {
       const child = spawn('unshare', ['-m', '--propagation', 'private', 'sh', '-c',
-        `mount -t tmpfs -o size=${kib}k uyuni-cdk-test "$SMALL" && exec sh -c "$SCRIPT"`], {
-        env: { PATH: process.env.PATH!, ...env, SMALL: small, SCRIPT: readScript(script) },
+        `mount -t tmpfs -o size=${kib}k uyuni-cdk-test "$SMALL" && { [ -z "$RECORD" ] || printf '%s' "$RECORD" >"$SMALL/.record.json"; } && exec sh -c "$SCRIPT"`], {
+        env: { PATH: process.env.PATH!, ...env, SMALL: small, SCRIPT: readScript(script), RECORD: record ? JSON.stringify(record) : '' },
       });
       let stdout = '';
       let stderr = '';
@@ -362,7 +368,7 @@ describe('bad backups are refused before anything is written', () => {
     pgStop(path.join(claims, 'var-pgsql18'));
     const backups = path.join(root, 'backups');
     fs.mkdirSync(backups);
-    const r = await inSmallClaim('backup.sh', backups, 256, backupEnv(claims, backups));
+    const r = await inSmallClaim('backup.sh', backups, 256, backupEnv(claims, backups), PENDING_RECORD);
     expect(r.status).toBe(0);
     const facts = parseFacts(r.stdout);
     expect(facts.backup_ok).toBe('false');
@@ -374,12 +380,13 @@ describe('bad backups are refused before anything is written', () => {
     const { claims } = server(root);
     const backups = path.join(root, 'backups');
     fs.mkdirSync(backups);
+    pendingRecord(backups);
     const r = await runScript('backup.sh', backupEnv(claims, backups));
     pgStop(path.join(claims, 'var-pgsql18'));
     expect(r.code).toBe(0);
     expect(parseFacts(r.out)).toMatchObject({ backup_ok: 'false' });
     expect(parseFacts(r.out).backup_error).toMatch(/did not shut down cleanly \(postmaster.pid is there\)/);
-    expect(fs.readdirSync(backups)).toEqual([]);
+    expect(fs.readdirSync(backups)).toEqual(['.record.json']);
   }, 60_000);
 
   it('waits for the server\'s pods to be gone, and copies nothing while one is left', async () => {

@@ -29,6 +29,7 @@
 
 # Where uyuni-backup-record leaves the record on the backup claim for uyuni-backup, which moves it
 # into the new backup (every run writes it afresh before the server stops).
+# shellcheck disable=SC2034 # used by the scripts that include this
 record_pending=.record.json
 
 record_py() {

@@ -46,6 +46,9 @@ describe('dist/backup', () => {
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
     const ev = events(runDir);
+    // What it is taken with is recorded while the server still runs.
+    expect(at(ev, (e) => e.type === 'step-done' && e.step === 'record')).toBeLessThan(at(ev, scaled('uyuni', 0)));
+    expect(at(ev, applied('uyuni-backup-record'))).toBeLessThan(at(ev, scaled('uyuni', 0)));
     const order = [
       at(ev, scaled('uyuni', 0)), at(ev, scaled('db', 0)), at(ev, applied('uyuni-backup')),
       at(ev, scaled('db', 1)), at(ev, scaled('uyuni', 1)), at(ev, applied('uyuni-backup-prune')),
@@ -99,6 +102,7 @@ const checked = (target: Record<string, string>) => ({
   'uyuni-restore-check': { logs: lines({
     backup_id: '20261201T203000Z', backup_verified: 'true', backup_fqdn: 'uyuni.example.com', backup_product: 'uyuni', backup_release: '2026.08',
     backup_pg_version: '18', backup_tls_mode: 'generated', product: 'uyuni', uyuni_release: '2026.08',
+    backup_record: 'present', record_images_pinned: 'true', record_config_same: 'true', record_ok: 'true',
   }) },
   'uyuni-restore-inspect-db': { logs: lines({ image_pg_version: '18' }) },
   'uyuni-restore-target': { logs: lines(target) },
@@ -137,6 +141,31 @@ describe('dist/restore', () => {
     expect(job).toBeLessThan(db);
     expect(db).toBeLessThan(server);
     expect(sim.get('apps/v1', 'Deployment', 'uyuni', NS)?.status?.readyReplicas).toBe(1);
+  }, 120_000);
+
+  it('refuses what the backup\'s record refuses (newer images, another configuration) before stopping anything; plan names the gate', async () => {
+    const refusal = 'the configured images are not the ones the backup was taken with (facts record_image_diff.*): pin them by digest as those say, '
+      + 'or set restore.allowNewerImages: true to restore with the configured ones';
+    sim = await startSimulator({ jobs: { ...checked({ target_empty: 'true' }), 'uyuni-restore-check': { logs: lines({
+      backup_verified: 'true', backup_fqdn: 'uyuni.example.com', backup_product: 'uyuni', backup_release: '2026.08',
+      backup_pg_version: '18', backup_tls_mode: 'generated', product: 'uyuni', uyuni_release: '2026.08',
+      backup_record: 'present', 'record_image_diff.1': `server (uyuni): recorded registry.opensuse.org/uyuni/server@sha256:${'ab'.repeat(32)}, configured registry.opensuse.org/uyuni/server:2026.08`,
+      record_images_pinned: 'false', record_config_same: 'true', record_ok: 'false', record_refusal: refusal,
+    }) } } });
+    expect((await cli('run', dist('install'), { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
+    const plan = await cli('plan', dist('restore'), { kubeconfig: sim.kubeconfigPath });
+    expect(plan.out).toContain('the backup\'s record of what it was taken with refuses this restore (fact record_refusal');
+    const r = await cli('run', dist('restore'), { kubeconfig: sim.kubeconfigPath, yes: true });
+    expect(r.code).toBe(1);
+    expect(r.out + r.err).toContain('the backup\'s record of what it was taken with refuses this restore');
+    expect(r.out + r.err).toMatch(/record_ok/);
+    expect(sim.get('apps/v1', 'Deployment', 'uyuni', NS)?.spec?.replicas).toBe(1);
+    expect(sim.get('apps/v1', 'Deployment', 'db', NS)?.spec?.replicas).toBe(1);
+    expect(sim.get('batch/v1', 'Job', 'uyuni-stop-server', NS)).toBeUndefined();
+    expect(sim.get('batch/v1', 'Job', 'uyuni-restore', NS)).toBeUndefined();
+    // status shows why, from the check's facts
+    const s = await cli('status', dist('restore'), { kubeconfig: sim.kubeconfigPath });
+    expect(s.out).toContain('record_refusal=the configured images are not the ones the backup was taken with');
   }, 120_000);
 
   it('refuses a backup of a newer release than the images, before stopping anything', async () => {
