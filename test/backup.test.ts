@@ -110,6 +110,7 @@ describe('a backup section', () => {
     const sound = {
       backup_verified: 'true', backup_fqdn: 'uyuni.example.com', backup_product: 'uyuni', product: 'uyuni', backup_release: '2026.08',
       uyuni_release: '2026.08', backup_pg_version: '18', image_pg_version: '18', backup_tls_mode: 'generated', record_ok: 'true',
+      'restore_image.server': 'registry.opensuse.org/uyuni/server@sha256:ab', 'restore_image.db': 'registry.opensuse.org/uyuni/server-postgresql@sha256:cd',
     };
     const refused = (facts: Record<string, string>) => r.step('stop-server').gates.filter((g) => !evaluateGate(g, facts).ok).map((g) => g.message);
     expect(refused(sound)).toEqual([]);
@@ -118,6 +119,17 @@ describe('a backup section', () => {
     expect(refused({ ...sound, image_pg_version: '19' })).toEqual([expect.stringContaining('another PostgreSQL major')]);
     expect(refused({ ...sound, backup_tls_mode: 'third-party' })).toEqual([expect.stringContaining('another TLS mode')]);
     expect(refused({ ...sound, record_ok: 'false' })).toEqual([expect.stringContaining('the backup\'s record of what it was taken with refuses this restore')]);
+    expect(refused({ ...sound, 'restore_image.db': '' })).toEqual([expect.stringContaining('the image db runs after the restore is decided (fact restore_image.db')]);
+    // Every step after the restore Job runs the images restore-check decided, in place of the configured ones.
+    const after = r.plan.steps.slice(r.plan.steps.findIndex((x) => x.name === 'restore') + 1);
+    expect(after.map((x) => x.name)).toEqual(['tls', 'services', 'database', 'ingress', 'server']);
+    for (const x of after) {
+      expect(x.imagesFromFacts).toEqual([
+        { image: 'registry.opensuse.org/uyuni/server:2026.08', fact: 'restore_image.server' },
+        { image: 'registry.opensuse.org/uyuni/server-postgresql:2026.08', fact: 'restore_image.db' },
+      ]);
+    }
+    expect(r.plan.steps.filter((x) => x.imagesFromFacts).length).toBe(after.length);
     // The check compares with what this configuration runs, and the flags it allows, all off by default.
     const check = envOf(r.find('Job', 'uyuni-restore-check'));
     expect(JSON.parse(check.CURRENT_IMAGES).server).toEqual({ image: expect.stringMatching(/\/server:/), key: 'server' });

@@ -151,6 +151,17 @@ export type Gate =
     readonly message: string;
   };
 
+/**
+ * An image a step's Deployments run that is decided at run time, from a fact a Job of an earlier
+ * step printed: a restore runs the images its backup recorded, by digest (docs/backup.md).
+ */
+export interface ImageFromFact {
+  /** The image as synthesized: every container and init container of the step's Deployments that names it. */
+  readonly image: string;
+  /** The fact whose value replaces it. Missing or empty: the step fails before it applies anything. */
+  readonly fact: string;
+}
+
 export interface Step {
   /** Unique within the plan; also the chart name and the `uyuni-cdk.io/step` label value. */
   readonly name: string;
@@ -185,6 +196,12 @@ export interface Step {
    * never runs again (docs/runtime.md, "Safety"). @default a step that converges on every run
    */
   readonly oneShot?: Flow;
+  /**
+   * Images of the step's Deployments replaced by facts before they are applied (a restore's
+   * recorded images). A runtime that does not know this field applies the images as synthesized.
+   * @default none
+   */
+  readonly imagesFromFacts?: readonly ImageFromFact[];
 }
 
 /**

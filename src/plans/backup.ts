@@ -74,10 +74,17 @@ const POD_IMAGES: ReadonlyArray<{ component: Component; image: ImageComponent; r
   { component: 'tftp', image: 'tftp', runs: (c) => c.tftp.enabled },
 ];
 
+/** The images the configuration's pods run, by pod component, with their key under images.components. */
+export function runningImages(config: UyuniConfig): Array<{ component: Component; image: string; key: ImageComponent }> {
+  return POD_IMAGES.filter((p) => p.runs(config)).map((p) => ({ component: p.component, image: imageOf(config, p.image).image, key: p.image }));
+}
+
+/** The fact a restore's check prints with the image a pod component runs (src/scripts/lib/backup-record.sh). */
+export const restoreImageFact = (component: Component) => `restore_image.${component}`;
+
 /** What a restore would run, by pod component: the image reference and its key under images.components (JSON for restore-check). */
 export function currentImages(config: UyuniConfig): string {
-  return JSON.stringify(Object.fromEntries(POD_IMAGES.filter((p) => p.runs(config))
-    .map((p) => [p.component, { image: imageOf(config, p.image).image, key: p.image }])));
+  return JSON.stringify(Object.fromEntries(runningImages(config).map((p) => [p.component, { image: p.image, key: p.key }])));
 }
 
 /** The synthesized configuration as a backup records it and a restore compares it (JSON). */

@@ -4,7 +4,7 @@ import { stepAccount } from '../constructs/step-account';
 import { LABELS, MANAGED_BY, Gate, ObjectRef } from '../plan/types';
 import { RECORD_UNCOMPARED_KEYS } from '../model/backup-record';
 import {
-  addPrepareStep, BACKUP_JOBS, currentImages, recordedConfiguration, BACKUP_PATHS, backedUpSecrets, backupClaimVolume, claimsAt, dataPodSelector, inspectDbJob, LIST_PODS,
+  addPrepareStep, BACKUP_JOBS, currentImages, recordedConfiguration, restoreImageFact, runningImages, BACKUP_PATHS, backedUpSecrets, backupClaimVolume, claimsAt, dataPodSelector, inspectDbJob, LIST_PODS,
   accountWaits,
 } from './backup';
 import { jobBase } from './db-steps';
@@ -52,6 +52,10 @@ export function restoreGates(config: UyuniConfig): Gate[] {
       type: 'equals', left: fact('record_ok'), right: literal('true'),
       message: 'the backup\'s record of what it was taken with refuses this restore (fact record_refusal; the differences: facts record_image_diff.*, record_config_diff.*)',
     },
+    ...runningImages(config).map((p): Gate => ({
+      type: 'present', fact: restoreImageFact(p.component),
+      message: `the image ${p.component} runs after the restore is decided (fact ${restoreImageFact(p.component)}: the recorded one, by digest)`,
+    })),
     {
       type: 'equals', left: fact('backup_tls_mode'), right: literal(config.tls.mode),
       message: `the backup was made with another TLS mode than tls.mode ${config.tls.mode}: set tls.mode to the backup's (fact backup_tls_mode)`,
@@ -174,5 +178,10 @@ export function restorePlan(config: UyuniConfig): PlanApp {
   });
 
   addDeploySteps(plan, config);
+  // The server runs what the backup was taken with: each configured image is replaced by the one
+  // restore-check decided (the recorded digest; the configured image only with
+  // restore.allowNewerImages or allowMissingRecord).
+  const images = runningImages(config).map((p) => ({ image: p.image, fact: restoreImageFact(p.component) }));
+  for (const step of plan.stepsAfter('restore')) plan.setImagesFromFacts(step, images);
   return plan;
 }

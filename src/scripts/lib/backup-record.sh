@@ -15,7 +15,9 @@
 #                              its manifest lists one) against CONFIGURATION and CURRENT_IMAGES
 #                              (JSON: pod component -> {"image", "key"}), without the top-level
 #                              keys of IGNORED; prints the facts of the decision (record_ok,
-#                              record_refusal, the differences), with ALLOW_NEWER_IMAGES,
+#                              record_refusal, the differences, and restore_image.<component>:
+#                              the image each component runs after the restore, the recorded
+#                              one by digest unless allowed otherwise), with ALLOW_NEWER_IMAGES,
 #                              ALLOW_CONFIG_CHANGES and ALLOW_MISSING_RECORD (true|false). A
 #                              record that is there but cannot be read fails: it is never taken
 #                              for a missing one.
@@ -168,6 +170,8 @@ def compare(directory, listed):
         if flag("ALLOW_MISSING_RECORD"):
             print("%s: backup %s has no record of what it was taken with: restored with this configuration and its images (restore.allowMissingRecord)" % (ME, os.path.basename(directory)))
             facts += [("record_ok", "true")]
+            images = json.loads(os.environ.get("CURRENT_IMAGES") or "{}")
+            facts += [("restore_image.%s" % c, images[c]["image"]) for c in sorted(images)]
         else:
             facts += [("record_ok", "false"), ("record_refusal", "backup %s has no record of the images and configuration it was taken with "
                        "(made before backups recorded them): set restore.allowMissingRecord: true to restore it with this configuration and its images" % os.path.basename(directory))]
@@ -187,30 +191,41 @@ def compare(directory, listed):
     if ident:
         facts.append(("record_identity", "%s %s:%s tls %s (plan %s, run %s)" % (ident.get("fqdn"), ident.get("product"), ident.get("imageGeneration"),
                                                                                 ident.get("tlsMode"), ident.get("plan"), ident.get("run"))))
-    # Images: every recorded container of a component this configuration runs, by digest.
-    image_diffs = []
-    seen = set()
-    for p in rec["pods"]:
-        want = images.get(p["component"])
-        if not want:
-            continue
-        for c in p["containers"]:
-            pin = pinned(c["image"], c["imageID"])
-            if (p["component"], c["name"], pin or c["imageID"]) in seen:
-                continue
-            seen.add((p["component"], c["name"], pin or c["imageID"]))
-            facts.append(("record_image.%s.%s" % (p["component"], c["name"]), "%s %s" % (c["image"], c["imageID"] or "-")))
-            if pin is None:
-                image_diffs.append("%s (%s): the backup recorded %s without a registry digest (imageID %s): it cannot be pinned"
-                                   % (p["component"], c["name"], c["image"], c["imageID"] or "none"))
-            elif pin != want["image"]:
-                image_diffs.append("%s (%s): recorded %s (%s), configured %s: set images.components.%s.digest: %s"
-                                   % (p["component"], c["name"], pin, c["image"], want["image"], want["key"], pin.split("@", 1)[1]))
-    if not seen:
-        image_diffs.append("no pod of the server ran when the backup was taken: it recorded no image")
-    for i, d in enumerate(image_diffs, 1):
+    # Images: the restore runs, for each component this configuration runs, the image the backup
+    # recorded, by digest (restore_image.<component>); the configured one only with
+    # ALLOW_NEWER_IMAGES. Each difference is said; what cannot be pinned refuses without the flag.
+    newer = flag("ALLOW_NEWER_IMAGES")
+    name_of = lambda image: repo_of(image).rsplit("/", 1)[-1]
+    image_diffs, image_refusals, run = [], [], {}
+    for comp in sorted(images):
+        want = images[comp]
+        recorded = [c for p in rec["pods"] if p["component"] == comp for c in p["containers"] if name_of(c["image"]) == name_of(want["image"])]
+        seen = {}
+        for c in recorded:
+            seen.setdefault(pinned(c["image"], c["imageID"]) or "", c)
+        for i, (pin, c) in enumerate(sorted(seen.items()), 1):
+            facts.append(("record_image.%s%s" % (comp, "" if len(seen) == 1 else ".%d" % i), "%s %s" % (c["image"], c["imageID"] or "-")))
+        pins = [x for x in seen if x]
+        if not recorded:
+            if comp in ("server", "db"):
+                image_refusals.append("%s: the backup recorded no running %s pod: its image cannot be pinned" % (comp, comp))
+            else:
+                image_diffs.append("%s: not running when the backup was taken: runs the configured %s" % (comp, want["image"]))
+            run[comp] = want["image"]
+        elif "" in seen or len(pins) != 1:
+            why = ("the backup recorded %s without a registry digest (imageID %s): it cannot be pinned" % (seen[""]["image"], seen[""]["imageID"] or "none")
+                   if "" in seen else "the backup recorded %d images (%s): it cannot be told which to pin" % (len(pins), ", ".join(pins)))
+            image_refusals.append("%s: %s" % (comp, why))
+            run[comp] = want["image"]
+        else:
+            pin = pins[0]
+            run[comp] = want["image"] if newer else pin
+            if pin != want["image"]:
+                image_diffs.append("%s: recorded %s (%s), configured %s: %s" % (comp, pin, seen[pin]["image"], want["image"],
+                                   "runs the configured one (restore.allowNewerImages)" if newer else "runs the recorded one"))
+    for i, d in enumerate(image_diffs + image_refusals, 1):
         facts.append(("record_image_diff.%d" % i, d))
-    facts.append(("record_images_pinned", "false" if image_diffs else "true"))
+    facts.append(("record_images_pinned", "false" if image_refusals or (newer and image_diffs) else "true"))
     # The configuration, path by path.
     strip = lambda c: {k: v for k, v in c.items() if k not in ignored}
     # A digest pinned under images.components is the image comparison's, above, not a difference.
@@ -222,18 +237,20 @@ def compare(directory, listed):
         facts.append(("record_config_diff.%d" % i, d))
     facts.append(("record_config_same", "false" if config_diffs else "true"))
     refusals = []
-    if image_diffs and not flag("ALLOW_NEWER_IMAGES"):
-        refusals.append("the configured images are not the ones the backup was taken with (facts record_image_diff.*): pin them by digest as those say, "
-                        "or set restore.allowNewerImages: true to restore with the configured ones")
+    if image_refusals and not newer:
+        refusals.append("the images the backup was taken with cannot all be pinned (%s): set restore.allowNewerImages: true to restore with the configured ones"
+                        % "; ".join(image_refusals))
     if config_diffs and not flag("ALLOW_CONFIG_CHANGES"):
         refusals.append("this configuration differs from the one the backup was taken with (%d differences: facts record_config_diff.*): "
                         "synthesize the restore with the recorded one, or set restore.allowConfigChanges: true" % len(config_diffs))
     facts.append(("record_ok", "false" if refusals else "true"))
     if refusals:
         facts.append(("record_refusal", "; ".join(refusals)))
+    else:
+        facts += [("restore_image.%s" % c, run[c]) for c in sorted(run)]
     print("%s: backup %s was taken at %s%s" % (ME, os.path.basename(directory), rec["takenAt"], " by " + dict(facts)["record_identity"] if ident else ""))
-    for d in image_diffs:
-        print("%s: image: %s%s" % (ME, d, " (restore.allowNewerImages)" if flag("ALLOW_NEWER_IMAGES") else ""))
+    for d in image_diffs + image_refusals:
+        print("%s: image: %s" % (ME, d))
     for d in config_diffs:
         print("%s: configuration: %s%s" % (ME, d, " (restore.allowConfigChanges)" if flag("ALLOW_CONFIG_CHANGES") else ""))
     for k, v in facts:
