@@ -532,6 +532,11 @@ describe('the record of what a backup is taken with (lib/backup-record.sh)', () 
     const both = parseFacts((await runScript('restore-check.sh', env({ ALLOW_NEWER_IMAGES: 'true', ALLOW_CONFIG_CHANGES: 'true' }))).out);
     expect([both.record_ok, both.record_images_pinned, both['restore_image.server']]).toEqual(['true', 'false', 'registry.example.org/uyuni/server:2026.10']);
     expect(both['record_image_diff.1']).toMatch(/runs the configured one \(restore.allowNewerImages\)$/);
+    // The recorded digest pinned in the configuration, from a mirror: that one runs, no flag needed.
+    const mirror = `mirror.example.org/uyuni/server@${DIGEST}`;
+    const mirrored = parseFacts((await runScript('restore-check.sh', checkEnv(b.backups, {}, CONFIGURATION, mirror))).out);
+    expect([mirrored.record_ok, mirrored['restore_image.server']]).toEqual(['true', mirror]);
+    expect(mirrored['record_image_diff.1']).toBe(`server: recorded registry.example.org/uyuni/server@${DIGEST}, configured ${mirror}: the same digest, runs the configured one`);
   }, 60_000);
 
   it('restore-check: an image the node ran without a registry digest cannot be pinned: refused unless allowNewerImages', async () => {

@@ -199,7 +199,9 @@ def compare(directory, listed):
     image_diffs, image_refusals, run = [], [], {}
     for comp in sorted(images):
         want = images[comp]
-        recorded = [c for p in rec["pods"] if p["component"] == comp for c in p["containers"] if name_of(c["image"]) == name_of(want["image"])]
+        mine = [c for p in rec["pods"] if p["component"] == comp for c in p["containers"]]
+        # its containers of this image (by name: the registry may have moved), else its only one
+        recorded = [c for c in mine if name_of(c["image"]) == name_of(want["image"])] or (mine if len({c["name"] for c in mine}) == 1 else [])
         seen = {}
         for c in recorded:
             seen.setdefault(pinned(c["image"], c["imageID"]) or "", c)
@@ -219,8 +221,12 @@ def compare(directory, listed):
             run[comp] = want["image"]
         else:
             pin = pins[0]
-            run[comp] = want["image"] if newer else pin
-            if pin != want["image"]:
+            digest = pin.split("@", 1)[1]
+            # the same digest pinned in the configuration (another registry, a mirror): that one
+            run[comp] = want["image"] if newer or want["image"].endswith("@" + digest) else pin
+            if want["image"].endswith("@" + digest) and pin != want["image"]:
+                image_diffs.append("%s: recorded %s, configured %s: the same digest, runs the configured one" % (comp, pin, want["image"]))
+            elif pin != want["image"]:
                 image_diffs.append("%s: recorded %s (%s), configured %s: %s" % (comp, pin, seen[pin]["image"], want["image"],
                                    "runs the configured one (restore.allowNewerImages)" if newer else "runs the recorded one"))
     for i, d in enumerate(image_diffs + image_refusals, 1):
