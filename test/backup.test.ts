@@ -148,6 +148,21 @@ describe('a backup section', () => {
     for (const v of INSTALL_VOLUMES) expect(mountsOf(r.find('Job', 'uyuni-restore-target'))[`/claims/${v.name}`].readOnly).toBe(true);
     expect(r.find('Role', 'uyuni-restore').rules.map((x: any) => x.verbs.join(','))).toEqual(['get,update', 'create', 'list']);
   });
+
+  it('restore: the allow flags reach the check and the plan\'s description; a digest pinned in the configuration is the image', () => {
+    const digest = `sha256:${'ab'.repeat(32)}`;
+    const r = synthYaml(withConfig({
+      restore: { allowNewerImages: true, allowConfigChanges: true, allowMissingRecord: true },
+      images: { components: { server: { digest } } },
+    })).restore;
+    expect(r.plan.description).toContain('(allowNewerImages: images other than the recorded ones; allowConfigChanges: a configuration other than the recorded one; allowMissingRecord: a backup without its record)');
+    const check = envOf(r.find('Job', 'uyuni-restore-check'));
+    expect([check.ALLOW_NEWER_IMAGES, check.ALLOW_CONFIG_CHANGES, check.ALLOW_MISSING_RECORD]).toEqual(['true', 'true', 'true']);
+    const server = `registry.opensuse.org/uyuni/server@${digest}`;
+    expect(JSON.parse(check.CURRENT_IMAGES).server.image).toBe(server);
+    expect(podSpec(r.find('Deployment', 'uyuni')).containers[0].image).toBe(server);
+    expect(r.step('server').imagesFromFacts).toContainEqual({ image: server, fact: 'restore_image.server' });
+  });
 });
 
 describe('backup configuration errors', () => {
@@ -165,6 +180,7 @@ describe('backup configuration errors', () => {
     [{ backup: { size: 'lots' } }, 'backup.size: must be a Kubernetes quantity such as 10Gi, 300Mi or 1Ti'],
     [{ backup: { claim: 'Bad_Name' } }, 'backup.claim: must be a DNS-1123 subdomain: lower-case letters, digits, "-" and "."'],
     [{ restore: { from: 'yesterday' } }, 'restore.from: must be latest or a backup id such as 20261201T203000Z'],
+    [{ images: { components: { server: { digest: 'sha256:abc' } } } }, 'images.components.server.digest: must be sha256: and 64 lower-case hex digits'],
     [{ backup: undefined, plans: undefined }, 'restore: needs a backup section (backup.claim is where the backups are)'],
     [{ backup: undefined, restore: undefined, plans: ['backup'] }, 'plans[0]: backup needs a backup section'],
   ])('%j', (change, message) => {
