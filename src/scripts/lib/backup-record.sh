@@ -87,8 +87,11 @@ def load(path):
 def api_get(path):
     base = os.environ.get("API_URL", "https://kubernetes.default.svc").rstrip("/")
     sa = os.environ.get("SA_DIR", "/var/run/secrets/kubernetes.io/serviceaccount")
-    with open(os.path.join(sa, "token"), encoding="utf-8") as f:
-        token = f.read().strip()
+    try:
+        with open(os.path.join(sa, "token"), encoding="utf-8") as f:
+            token = f.read().strip()
+    except OSError as e:
+        die("no service account token in %s: %s" % (sa, one_line(e)))
     ctx = None
     if base.startswith("https:"):
         ca = os.path.join(sa, "ca.crt")
