@@ -7,7 +7,10 @@ import { spawn, spawnSync } from 'child_process';
 import * as crypto from 'crypto';
 import * as fs from 'fs';
 import * as os from 'os';
+import { createServer, Server } from 'http';
+import type { AddressInfo } from 'net';
 import * as path from 'path';
+import { BACKUP_RECORD_FILE, BACKUP_RECORD_FORMAT, BackupRecord } from '../src/model/backup-record';
 import { parseFacts } from '../src/runtime/facts';
 import { runScript, serviceAccountDir } from './helpers/script-run';
 import { readScript } from '../src/constructs/script-job';
@@ -149,6 +152,60 @@ const secretOf = (name: string, data: Record<string, string>, type = 'Opaque') =
   data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
 });
 
+const SERVER_IMAGE = 'registry.example.org/uyuni/server:2026.08';
+const DIGEST = `sha256:${'ab'.repeat(32)}`;
+/** As containerd reports a pulled image (the CRI's repo digest). */
+const SERVER_IMAGE_ID = `registry.example.org/uyuni/server@${DIGEST}`;
+const IDENTITY = JSON.stringify({ v: 1, fqdn: 'uyuni.example.com', product: 'registry.example.org/uyuni/server', imageGeneration: '2026.08', tlsMode: 'generated', plan: 'install', run: 'r-1', at: '2026-12-01T20:00:00Z', sum: 'x' });
+const CONFIGURATION = { fqdn: 'uyuni.example.com', namespace: NS, images: { registry: 'registry.example.org/uyuni', tag: '2026.08' }, hubApi: { replicas: 0 } };
+const serverPod = (imageID: string) => ({
+  apiVersion: 'v1', kind: 'Pod',
+  metadata: { name: 'uyuni-7d9f-x2k4p', namespace: NS, labels: { 'app.kubernetes.io/part-of': 'uyuni', 'app.kubernetes.io/component': 'server' } },
+  spec: { containers: [{ name: 'uyuni', image: SERVER_IMAGE }] },
+  status: { phase: 'Running', containerStatuses: [{ name: 'uyuni', image: SERVER_IMAGE, imageID, ready: true, restartCount: 0 }] },
+});
+function recordEnv(backups: string, api: string): Record<string, string> {
+  return {
+    NAMESPACE: NS, POD_SELECTOR: 'app.kubernetes.io/part-of=uyuni,app.kubernetes.io/component in (server,db)',
+    CONFIGURATION: JSON.stringify(CONFIGURATION), BACKUP_DIR: backups, API_URL: api, SA_DIR: serviceAccountDir(),
+  };
+}
+/**
+ * The two reads of the record Job as the API answers them while the server runs (its pods with
+ * their status, as a kubelet wrote it; the runtime's ConfigMap): a server of its own, as the
+ * simulator's kubelet reports no imageID. Stopped after the test. Returns its URL.
+ */
+const apis: Server[] = [];
+afterEach(async () => {
+  for (const a of apis.splice(0)) await new Promise((r) => a.close(r));
+});
+async function podsApi(pods: object[], history?: Record<string, string>): Promise<string> {
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://x');
+    const send = (code: number, body: object) => res.writeHead(code, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
+    if (req.headers.authorization !== 'Bearer test-token') return send(401, {});
+    if (url.pathname === `/api/v1/namespaces/${NS}/pods` && url.searchParams.get('labelSelector')?.includes('app.kubernetes.io/part-of=uyuni')) return send(200, { kind: 'PodList', items: pods });
+    if (url.pathname === `/api/v1/namespaces/${NS}/configmaps/uyuni-cdk-history` && history) return send(200, { kind: 'ConfigMap', data: history });
+    return send(404, { kind: 'Status', code: 404 });
+  });
+  apis.push(server);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+/** A record as uyuni-backup-record leaves it on the backup claim, for backup.sh tests about other things. */
+const PENDING_RECORD: BackupRecord = { format: BACKUP_RECORD_FORMAT, takenAt: '2026-12-01T20:29:00Z', namespace: NS, pods: [], configuration: CONFIGURATION, planIdentity: null };
+function pendingRecord(backups: string): void {
+  fs.writeFileSync(path.join(backups, '.record.json'), JSON.stringify(PENDING_RECORD));
+}
+/** restore-check.sh's comparison with the record: this configuration and these images, nothing allowed unless `more` says. */
+function checkEnv(backups: string, more: Record<string, string> = {}, config: object = CONFIGURATION, server = `registry.example.org/uyuni/server@${DIGEST}`): Record<string, string> {
+  return {
+    BACKUP_DIR: backups, FROM: 'latest', IMAGE_ETC: '/nonexistent', CONFIGURATION: JSON.stringify(config),
+    CURRENT_IMAGES: JSON.stringify({ server: { image: server, key: 'server' } }), IGNORED: 'backup restore namespace',
+    ALLOW_NEWER_IMAGES: 'false', ALLOW_CONFIG_CHANGES: 'false', ALLOW_MISSING_RECORD: 'false', ...more,
+  };
+}
+
 /** One backup of a stopped server made by backup.sh: its directory, and the server's listing and rows. */
 async function aBackup() {
   const root = temp('uyuni-cdk-backup-');
@@ -160,6 +217,9 @@ async function aBackup() {
   const backups = path.join(root, 'backups');
   fs.mkdirSync(backups);
   const before = Object.fromEntries(CLAIMS.map((c) => [c, listing(path.join(claims, c))]));
+  // What it is taken with, recorded while the server runs; then the server stops.
+  const rec = await runScript('backup-record.sh', recordEnv(backups, await podsApi([serverPod(SERVER_IMAGE_ID)], { identity: IDENTITY })));
+  if (rec.code !== 0) throw new Error(`record failed: ${rec.out}`);
   const r = await runScript('backup.sh', backupEnv(claims, backups));
   const facts = parseFacts(r.out);
   if (facts.backup_ok !== 'true') throw new Error(`backup failed: ${r.out}`);
@@ -273,11 +333,12 @@ describe('bad backups are refused before anything is written', () => {
    * Runs a script inlined as its Job runs it, in a mount namespace where `small` is a tmpfs of
    * `kib` KiB; asynchronously, as the in-process simulator must keep answering its requests.
    */
-  function inSmallClaim(script: string, small: string, kib: number, env: Record<string, string>): Promise<{ status: number; stdout: string; stderr: string }> {
+  /** `record`: the record uyuni-backup-record left on the (small) backup claim. */
+  function inSmallClaim(script: string, small: string, kib: number, env: Record<string, string>, record?: object): Promise<{ status: number; stdout: string; stderr: string }> {
     return new Promise((resolve) => {
       const child = spawn('unshare', ['-m', '--propagation', 'private', 'sh', '-c',
-        `mount -t tmpfs -o size=${kib}k uyuni-cdk-test "$SMALL" && exec sh -c "$SCRIPT"`], {
-        env: { PATH: process.env.PATH!, ...env, SMALL: small, SCRIPT: readScript(script) },
+        `mount -t tmpfs -o size=${kib}k uyuni-cdk-test "$SMALL" && { [ -z "$RECORD" ] || printf '%s' "$RECORD" >"$SMALL/.record.json"; } && exec sh -c "$SCRIPT"`], {
+        env: { PATH: process.env.PATH!, ...env, SMALL: small, SCRIPT: readScript(script), RECORD: record ? JSON.stringify(record) : '' },
       });
       let stdout = '';
       let stderr = '';
@@ -307,11 +368,12 @@ describe('bad backups are refused before anything is written', () => {
     pgStop(path.join(claims, 'var-pgsql18'));
     const backups = path.join(root, 'backups');
     fs.mkdirSync(backups);
-    const r = await inSmallClaim('backup.sh', backups, 256, backupEnv(claims, backups));
+    const r = await inSmallClaim('backup.sh', backups, 256, backupEnv(claims, backups), PENDING_RECORD);
     expect(r.status).toBe(0);
     const facts = parseFacts(r.stdout);
     expect(facts.backup_ok).toBe('false');
-    expect(facts.backup_error).toMatch(/^the backup claim is full: it has 256.0 KiB free, this backup needs about [0-9.]+ MiB: give backup.size more/);
+    // 256 KiB less the page the record left there
+    expect(facts.backup_error).toMatch(/^the backup claim is full: it has 252.0 KiB free, this backup needs about [0-9.]+ MiB: give backup.size more/);
   }, 60_000);
 
   it('a database that is still running (postmaster.pid): nothing is copied', async () => {
@@ -319,12 +381,13 @@ describe('bad backups are refused before anything is written', () => {
     const { claims } = server(root);
     const backups = path.join(root, 'backups');
     fs.mkdirSync(backups);
+    pendingRecord(backups);
     const r = await runScript('backup.sh', backupEnv(claims, backups));
     pgStop(path.join(claims, 'var-pgsql18'));
     expect(r.code).toBe(0);
     expect(parseFacts(r.out)).toMatchObject({ backup_ok: 'false' });
     expect(parseFacts(r.out).backup_error).toMatch(/did not shut down cleanly \(postmaster.pid is there\)/);
-    expect(fs.readdirSync(backups)).toEqual([]);
+    expect(fs.readdirSync(backups)).toEqual(['.record.json']);
   }, 60_000);
 
   it('waits for the server\'s pods to be gone, and copies nothing while one is left', async () => {
@@ -338,9 +401,10 @@ describe('bad backups are refused before anything is written', () => {
       metadata: { name: 'uyuni-7d9f-x2k4p', namespace: NS, labels: { 'app.kubernetes.io/part-of': 'uyuni', 'app.kubernetes.io/component': 'server' } },
       spec: { containers: [{ name: 'uyuni', image: 'x' }] },
     });
+    pendingRecord(backups);
     const r = await runScript('backup.sh', backupEnv(claims, backups, { STOP_WAIT_SECONDS: '0' }));
     expect(parseFacts(r.out).backup_error).toMatch(/1 pods of the server are still there after 0s/);
-    expect(fs.readdirSync(backups)).toEqual([]);
+    expect(fs.readdirSync(backups)).toEqual(['.record.json']);
   }, 60_000);
 });
 
@@ -396,5 +460,139 @@ describe('backup-prune.sh', () => {
     expect(r.code).toBe(1);
     expect(r.out).toMatch(/srv-www.tar has \d+ bytes, the manifest says/);
     expect(fs.readdirSync(b.backups).sort()).toEqual(['20250101T000000Z', b.id].sort());
+  }, 60_000);
+});
+
+describe('the record of what a backup is taken with (lib/backup-record.sh)', () => {
+  it('holds each pod\'s image and imageID as the API reported them, the configuration and the identity; the manifest lists it', async () => {
+    const b = await aBackup();
+    const record = JSON.parse(fs.readFileSync(path.join(b.dir, BACKUP_RECORD_FILE), 'utf8')) as BackupRecord;
+    expect(record).toMatchObject({
+      format: BACKUP_RECORD_FORMAT, namespace: NS, configuration: CONFIGURATION, planIdentity: JSON.parse(IDENTITY),
+      pods: [{ pod: 'uyuni-7d9f-x2k4p', component: 'server', phase: 'Running', containers: [{ name: 'uyuni', image: SERVER_IMAGE, imageID: SERVER_IMAGE_ID }] }],
+    });
+    expect(record.takenAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    const manifest = JSON.parse(fs.readFileSync(path.join(b.dir, 'manifest.json'), 'utf8'));
+    const bytes = fs.readFileSync(path.join(b.dir, BACKUP_RECORD_FILE));
+    expect(manifest.record).toEqual([{ name: 'record', file: BACKUP_RECORD_FILE, bytes: bytes.length, disk: 0, sha256: crypto.createHash('sha256').update(bytes).digest('hex') }]);
+    // Moved into the backup: the next backup needs its own.
+    expect(fs.existsSync(path.join(b.backups, '.record.json'))).toBe(false);
+  }, 60_000);
+
+  it('no backup without its record: backup.sh copies nothing, says why, and the Job completes for the server to start again', async () => {
+    const root = temp('uyuni-cdk-backup-');
+    const { claims } = server(root);
+    pgStop(path.join(claims, 'var-pgsql18'));
+    const backups = path.join(root, 'backups');
+    fs.mkdirSync(backups);
+    const r = await runScript('backup.sh', backupEnv(claims, backups));
+    expect(r.code).toBe(0);
+    expect(parseFacts(r.out)).toMatchObject({ backup_ok: 'false' });
+    expect(parseFacts(r.out).backup_error).toMatch(/no record of what this backup is taken with .*Job uyuni-backup-record writes it before the server stops; nothing was copied/);
+    expect(fs.readdirSync(backups)).toEqual([]);
+  }, 60_000);
+
+  it('a damaged identity record fails the record Job: no backup is taken with it', async () => {
+    const backups = temp('uyuni-cdk-backups-');
+    const r = await runScript('backup-record.sh', recordEnv(backups, await podsApi([serverPod(SERVER_IMAGE_ID)], { identity: '{"fqdn": "uyuni.exa' })));
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/identity \(ConfigMap uyuni-cdk-history key identity\) is damaged: uyuni-cdk repair-record/);
+    expect(fs.readdirSync(backups)).toEqual([]);
+  }, 60_000);
+
+  it('restore-check: the recorded image pinned by digest and the same configuration pass', async () => {
+    const b = await aBackup();
+    const r = await runScript('restore-check.sh', checkEnv(b.backups, {}, { ...CONFIGURATION, namespace: 'elsewhere', restore: { from: 'latest' } }));
+    expect(r.code).toBe(0);
+    const facts = parseFacts(r.out);
+    expect(facts).toMatchObject({ backup_record: 'present', record_images_pinned: 'true', record_config_same: 'true', record_ok: 'true' });
+    expect(facts['record_image.server']).toBe(`${SERVER_IMAGE} ${SERVER_IMAGE_ID}`);
+    expect(facts['restore_image.server']).toBe(`registry.example.org/uyuni/server@${DIGEST}`);
+    expect(facts.record_identity).toBe('uyuni.example.com registry.example.org/uyuni/server:2026.08 tls generated (plan install, run r-1)');
+    expect(facts.record_refusal).toBeUndefined();
+  }, 60_000);
+
+  it('restore-check: another image configured: the recorded one runs, by digest, unless allowNewerImages; another configuration is refused unless allowConfigChanges', async () => {
+    const b = await aBackup();
+    const newer = { ...CONFIGURATION, images: { ...CONFIGURATION.images, tag: '2026.10' }, hubApi: { replicas: 2 } };
+    const env = (more: Record<string, string>) => checkEnv(b.backups, more, newer, 'registry.example.org/uyuni/server:2026.10');
+    const r = await runScript('restore-check.sh', env({}));
+    expect(r.code).toBe(0);
+    const facts = parseFacts(r.out);
+    expect(facts['record_image_diff.1']).toBe(`server: recorded registry.example.org/uyuni/server@${DIGEST} (${SERVER_IMAGE}), configured registry.example.org/uyuni/server:2026.10: runs the recorded one`);
+    expect(facts['record_config_diff.1']).toBe('hubApi.replicas: 0 -> 2');
+    expect(facts['record_config_diff.2']).toBe('images.tag: "2026.08" -> "2026.10"');
+    expect(facts['record_config_diff.3']).toBeUndefined();
+    expect(facts.record_images_pinned).toBe('true');
+    expect(facts.record_ok).toBe('false');
+    expect(facts.record_refusal).toMatch(/^this configuration differs from the one the backup was taken with \(2 differences: .*restore.allowConfigChanges: true$/);
+    expect(facts['restore_image.server']).toBeUndefined();
+    const config = parseFacts((await runScript('restore-check.sh', env({ ALLOW_CONFIG_CHANGES: 'true' }))).out);
+    expect([config.record_ok, config['restore_image.server']]).toEqual(['true', `registry.example.org/uyuni/server@${DIGEST}`]);
+    const both = parseFacts((await runScript('restore-check.sh', env({ ALLOW_NEWER_IMAGES: 'true', ALLOW_CONFIG_CHANGES: 'true' }))).out);
+    expect([both.record_ok, both.record_images_pinned, both['restore_image.server']]).toEqual(['true', 'false', 'registry.example.org/uyuni/server:2026.10']);
+    expect(both['record_image_diff.1']).toMatch(/runs the configured one \(restore.allowNewerImages\)$/);
+    // The recorded digest pinned in the configuration, from a mirror: that one runs, no flag needed.
+    const mirror = `mirror.example.org/uyuni/server@${DIGEST}`;
+    const mirrored = parseFacts((await runScript('restore-check.sh', checkEnv(b.backups, {}, CONFIGURATION, mirror))).out);
+    expect([mirrored.record_ok, mirrored['restore_image.server']]).toEqual(['true', mirror]);
+    expect(mirrored['record_image_diff.1']).toBe(`server: recorded registry.example.org/uyuni/server@${DIGEST}, configured ${mirror}: the same digest, runs the configured one`);
+  }, 60_000);
+
+  it('restore-check: an image the node ran without a registry digest cannot be pinned: refused unless allowNewerImages', async () => {
+    const root = temp('uyuni-cdk-backup-');
+    const { claims } = server(root);
+    pgStop(path.join(claims, 'var-pgsql18'));
+    const backups = path.join(root, 'backups');
+    fs.mkdirSync(backups);
+    // what the test plane's fake kubelet reports (test/cluster/plane/kubelet.ts); no identity recorded yet
+    const api = await podsApi([serverPod('fake://registry.example.org/uyuni/server:2026.08')]);
+    expect((await runScript('backup-record.sh', recordEnv(backups, api))).code).toBe(0);
+    expect(parseFacts((await runScript('backup.sh', backupEnv(claims, backups))).out).backup_ok).toBe('true');
+    const facts = parseFacts((await runScript('restore-check.sh', checkEnv(backups))).out);
+    expect(facts.record_ok).toBe('false');
+    expect(facts['record_image_diff.1']).toMatch(/without a registry digest \(imageID fake:\/\/.*\): it cannot be pinned/);
+    expect(facts.record_refusal).toMatch(/cannot all be pinned .*set restore.allowNewerImages: true/);
+    const newer = parseFacts((await runScript('restore-check.sh', checkEnv(backups, { ALLOW_NEWER_IMAGES: 'true' }))).out);
+    expect([newer.record_ok, newer['restore_image.server']]).toEqual(['true', `registry.example.org/uyuni/server@${DIGEST}`]);
+  }, 60_000);
+
+  it('restore-check: a backup without a record (made before) is refused unless allowMissingRecord; a damaged one always', async () => {
+    const b = await aBackup();
+    // An older backup: no record, its manifest without the record section.
+    const old = path.join(b.backups, '20250101T000000Z');
+    fs.cpSync(b.dir, old, { recursive: true });
+    fs.rmSync(path.join(old, BACKUP_RECORD_FILE));
+    const m = fs.readFileSync(path.join(old, 'manifest.json'), 'utf8').replace(/  "record": \[\n[^\n]*\n  \],\n/, '').replace(b.id, '20250101T000000Z');
+    expect(m).not.toContain('"record"');
+    fs.writeFileSync(path.join(old, 'manifest.json'), m);
+    const missing = await runScript('restore-check.sh', checkEnv(b.backups, { FROM: '20250101T000000Z' }));
+    expect(missing.code).toBe(0);
+    expect(parseFacts(missing.out)).toMatchObject({ backup_record: 'missing', record_ok: 'false' });
+    expect(parseFacts(missing.out).record_refusal).toMatch(/has no record of the images and configuration it was taken with .*set restore.allowMissingRecord: true/);
+    const allowed = await runScript('restore-check.sh', checkEnv(b.backups, { FROM: '20250101T000000Z', ALLOW_MISSING_RECORD: 'true' }));
+    expect(parseFacts(allowed.out)).toMatchObject({ backup_record: 'missing', record_ok: 'true', 'restore_image.server': `registry.example.org/uyuni/server@${DIGEST}` });
+    expect(parseFacts(missing.out)['restore_image.server']).toBeUndefined();
+
+    // Damaged: a record the manifest does not list, or one that is not a record (its checksum made to match).
+    fs.writeFileSync(path.join(old, BACKUP_RECORD_FILE), '{}');
+    const unlisted = await runScript('restore-check.sh', checkEnv(b.backups, { FROM: '20250101T000000Z', ALLOW_MISSING_RECORD: 'true' }));
+    expect(unlisted.code).toBe(1);
+    expect(unlisted.out).toMatch(/record.json is there but its manifest does not list it: .*refused/);
+    expect(parseFacts(unlisted.out).record_ok).toBeUndefined();
+    const text = '{"format": 2}\n';
+    fs.writeFileSync(path.join(b.dir, BACKUP_RECORD_FILE), text);
+    const mf = path.join(b.dir, 'manifest.json');
+    fs.writeFileSync(mf, fs.readFileSync(mf, 'utf8').replace(/("name": "record", "file": "record.json", "bytes": )\d+(, "disk": 0, "sha256": ")[0-9a-f]{64}/,
+      `$1${text.length}$2${crypto.createHash('sha256').update(text).digest('hex')}`));
+    const damaged = await runScript('restore-check.sh', checkEnv(b.backups, { ALLOW_MISSING_RECORD: 'true', ALLOW_NEWER_IMAGES: 'true', ALLOW_CONFIG_CHANGES: 'true' }));
+    expect(damaged.code).toBe(1);
+    expect(damaged.out).toMatch(/record.json is damaged: not a record of format 1 .*refused/);
+    expect(parseFacts(damaged.out).record_ok).toBeUndefined();
+    // A changed record fails the backup's verification, as any file of it.
+    fs.appendFileSync(path.join(b.dir, BACKUP_RECORD_FILE), ' ');
+    const changed = await runScript('restore-check.sh', checkEnv(b.backups));
+    expect(changed.code).toBe(1);
+    expect(changed.out).toMatch(/record.json has \d+ bytes, the manifest says \d+: the backup was changed or damaged: refused/);
   }, 60_000);
 });

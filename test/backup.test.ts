@@ -25,7 +25,7 @@ describe('a backup section', () => {
     expect(plansOf(parseConfig(withConfig({ plans: undefined })))).toEqual(['install', 'backup', 'restore']);
     // Traefik's kinds have no schema model; the rest is validated.
     for (const p of [plans.backup, plans.restore]) for (const o of p.objects.filter((x) => !x.apiVersion.startsWith('traefik.io/'))) validateObject(o);
-    expect(plans.backup.plan.steps.map((s) => s.name)).toEqual(['prepare', 'backup-volume', 'inspect', 'inspect-db', 'stop-server', 'stop-db', 'backup', 'start-server', 'prune']);
+    expect(plans.backup.plan.steps.map((s) => s.name)).toEqual(['prepare', 'backup-volume', 'inspect', 'inspect-db', 'record', 'stop-server', 'stop-db', 'backup', 'start-server', 'prune']);
   });
 
   it('the copy mounts every claim of the install read-only, from the claim table, and the backup claim', () => {
@@ -46,6 +46,15 @@ describe('a backup section', () => {
       { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
     ]);
     expect(envOf(plans.backup.find('Job', 'uyuni-backup')).SECRETS).toBe('admin-credentials db-credentials reportdb-credentials db-admin-credentials uyuni-ca uyuni-cert db-cert');
+    // The record Job (while the server runs): the pods and the runtime's records, read only.
+    expect(plans.backup.find('Role', 'uyuni-backup-record').rules).toEqual([
+      { apiGroups: [''], resources: ['pods'], verbs: ['list'] },
+      { apiGroups: [''], resources: ['configmaps'], verbs: ['get'], resourceNames: ['uyuni-cdk-history'] },
+    ]);
+    const record = plans.backup.find('Job', 'uyuni-backup-record');
+    expect(podSpec(record).serviceAccountName).toBe('uyuni-backup-record');
+    expect(JSON.parse(envOf(record).CONFIGURATION).fqdn).toBe('uyuni.example.com');
+    expect(mountsOf(record)['/backup']).toEqual({ name: 'backup', mountPath: '/backup' });
     for (const name of ['uyuni-backup-inspect', 'uyuni-backup-inspect-db', 'uyuni-backup-prune']) {
       expect(podSpec(plans.backup.find('Job', name)).automountServiceAccountToken).toBe(false);
     }
@@ -72,7 +81,7 @@ describe('a backup section', () => {
     expect(more.waits.filter((w) => w.for === 'rollout').map((w) => w.object.name)).toEqual(['db', 'uyuni', 'tftp', 'uyuni-hub-xmlrpc']);
     // Each run is a new backup: the first step deletes the Jobs of the last run.
     expect(plans.backup.step('prepare').actions.map((a) => `${a.type} ${a.object.kind}/${a.object.name}`))
-      .toEqual(['delete Job/uyuni-backup-inspect', 'delete Job/uyuni-backup-inspect-db', 'delete Job/uyuni-backup', 'delete Job/uyuni-backup-prune']);
+      .toEqual(['delete Job/uyuni-backup-inspect', 'delete Job/uyuni-backup-inspect-db', 'delete Job/uyuni-backup-record', 'delete Job/uyuni-backup', 'delete Job/uyuni-backup-prune']);
   });
 
   it('prunes only after a copy that succeeded', () => {
@@ -100,7 +109,8 @@ describe('a backup section', () => {
       'stop-db', 'restore-target', 'restore', 'tls', 'services', 'database', 'ingress', 'server']);
     const sound = {
       backup_verified: 'true', backup_fqdn: 'uyuni.example.com', backup_product: 'uyuni', product: 'uyuni', backup_release: '2026.08',
-      uyuni_release: '2026.08', backup_pg_version: '18', image_pg_version: '18', backup_tls_mode: 'generated',
+      uyuni_release: '2026.08', backup_pg_version: '18', image_pg_version: '18', backup_tls_mode: 'generated', record_ok: 'true',
+      'restore_image.server': 'registry.opensuse.org/uyuni/server@sha256:ab', 'restore_image.db': 'registry.opensuse.org/uyuni/server-postgresql@sha256:cd',
     };
     const refused = (facts: Record<string, string>) => r.step('stop-server').gates.filter((g) => !evaluateGate(g, facts).ok).map((g) => g.message);
     expect(refused(sound)).toEqual([]);
@@ -108,6 +118,23 @@ describe('a backup section', () => {
     expect(refused({ ...sound, backup_fqdn: 'other.example.com' })).toEqual([expect.stringContaining('another server name')]);
     expect(refused({ ...sound, image_pg_version: '19' })).toEqual([expect.stringContaining('another PostgreSQL major')]);
     expect(refused({ ...sound, backup_tls_mode: 'third-party' })).toEqual([expect.stringContaining('another TLS mode')]);
+    expect(refused({ ...sound, record_ok: 'false' })).toEqual([expect.stringContaining('the backup\'s record of what it was taken with refuses this restore')]);
+    expect(refused({ ...sound, 'restore_image.db': '' })).toEqual([expect.stringContaining('the image db runs after the restore is decided (fact restore_image.db')]);
+    // Every step after the restore Job runs the images restore-check decided, in place of the configured ones.
+    const after = r.plan.steps.slice(r.plan.steps.findIndex((x) => x.name === 'restore') + 1);
+    expect(after.map((x) => x.name)).toEqual(['tls', 'services', 'database', 'ingress', 'server']);
+    for (const x of after) {
+      expect(x.imagesFromFacts).toEqual([
+        { image: 'registry.opensuse.org/uyuni/server:2026.08', fact: 'restore_image.server' },
+        { image: 'registry.opensuse.org/uyuni/server-postgresql:2026.08', fact: 'restore_image.db' },
+      ]);
+    }
+    expect(r.plan.steps.filter((x) => x.imagesFromFacts).length).toBe(after.length);
+    // The check compares with what this configuration runs, and the flags it allows, all off by default.
+    const check = envOf(r.find('Job', 'uyuni-restore-check'));
+    expect(JSON.parse(check.CURRENT_IMAGES).server).toEqual({ image: expect.stringMatching(/\/server:/), key: 'server' });
+    expect(JSON.parse(check.CONFIGURATION).fqdn).toBe('uyuni.example.com');
+    expect([check.ALLOW_NEWER_IMAGES, check.ALLOW_CONFIG_CHANGES, check.ALLOW_MISSING_RECORD, check.IGNORED]).toEqual(['false', 'false', 'false', 'backup restore namespace']);
     const [empty] = r.step('restore').gates;
     expect(evaluateGate(empty, { target_empty: 'false' }).ok).toBe(false);
     expect(evaluateGate(empty, { target_empty: 'true' }).ok).toBe(true);
@@ -120,6 +147,21 @@ describe('a backup section', () => {
     expect(mounts['/backup'].readOnly).toBe(true);
     for (const v of INSTALL_VOLUMES) expect(mountsOf(r.find('Job', 'uyuni-restore-target'))[`/claims/${v.name}`].readOnly).toBe(true);
     expect(r.find('Role', 'uyuni-restore').rules.map((x: any) => x.verbs.join(','))).toEqual(['get,update', 'create', 'list']);
+  });
+
+  it('restore: the allow flags reach the check and the plan\'s description; a digest pinned in the configuration is the image', () => {
+    const digest = `sha256:${'ab'.repeat(32)}`;
+    const r = synthYaml(withConfig({
+      restore: { allowNewerImages: true, allowConfigChanges: true, allowMissingRecord: true },
+      images: { components: { server: { digest } } },
+    })).restore;
+    expect(r.plan.description).toContain('(allowNewerImages: images other than the recorded ones; allowConfigChanges: a configuration other than the recorded one; allowMissingRecord: a backup without its record)');
+    const check = envOf(r.find('Job', 'uyuni-restore-check'));
+    expect([check.ALLOW_NEWER_IMAGES, check.ALLOW_CONFIG_CHANGES, check.ALLOW_MISSING_RECORD]).toEqual(['true', 'true', 'true']);
+    const server = `registry.opensuse.org/uyuni/server@${digest}`;
+    expect(JSON.parse(check.CURRENT_IMAGES).server.image).toBe(server);
+    expect(podSpec(r.find('Deployment', 'uyuni')).containers[0].image).toBe(server);
+    expect(r.step('server').imagesFromFacts).toContainEqual({ image: server, fact: 'restore_image.server' });
   });
 });
 
@@ -138,6 +180,7 @@ describe('backup configuration errors', () => {
     [{ backup: { size: 'lots' } }, 'backup.size: must be a Kubernetes quantity such as 10Gi, 300Mi or 1Ti'],
     [{ backup: { claim: 'Bad_Name' } }, 'backup.claim: must be a DNS-1123 subdomain: lower-case letters, digits, "-" and "."'],
     [{ restore: { from: 'yesterday' } }, 'restore.from: must be latest or a backup id such as 20261201T203000Z'],
+    [{ images: { components: { server: { digest: 'sha256:abc' } } } }, 'images.components.server.digest: must be sha256: and 64 lower-case hex digits'],
     [{ backup: undefined, plans: undefined }, 'restore: needs a backup section (backup.claim is where the backups are)'],
     [{ backup: undefined, restore: undefined, plans: ['backup'] }, 'plans[0]: backup needs a backup section'],
   ])('%j', (change, message) => {

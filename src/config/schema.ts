@@ -203,6 +203,7 @@ const volumes = section({
 const imageOverride = section({
   image: about('Replaces `<registry>/<name>` for this component.', optional(matching(/^[a-z0-9]([a-z0-9._/:-]*[a-z0-9])?$/, 'must be an image reference without tag, such as registry.example.org/uyuni/server'))),
   tag: about('Replaces images.tag for this component.', optional(imageTag)),
+  digest: about('Pins the image by digest: `<image>@<digest>` instead of `<image>:<tag>` (a restore names the digests its backup was taken with, fact record_image_diff). Default: none.', optional(matching(/^sha256:[0-9a-f]{64}$/, 'must be sha256: and 64 lower-case hex digits'))),
 });
 
 const images = section({
@@ -413,6 +414,9 @@ const backup = section({
 const restore = section({
   from: about('latest (the newest complete backup) or a backup id such as 20261201T203000Z. Default: latest.', defaulted(matching(/^(latest|[0-9]{8}T[0-9]{6}Z)$/, 'must be latest or a backup id such as 20261201T203000Z'), 'latest')),
   force: about("Replace claims that hold data and Secrets that differ from the backup's. Default: false: refused.", defaulted(boolean(), false)),
+  allowNewerImages: about("Restore with the configured images although they are not the ones the backup recorded (by digest); a release older than the backup's is refused still. Default: false: refused.", defaulted(boolean(), false)),
+  allowConfigChanges: about('Restore although this configuration differs from the one the backup recorded (the differences are listed, fact record_config_diff). Default: false: refused.', defaulted(boolean(), false)),
+  allowMissingRecord: about('Restore a backup that has no record of what it was taken with (made before backups recorded it) with this configuration and its images. Default: false: refused.', defaulted(boolean(), false)),
 });
 
 /**

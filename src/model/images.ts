@@ -1,6 +1,7 @@
 /**
  * Image naming (docs/upstream.md): `<registry>/<name>:<tag>`; a component's `image`
- * replaces `<registry>/<name>`, its `tag` the global tag.
+ * replaces `<registry>/<name>`, its `tag` the global tag, its `digest` the tag (pinned:
+ * `<repo>@sha256:…`, what a restore asks for: docs/backup.md).
  */
 
 /** The image names of the current generation, by component. */
@@ -24,6 +25,8 @@ export interface ImageOverride {
   readonly image?: string;
   /** Replaces the global tag. */
   readonly tag?: string;
+  /** Pins the image: `<repo>@<digest>` (`sha256:…`) instead of `<repo>:<tag>`. */
+  readonly digest?: string;
 }
 
 /** The image settings of a configuration (structurally `UyuniConfig['images']`). */
@@ -50,7 +53,7 @@ export function imageRef(settings: ImageSettings, component: ImageComponent | { 
   const name = typeof component === 'string' ? IMAGES[component] : component.name;
   const repo = override?.image ?? `${settings.registry}/${name}`;
   return {
-    image: `${repo}:${override?.tag ?? settings.tag}`,
+    image: override?.digest ? `${repo}@${override.digest}` : `${repo}:${override?.tag ?? settings.tag}`,
     pullPolicy: settings.pullPolicy,
     ...(settings.pullSecret ? { pullSecrets: [{ name: settings.pullSecret }] } : {}),
   };

@@ -57,6 +57,12 @@ export const APPLYSET = {
  */
 export const BACKUP_PART_OF_SUFFIX = '-backup';
 
+/**
+ * The ConfigMap in a plan's namespace where the runtime keeps its records (the run history, the
+ * server's identity: src/runtime/history.ts, record.ts); a backup records the identity from it.
+ */
+export const HISTORY_CONFIGMAP = 'uyuni-cdk-history';
+
 /** The value of `app.kubernetes.io/managed-by` on everything we synthesize. */
 export const MANAGED_BY = 'uyuni-cdk';
 
@@ -145,6 +151,17 @@ export type Gate =
     readonly message: string;
   };
 
+/**
+ * An image a step's Deployments run that is decided at run time, from a fact a Job of an earlier
+ * step printed: a restore runs the images its backup recorded, by digest (docs/backup.md).
+ */
+export interface ImageFromFact {
+  /** The image as synthesized: every container and init container of the step's Deployments that names it. */
+  readonly image: string;
+  /** The fact whose value replaces it. Missing or empty: the step fails before it applies anything. */
+  readonly fact: string;
+}
+
 export interface Step {
   /** Unique within the plan; also the chart name and the `uyuni-cdk.io/step` label value. */
   readonly name: string;
@@ -179,6 +196,12 @@ export interface Step {
    * never runs again (docs/runtime.md, "Safety"). @default a step that converges on every run
    */
   readonly oneShot?: Flow;
+  /**
+   * Images of the step's Deployments replaced by facts before they are applied (a restore's
+   * recorded images). A runtime that does not know this field applies the images as synthesized.
+   * @default none
+   */
+  readonly imagesFromFacts?: readonly ImageFromFact[];
 }
 
 /**

@@ -10,12 +10,13 @@ import { stepAccount } from '../constructs/step-account';
 import { ServerDeployment } from '../constructs/server-deployment';
 import { TftpDeployment } from '../constructs/tftp-deployment';
 import { CREDENTIALS } from '../model/credentials';
+import type { ImageComponent } from '../model/images';
 import type { Component, PartOf } from '../model/labels';
 import { TLS_NAMES } from '../model/tls';
 import {
   DB_VOLUME, INSTALL_VOLUMES, RELEASE_DIR, volumeNamed, VolumeSpec,
 } from '../model/volumes';
-import type { Gate, ObjectRef } from '../plan/types';
+import { HISTORY_CONFIGMAP, Gate, ObjectRef } from '../plan/types';
 import {
   deploymentRefs, flowRecord, jobBase, preferNodeOf, upgradeGates,
 } from './db-steps';
@@ -37,6 +38,7 @@ import { claimOf, imageOf } from './server-props';
 /** Job names: deterministic, so a run finds them. */
 export const BACKUP_JOBS = {
   inspect: 'uyuni-backup-inspect',
+  record: 'uyuni-backup-record',
   inspectDb: 'uyuni-backup-inspect-db',
   backup: 'uyuni-backup',
   prune: 'uyuni-backup-prune',
@@ -62,6 +64,33 @@ export const BACKED_UP_VOLUMES: readonly VolumeSpec[] = INSTALL_VOLUMES;
 
 /** The components of the pods that use the data: none may be left while it is copied or written. */
 const DATA_COMPONENTS: readonly Component[] = ['server', 'db', 'hub-xmlrpc', 'coco', 'tftp'];
+
+/** The image component of each pod component the configuration runs, for a restore's comparison with a backup's record. */
+const POD_IMAGES: ReadonlyArray<{ component: Component; image: ImageComponent; runs: (c: UyuniConfig) => boolean }> = [
+  { component: 'server', image: 'server', runs: () => true },
+  { component: 'db', image: 'db', runs: () => true },
+  { component: 'hub-xmlrpc', image: 'hubApi', runs: (c) => c.hubApi.replicas > 0 },
+  { component: 'coco', image: 'coco', runs: (c) => c.coco.replicas > 0 },
+  { component: 'tftp', image: 'tftp', runs: (c) => c.tftp.enabled },
+];
+
+/** The images the configuration's pods run, by pod component, with their key under images.components. */
+export function runningImages(config: UyuniConfig): Array<{ component: Component; image: string; key: ImageComponent }> {
+  return POD_IMAGES.filter((p) => p.runs(config)).map((p) => ({ component: p.component, image: imageOf(config, p.image).image, key: p.image }));
+}
+
+/** The fact a restore's check prints with the image a pod component runs (src/scripts/lib/backup-record.sh). */
+export const restoreImageFact = (component: Component) => `restore_image.${component}`;
+
+/** What a restore would run, by pod component: the image reference and its key under images.components (JSON for restore-check). */
+export function currentImages(config: UyuniConfig): string {
+  return JSON.stringify(Object.fromEntries(runningImages(config).map((p) => [p.component, { image: p.image, key: p.key }])));
+}
+
+/** The synthesized configuration as a backup records it and a restore compares it (JSON). */
+export function recordedConfiguration(config: UyuniConfig): string {
+  return JSON.stringify(config);
+}
 
 /** The label selector of those pods (a terminating pod is not counted by its Deployment, but still writes). */
 export function dataPodSelector(): string {
@@ -182,7 +211,7 @@ export function backupPlan(config: UyuniConfig): PlanApp {
     defaultStepTimeoutSeconds: config.timeouts.defaultStepSeconds,
     deadlineSeconds: config.timeouts.deadlineSeconds,
   });
-  const jobs = [BACKUP_JOBS.inspect, BACKUP_JOBS.inspectDb, BACKUP_JOBS.backup, BACKUP_JOBS.prune];
+  const jobs = [BACKUP_JOBS.inspect, BACKUP_JOBS.inspectDb, BACKUP_JOBS.record, BACKUP_JOBS.backup, BACKUP_JOBS.prune];
   addPrepareStep(plan, ns, 'uyuni-backup', jobs, {
     claim: b.claim,
     keep: String(b.keep),
@@ -218,6 +247,36 @@ export function backupPlan(config: UyuniConfig): PlanApp {
     factsFrom: jobRef(ns, BACKUP_JOBS.inspectDb),
   }, (chart) => {
     inspectDbJob(chart, 'InspectDb', config, BACKUP_JOBS.inspectDb, BACKUP_PART_OF);
+  });
+
+  // What the backup is taken with, while the server still runs: its pods' images by digest, the
+  // configuration, the identity (record.json: src/model/backup-record.ts).
+  const recordClaim = backupClaimVolume(b, false);
+  plan.addStep('record', {
+    description: `record what the backup is taken with: each pod's image and imageID, the configuration, the server's identity (Job ${BACKUP_JOBS.record})`,
+    waits: accountWaits(ns, BACKUP_JOBS.record),
+    factsFrom: jobRef(ns, BACKUP_JOBS.record),
+  }, (chart) => {
+    stepAccount(chart, ns, BACKUP_JOBS.record, BACKUP_PART_OF, [
+      LIST_PODS,
+      { apiGroups: [''], resources: ['configmaps'], verbs: ['get'], resourceNames: [HISTORY_CONFIGMAP] },
+    ]);
+    new ScriptJob(chart, 'Record', {
+      ...jobBase(config, 'server'),
+      partOf: BACKUP_PART_OF,
+      name: BACKUP_JOBS.record,
+      serviceAccountName: BACKUP_JOBS.record,
+      script: 'backup-record.sh',
+      env: [
+        { name: 'POD_SELECTOR', value: dataPodSelector() },
+        { name: 'CONFIGURATION', value: recordedConfiguration(config) },
+        { name: 'BACKUP_DIR', value: BACKUP_PATHS.backups },
+        { name: 'HISTORY_CONFIGMAP', value: HISTORY_CONFIGMAP },
+        { name: 'NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+      ],
+      volumes: [recordClaim.volume],
+      volumeMounts: [recordClaim.mount],
+    });
   });
 
   addStopSteps(plan, config, {

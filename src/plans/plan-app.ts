@@ -4,7 +4,7 @@ import { ApiObject, App, Chart, YamlOutputType } from 'cdk8s';
 import { Construct } from 'constructs';
 import type { PartOf } from '../model/labels';
 import {
-  Action, ANNOTATIONS, Flow, Gate, LABELS, MANAGED_BY, ObjectRef, Plan, PLAN_FORMAT_VERSION, PlanFlow, PlanNotes, Requirement, ServerIdentity, Step, StepFileSummary, Wait,
+  Action, ANNOTATIONS, Flow, Gate, ImageFromFact, LABELS, MANAGED_BY, ObjectRef, Plan, PLAN_FORMAT_VERSION, PlanFlow, PlanNotes, Requirement, ServerIdentity, Step, StepFileSummary, Wait,
 } from '../plan/types';
 import { hashSpec, hashText } from '../plan/spec-hash';
 import { PLAN_INDEX } from '../plan/reader';
@@ -30,6 +30,8 @@ export interface StepOptions {
    * cert-manager Certificate/Issuer → ready, PVC → bound, anything else → exists.
    */
   readonly waits?: readonly Wait[];
+  /** Images of the step's Deployments the runtime takes from facts (types.ts `ImageFromFact`). @default none */
+  readonly imagesFromFacts?: readonly ImageFromFact[];
 }
 
 export interface PlanAppProps {
@@ -82,6 +84,21 @@ export class PlanApp {
   addStep(name: string, options: StepOptions, build: (scope: Construct) => void): this {
     if (this.pending.some((s) => s.name === name)) throw new Error(`plan ${this.props.name}: step ${name} is added twice`);
     this.pending.push({ name, options, build });
+    return this;
+  }
+
+  /** The steps added so far, by name, from step `after` on (not it). */
+  stepsAfter(after: string): string[] {
+    const i = this.pending.findIndex((s) => s.name === after);
+    if (i < 0) throw new Error(`plan ${this.props.name}: no step ${after}`);
+    return this.pending.slice(i + 1).map((s) => s.name);
+  }
+
+  /** Sets the images step `name`'s Deployments take from facts (types.ts `ImageFromFact`). */
+  setImagesFromFacts(name: string, images: readonly ImageFromFact[]): this {
+    const i = this.pending.findIndex((s) => s.name === name);
+    if (i < 0) throw new Error(`plan ${this.props.name}: no step ${name}`);
+    this.pending[i] = { ...this.pending[i], options: { ...this.pending[i].options, imagesFromFacts: images } };
     return this;
   }
 
@@ -225,6 +242,7 @@ export class PlanApp {
       ...(o.factsFrom ? { factsFrom: o.factsFrom } : {}),
       fileSummary: fileSummary(fs.readFileSync(path.join(outdir, file), 'utf8'), apiObjects),
       ...(this.oneShots.has(chart.stepName) ? { oneShot: this.oneShots.get(chart.stepName) } : {}),
+      ...(o.imagesFromFacts?.length ? { imagesFromFacts: o.imagesFromFacts } : {}),
     };
   }
 }

@@ -2,8 +2,9 @@ import type { UyuniConfig } from '../config/schema';
 import { ScriptJob } from '../constructs/script-job';
 import { stepAccount } from '../constructs/step-account';
 import { LABELS, MANAGED_BY, Gate, ObjectRef } from '../plan/types';
+import { RECORD_UNCOMPARED_KEYS } from '../model/backup-record';
 import {
-  addPrepareStep, BACKUP_JOBS, BACKUP_PATHS, backedUpSecrets, backupClaimVolume, claimsAt, dataPodSelector, inspectDbJob, LIST_PODS,
+  addPrepareStep, BACKUP_JOBS, currentImages, recordedConfiguration, restoreImageFact, runningImages, BACKUP_PATHS, backedUpSecrets, backupClaimVolume, claimsAt, dataPodSelector, inspectDbJob, LIST_PODS,
   accountWaits,
 } from './backup';
 import { jobBase } from './db-steps';
@@ -45,6 +46,17 @@ export function restoreGates(config: UyuniConfig): Gate[] {
       message: 'the backup\'s database is of another PostgreSQL major than the server-postgresql image: a cold copy starts only on its own major',
     },
     {
+      // lib/backup-record.sh decides: the recorded images (by digest) and configuration, or the
+      // restore.allow* flags that let this one differ; a record that is there but cannot be read
+      // failed the check Job already.
+      type: 'equals', left: fact('record_ok'), right: literal('true'),
+      message: 'the backup\'s record of what it was taken with refuses this restore (fact record_refusal; the differences: facts record_image_diff.*, record_config_diff.*)',
+    },
+    ...runningImages(config).map((p): Gate => ({
+      type: 'present', fact: restoreImageFact(p.component),
+      message: `the image ${p.component} runs after the restore is decided (fact ${restoreImageFact(p.component)}: the recorded one, by digest)`,
+    })),
+    {
       type: 'equals', left: fact('backup_tls_mode'), right: literal(config.tls.mode),
       message: `the backup was made with another TLS mode than tls.mode ${config.tls.mode}: set tls.mode to the backup's (fact backup_tls_mode)`,
     },
@@ -54,18 +66,27 @@ export function restoreGates(config: UyuniConfig): Gate[] {
 export function restorePlan(config: UyuniConfig): PlanApp {
   const b = config.backup;
   if (!b) throw new Error('the restore plan needs a backup section');
-  const r = config.restore ?? { from: 'latest', force: false };
+  const r = config.restore ?? { from: 'latest', force: false, allowNewerImages: false, allowConfigChanges: false, allowMissingRecord: false };
+  const allowed = [
+    r.force ? 'force: claims with data are replaced' : '',
+    r.allowNewerImages ? 'allowNewerImages: images other than the recorded ones' : '',
+    r.allowConfigChanges ? 'allowConfigChanges: a configuration other than the recorded one' : '',
+    r.allowMissingRecord ? 'allowMissingRecord: a backup without its record' : '',
+  ].filter(Boolean);
   const ns = config.namespace;
   const plan = serverPlan(config, 'restore',
-    `Restore Uyuni ${config.fqdn} in namespace ${ns} from backup ${r.from} on claim ${b.claim}${r.force ? ' (force: claims with data are replaced)' : ''}`);
+    `Restore Uyuni ${config.fqdn} in namespace ${ns} from backup ${r.from} on claim ${b.claim}${allowed.length ? ` (${allowed.join('; ')})` : ''}`);
   addNamespaceStep(plan, config);
   const jobs = [BACKUP_JOBS.restoreCheck, BACKUP_JOBS.restoreInspectDb, BACKUP_JOBS.restoreTarget, BACKUP_JOBS.restore];
-  addPrepareStep(plan, ns, 'uyuni-restore', jobs, { claim: b.claim, from: r.from, force: String(r.force) }, 'uyuni');
+  addPrepareStep(plan, ns, 'uyuni-restore', jobs, {
+    claim: b.claim, from: r.from, force: String(r.force),
+    allowNewerImages: String(r.allowNewerImages), allowConfigChanges: String(r.allowConfigChanges), allowMissingRecord: String(r.allowMissingRecord),
+  }, 'uyuni');
   addVolumesStep(plan, config);
 
   const backupRo = backupClaimVolume(b, true);
   plan.addStep('restore-check', {
-    description: `check backup ${r.from} on ${b.claim}: complete, every checksum (Job ${BACKUP_JOBS.restoreCheck})`,
+    description: `check backup ${r.from} on ${b.claim}: complete, every checksum, its record of the images and configuration it was taken with against these (Job ${BACKUP_JOBS.restoreCheck})`,
     timeoutSeconds: b.timeoutSeconds,
     factsFrom: jobRef(ns, BACKUP_JOBS.restoreCheck),
   }, (chart) => {
@@ -73,7 +94,16 @@ export function restorePlan(config: UyuniConfig): PlanApp {
       ...jobBase(config, 'server'),
       name: BACKUP_JOBS.restoreCheck,
       script: 'restore-check.sh',
-      env: [{ name: 'BACKUP_DIR', value: BACKUP_PATHS.backups }, { name: 'FROM', value: r.from }],
+      env: [
+        { name: 'BACKUP_DIR', value: BACKUP_PATHS.backups },
+        { name: 'FROM', value: r.from },
+        { name: 'CONFIGURATION', value: recordedConfiguration(config) },
+        { name: 'CURRENT_IMAGES', value: currentImages(config) },
+        { name: 'IGNORED', value: RECORD_UNCOMPARED_KEYS.join(' ') },
+        { name: 'ALLOW_NEWER_IMAGES', value: String(r.allowNewerImages) },
+        { name: 'ALLOW_CONFIG_CHANGES', value: String(r.allowConfigChanges) },
+        { name: 'ALLOW_MISSING_RECORD', value: String(r.allowMissingRecord) },
+      ],
       volumes: [backupRo.volume],
       volumeMounts: [backupRo.mount],
     });
@@ -148,5 +178,10 @@ export function restorePlan(config: UyuniConfig): PlanApp {
   });
 
   addDeploySteps(plan, config);
+  // The server runs what the backup was taken with: each configured image is replaced by the one
+  // restore-check decided (the recorded digest; the configured image only with
+  // restore.allowNewerImages or allowMissingRecord).
+  const images = runningImages(config).map((p) => ({ image: p.image, fact: restoreImageFact(p.component) }));
+  for (const step of plan.stepsAfter('restore')) plan.setImagesFromFacts(step, images);
   return plan;
 }

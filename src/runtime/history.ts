@@ -9,11 +9,11 @@
  * ConfigMap holds the records of one-shot flows and the server's identity (src/runtime/record.ts).
  */
 import type { V1ConfigMap } from '@kubernetes/client-node';
-import { LABELS, MANAGED_BY, Plan } from '../plan/types';
+import { HISTORY_CONFIGMAP, LABELS, MANAGED_BY, Plan } from '../plan/types';
 import { limiter, mapLimited } from '../kube/limit';
 import type { Cluster } from './client';
 
-export const HISTORY_CONFIGMAP = 'uyuni-cdk-history';
+export { HISTORY_CONFIGMAP };
 
 /** What one plan's last finished run left behind. */
 export interface FinishedRun {

@@ -123,6 +123,8 @@ export interface PlannedStep {
   readonly objects: PlannedObject[];
   readonly waits: string[];
   readonly gates: string[];
+  /** Images its Deployments take from facts (image-facts.ts): `container uyuni of Deployment/uyuni (uyuni): <image> → <image>`. @default none */
+  readonly images?: string[];
   readonly requires: PlannedRequirement[];
   readonly actions: PlannedAction[];
 }

@@ -23,6 +23,7 @@ import { NO_COLOUR, paintAction, paintDiffLine, Palette } from './colour';
 import { destructiveChanges } from './destructive';
 import { bookkeepingNote, comparableSides, fieldDiff } from './field-diff';
 import { evaluateGate } from './gates';
+import { imagesFromFacts } from './image-facts';
 import { withEvidence } from './evidence';
 import { finishedJobUids } from './history';
 import { identityChanges } from './identity';
@@ -311,10 +312,14 @@ async function planStep(w: Walk, step: Step, objects: readonly Manifest[]): Prom
     w.applied.push(...objects.filter((o) => o.kind !== 'Job'));
     w.ran.add(step.name);
   }
+  // The images facts decide: known when the step printing them ran; else at run time.
+  const images = imagesFromFacts(step, objects, w.facts).pins.map((x) => `${x.container} of ${refString(x.object)}: ${x.from} → `
+    + (x.to ?? `the value of fact ${x.fact}${w.pending.size ? ', decided at run time' : ' (not printed: run refuses the step)'}`));
   return {
     name: step.name,
     description: step.description,
     timeoutSeconds: step.timeoutSeconds,
+    ...(images.length ? { images } : {}),
     ...(skipWhy ? { skipped: skipWhy } : {}),
     ...(step.oneShot ? { oneShot: step.oneShot } : {}),
     ...(once.action === 'rerun' ? { rerunDataStep: once.why } : {}),
@@ -516,6 +521,7 @@ export function renderPlan(plan: Plan, r: PlanResult, o: RenderPlanOptions = {})
     lines.push('', `[${i + 1}/${steps.length}] ${s.name}: ${s.description} (timeout ${formatDuration(s.timeoutSeconds)})`);
     if (s.skipped) lines.push(`  skipped   ${s.skipped}`);
     for (const g of s.gates) lines.push(`  gate      ${g.startsWith('would REFUSE') ? p.red(g) : g}`);
+    for (const m of s.images ?? []) lines.push(`  image     ${m}`);
     for (const q of s.requires) {
       const detail = [q.detail, q.besideData ? 'new credentials beside existing data' : undefined].filter(Boolean).join('; ');
       lines.push(`  requires  ${paintAction(q.action, q.action.padEnd(11), p)} ${q.object}${detail ? `  (${detail})` : ''}`);

@@ -1,7 +1,8 @@
 # uyuni-backup: one new backup of the stopped server on the backup claim (BACKUP_DIR/<id>/):
 # claims/<claim>.tar for every claim of CLAIMS (each mounted read-only at CLAIMS_DIR/<claim>; the
 # database claim DB_CLAIM is the cold copy of a PostgreSQL that was shut down, so it is
-# consistent as it lies), identity.json (fqdn, images, TLS mode, release), secrets/<name>.json for
+# consistent as it lies), identity.json (fqdn, images, TLS mode, release), record.json (what it
+# was taken with: lib/backup-record.sh, left on the claim by uyuni-backup-record), secrets/<name>.json for
 # every Secret of SECRETS (read through the API with the pod's service account; mode 0600), and
 # manifest.json last, with the size and sha256 of every file. It waits until no server or database
 # pod is left (a terminating pod still writes), checks the free space before it writes, copies
@@ -33,6 +34,8 @@ fail() {
 . "$(dirname "$0")/lib/kube-api.sh"
 # shellcheck source-path=SCRIPTDIR source=lib/backup-manifest.sh
 . "$(dirname "$0")/lib/backup-manifest.sh"
+# shellcheck source-path=SCRIPTDIR source=lib/backup-record.sh
+. "$(dirname "$0")/lib/backup-record.sh"
 
 claims_dir=${CLAIMS_DIR%/}
 backups=${BACKUP_DIR%/}
@@ -81,6 +84,11 @@ backup() {
     case $c in '' | *[!a-z0-9-]*) fail "CLAIMS: '$c' is not a claim name" ;; esac
     [ -d "$claims_dir/$c" ] || fail "claim $c is not mounted at $claims_dir/$c"
   done
+  # What the backup is taken with (the pods' images by digest, the configuration, the identity):
+  # recorded by uyuni-backup-record before the server stopped. No backup without it.
+  record=$backups/$record_pending
+  [ -f "$record" ] || fail "no record of what this backup is taken with ($record): Job uyuni-backup-record writes it before the server stops; nothing was copied"
+  record_py check "$record" || fail "the record $record cannot be read; nothing was copied"
   db=$claims_dir/$DB_CLAIM
   [ -f "$db/PG_VERSION" ] || fail "the database claim $DB_CLAIM holds no PostgreSQL data (no PG_VERSION)"
   wait_stopped "$NAMESPACE" "${POD_SELECTOR:-}" "${STOP_WAIT_SECONDS:-600}"
@@ -146,6 +154,10 @@ json.dump({"apiVersion": "v1", "kind": "Secret", "type": s.get("type", "Opaque")
     echo "$me: saved Secret $s (keys only in the backup, mode 0600)"
   done
 
+  mv "$record" "$part/record.json"
+  rbytes=$(wc -c <"$part/record.json" | tr -d ' ')
+  rsum=$(sha256sum "$part/record.json" | cut -d ' ' -f 1)
+
   release_value
   {
     printf '{\n'
@@ -186,6 +198,9 @@ json.dump({"apiVersion": "v1", "kind": "Secret", "type": s.get("type", "Opaque")
     printf '  ],\n'
     printf '  "identity": [\n'
     entry identity identity.json "$ibytes" 0 "$isum"
+    printf '\n  ],\n'
+    printf '  "record": [\n'
+    entry record record.json "$rbytes" 0 "$rsum"
     printf '\n  ],\n'
     printf '  "bytes": %s,\n' "$bytes_all"
     printf '  "seconds": %s,\n' "$secs"

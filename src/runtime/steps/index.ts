@@ -8,6 +8,8 @@ import type { V1Job } from '@kubernetes/client-node';
 import { decideOneShot } from '../oneshot';
 import { HISTORY_CONFIGMAP } from '../history';
 import { jobPhase } from '../readiness/batch_v1_job';
+import { imagesFromFacts, PinnedObjects } from '../image-facts';
+import { objectId } from '../progress';
 import { oneShotHash, recordStepDone } from '../record';
 import { actionsStage } from './actions';
 import { applyStage } from './apply';
@@ -45,10 +47,19 @@ async function recordDone(s: StepRun, hash: string): Promise<void> {
   s.emit({ type: 'action', step: s.step.name, action: `record data step of the ${flow} done`, object: { kind: 'ConfigMap', name: HISTORY_CONFIGMAP, namespace: s.c.plan.namespace }, result });
 }
 
-export async function runStep(c: StepContext): Promise<void> {
+/** The step's objects with the images its facts decide (src/runtime/image-facts.ts): changed ones are applied whatever the dry runs found. */
+function withImagesFromFacts(c: StepContext): { c: StepContext; pinned: PinnedObjects } {
+  const pinned = imagesFromFacts(c.step, c.objects, c.facts);
+  if (pinned.changed.size === 0) return { c, pinned };
+  const unchanged = c.unchanged ? new Set([...c.unchanged].filter((r) => !pinned.changed.has(r))) : undefined;
+  return { c: { ...c, objects: pinned.objects, ...(unchanged ? { unchanged } : {}) }, pinned };
+}
+
+export async function runStep(c0: StepContext): Promise<void> {
   // from here a misbehaving API fails the step (exit 1), and nothing outlasts the run's deadline
-  c.cluster.stepStarted();
-  c.cluster.setDeadline(c.deadline);
+  c0.cluster.stepStarted();
+  c0.cluster.setDeadline(c0.deadline);
+  const { c, pinned } = withImagesFromFacts(c0);
   const s = new StepRun(c);
   // The flow's record decides a one-shot step, not its Jobs (refusals were made before the first write).
   const hash = oneShotHash(c.step, c.objects);
@@ -69,6 +80,12 @@ export async function runStep(c: StepContext): Promise<void> {
     return;
   }
   s.emit({ type: 'step-start', ...s.tag, description: s.step.description });
+  if (pinned.missing.length) {
+    await s.fail(`the images of its Deployments come from facts ${pinned.missing.join(', ')}, which no earlier step printed: nothing of the step was applied`);
+  }
+  for (const p of pinned.pins) {
+    s.emit({ type: 'action', step: s.step.name, action: `image of ${p.container} from fact ${p.fact}`, object: objectId(p.object), result: `${p.from} → ${p.to}` });
+  }
   s.stage = 'preflight';
   await preflightStage(s);
   s.stage = 'actions';

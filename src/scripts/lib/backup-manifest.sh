@@ -2,7 +2,7 @@
 # A backup's manifest.json, read and checked the same way by every backup and restore Job:
 # uyuni-backup writes it last (one member a line, one archive a line, `"complete": true` as its
 # last member), so a manifest that is cut short, or from an unfinished copy, is refused here.
-# manifest_check DIR, manifest_value DIR KEY, manifest_entries DIR SECTION (claims|secrets) and
+# manifest_check DIR, manifest_value DIR KEY, manifest_entries DIR SECTION (claims|secrets|identity|record) and
 # verify_backup DIR (every archive's size and sha256 against the manifest, before anything is
 # written), latest_backup DIR, resolve_backup FROM DIR, check_targets (restore: every claim mounted,
 # empty unless forced, room enough), human BYTES and, for scripts that include lib/kube-api.sh,
@@ -37,7 +37,7 @@ manifest_check() {
 # goes. Fails at the first difference, naming the file.
 verify_backup() {
   manifest_check "$1"
-  { manifest_entries "$1" claims; manifest_entries "$1" secrets; manifest_entries "$1" identity; } >"$work/verify.list"
+  { manifest_entries "$1" claims; manifest_entries "$1" secrets; manifest_entries "$1" identity; manifest_entries "$1" record; } >"$work/verify.list"
   vtotal=$(wc -l <"$work/verify.list" | tr -d ' ')
   vn=0
   while read -r _name file bytes _disk sum; do

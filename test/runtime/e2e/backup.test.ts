@@ -46,6 +46,9 @@ describe('dist/backup', () => {
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
     const ev = events(runDir);
+    // What it is taken with is recorded while the server still runs.
+    expect(at(ev, (e) => e.type === 'step-done' && e.step === 'record')).toBeLessThan(at(ev, scaled('uyuni', 0)));
+    expect(at(ev, applied('uyuni-backup-record'))).toBeLessThan(at(ev, scaled('uyuni', 0)));
     const order = [
       at(ev, scaled('uyuni', 0)), at(ev, scaled('db', 0)), at(ev, applied('uyuni-backup')),
       at(ev, scaled('db', 1)), at(ev, scaled('uyuni', 1)), at(ev, applied('uyuni-backup-prune')),
@@ -95,10 +98,19 @@ describe('dist/backup', () => {
   }, 120_000);
 });
 
+/** The images the backup recorded, by digest, as restore-check prints them. */
+const PINNED = {
+  server: `registry.opensuse.org/uyuni/server@sha256:${'ab'.repeat(32)}`,
+  db: `registry.opensuse.org/uyuni/server-postgresql@sha256:${'cd'.repeat(32)}`,
+};
+const imagesOf = (d: any) => [...d?.spec?.template?.spec?.initContainers ?? [], ...d?.spec?.template?.spec?.containers ?? []].map((c: any) => c.image);
+
 const checked = (target: Record<string, string>) => ({
   'uyuni-restore-check': { logs: lines({
     backup_id: '20261201T203000Z', backup_verified: 'true', backup_fqdn: 'uyuni.example.com', backup_product: 'uyuni', backup_release: '2026.08',
     backup_pg_version: '18', backup_tls_mode: 'generated', product: 'uyuni', uyuni_release: '2026.08',
+    backup_record: 'present', record_images_pinned: 'true', record_config_same: 'true', record_ok: 'true',
+    'restore_image.server': PINNED.server, 'restore_image.db': PINNED.db,
   }) },
   'uyuni-restore-inspect-db': { logs: lines({ image_pg_version: '18' }) },
   'uyuni-restore-target': { logs: lines(target) },
@@ -137,6 +149,39 @@ describe('dist/restore', () => {
     expect(job).toBeLessThan(db);
     expect(db).toBeLessThan(server);
     expect(sim.get('apps/v1', 'Deployment', 'uyuni', NS)?.status?.readyReplicas).toBe(1);
+    // What the backup was taken with runs, by digest, init containers too; plan said so and run showed it.
+    const serverImages = imagesOf(sim.get('apps/v1', 'Deployment', 'uyuni', NS));
+    expect(serverImages.length).toBeGreaterThan(0);
+    expect(new Set(serverImages)).toEqual(new Set([PINNED.server]));
+    expect(new Set(imagesOf(sim.get('apps/v1', 'Deployment', 'db', NS)))).toEqual(new Set([PINNED.db]));
+    expect(r.out).toContain(`registry.opensuse.org/uyuni/server:2026.08 → ${PINNED.server}`);
+    const plan = await cli('plan', dist('restore'), { kubeconfig: sim.kubeconfigPath });
+    expect(plan.out).toMatch(new RegExp(`image +container uyuni of Deployment/uyuni \\(uyuni\\): registry.opensuse.org/uyuni/server:2026.08 → ${PINNED.server.replace(/[.]/g, '\\.')}`));
+  }, 120_000);
+
+  it('refuses what the backup\'s record refuses (here an image it cannot pin) before stopping anything; plan names the gate', async () => {
+    const refusal = 'the images the backup was taken with cannot all be pinned (server: the backup recorded registry.opensuse.org/uyuni/server:2026.08 '
+      + 'without a registry digest (imageID sha256:1234): it cannot be pinned): set restore.allowNewerImages: true to restore with the configured ones';
+    sim = await startSimulator({ jobs: { ...checked({ target_empty: 'true' }), 'uyuni-restore-check': { logs: lines({
+      backup_verified: 'true', backup_fqdn: 'uyuni.example.com', backup_product: 'uyuni', backup_release: '2026.08',
+      backup_pg_version: '18', backup_tls_mode: 'generated', product: 'uyuni', uyuni_release: '2026.08',
+      backup_record: 'present', 'record_image_diff.1': 'server: the backup recorded registry.opensuse.org/uyuni/server:2026.08 without a registry digest (imageID sha256:1234): it cannot be pinned',
+      record_images_pinned: 'false', record_config_same: 'true', record_ok: 'false', record_refusal: refusal,
+    }) } } });
+    expect((await cli('run', dist('install'), { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
+    const plan = await cli('plan', dist('restore'), { kubeconfig: sim.kubeconfigPath });
+    expect(plan.out).toContain('the backup\'s record of what it was taken with refuses this restore (fact record_refusal');
+    const r = await cli('run', dist('restore'), { kubeconfig: sim.kubeconfigPath, yes: true });
+    expect(r.code).toBe(1);
+    expect(r.out + r.err).toContain('the backup\'s record of what it was taken with refuses this restore');
+    expect(r.out + r.err).toMatch(/record_ok/);
+    expect(sim.get('apps/v1', 'Deployment', 'uyuni', NS)?.spec?.replicas).toBe(1);
+    expect(sim.get('apps/v1', 'Deployment', 'db', NS)?.spec?.replicas).toBe(1);
+    expect(sim.get('batch/v1', 'Job', 'uyuni-stop-server', NS)).toBeUndefined();
+    expect(sim.get('batch/v1', 'Job', 'uyuni-restore', NS)).toBeUndefined();
+    // status shows why, from the check's facts
+    const s = await cli('status', dist('restore'), { kubeconfig: sim.kubeconfigPath });
+    expect(s.out).toContain('record_refusal=the images the backup was taken with cannot all be pinned');
   }, 120_000);
 
   it('refuses a backup of a newer release than the images, before stopping anything', async () => {
