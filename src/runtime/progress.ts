@@ -112,6 +112,8 @@ export type RunEvent =
   | { type: 'log'; step: string; pod: string; container: string; line: string }
   | ({ type: 'copy-progress'; step: string; pod: string } & CopyProgress)
   | { type: 'facts'; step: string; facts: Record<string, string> }
+  /** The API server stopped answering (connections refused: a restart), or answers again. */
+  | { type: 'api'; answers: boolean; detail: string }
   | { type: 'step-done'; step: string; index: number; total: number; elapsedSeconds: number }
   | {
     type: 'step-failed'; step: string; index: number; total: number; elapsedSeconds: number; reason: string; pods: FailedContainer[];
@@ -363,7 +365,7 @@ export class Reporter {
     const text = this.render(ev);
     if (text === undefined) return;
     this.clearLive();
-    if (ev.type === 'run-done' && ev.status !== 'done') this.writeErr(text + '\n');
+    if ((ev.type === 'run-done' && ev.status !== 'done') || ev.type === 'api') this.writeErr(text + '\n');
     else this.write(text + '\n');
     this.drawLive();
   }
@@ -450,6 +452,7 @@ export class Reporter {
       case 'copy-progress': return `  ${ev.step}: ${copyText(ev)}`;
       case 'starting': return `  ${ev.pods.join(', ')} ${ev.pods.length === 1 ? 'is' : 'are'} starting (startup probe; a first start sets the server up, which can take hours)\n  logs: ${ev.logs}`;
       case 'notes': return notesText(ev);
+      case 'api': return `uyuni-cdk: ${ev.detail}`;
       case 'facts': return `  facts: ${Object.entries(ev.facts).map(([k, v]) => `${k}=${v}`).join(' ')}`;
       case 'step-done': {
         this.stopLive();
