@@ -40,6 +40,7 @@ import { refusalLine, unmetLine } from './steps/preflight';
 import { decideJobs, JobState } from './steps/resume';
 import { Target, targetText } from './target';
 import { ObjectId, objectId } from './progress';
+import { checkPodSecurity, PodSecurityReport, podSecurityText } from './pod-security';
 
 export type ObjectAction =
   | 'create' | 'unchanged' | 'update' | 'relabel' | 'recreate' | 'blocked-immutable' | 'skip-complete' | 'skip' | 'running' | 'failed' | 'missing-kind'
@@ -153,6 +154,8 @@ export interface PlanResult {
   readonly identity: IdentityChange[];
   /** How the guarded records were read when not plainly (from their copy on the namespace: record-store.ts). */
   readonly recordNotes?: string[];
+  /** The workloads PodSecurity admission refuses or warns about in the namespace (pod-security.ts). */
+  readonly podSecurity?: PodSecurityReport;
 }
 
 export interface PlanOptions extends PruneOptions, IdentityFlags {
@@ -169,6 +172,8 @@ export interface PlanOptions extends PruneOptions, IdentityFlags {
    * compares what its apply answers with it, to tell an updated object from an unchanged one.
    */
   readonly seen?: Map<string, KubernetesObject | undefined>;
+  /** Dry-run the workloads for PodSecurity's warnings (pod-security.ts); `run` asks before its lock instead. @default true */
+  readonly podSecurity?: boolean;
 }
 
 /** A gate as `plan` shows it: decided now when the facts it needs are already in the cluster. */
@@ -498,6 +503,8 @@ export async function planSteps(cluster: Cluster, plan: Plan, objectsOf: (step: 
   const limit = limiter(READ_CONCURRENCY - 1);
   const pruning = parentRefused ? Promise.resolve([]) : limit(() => pruneCandidates(cluster, plan, objectsOf, set, parentKinds, o));
   pruning.catch(() => undefined);
+  const podSecurity = o.podSecurity === false ? Promise.resolve(undefined) : checkPodSecurity(cluster, plan, objectsOf, limit);
+  podSecurity.catch(() => undefined);
   const w: Walk = {
     cluster, facts: {}, lost: new Map(), pending: new Set(), prefetched: prefetch(limit, cluster, plan, objectsOf, records, rerun, set.id, o.diff ?? true, o.seen), finished, rerun, setId: set.id, generated: new Map(),
     records, plan, diff: o.diff ?? true, seen: o.seen, applied: [], claimsWithData: [], refusals: [], refusedDataSteps: [], ran: new Set(), unmet: [],
@@ -518,6 +525,7 @@ export async function planSteps(cluster: Cluster, plan: Plan, objectsOf: (step: 
   return {
     steps, unmet: w.unmet, ...(namespaceFirst ? { namespaceFirst } : {}), prune, summary: summarize(steps, prune), ...(w.stopsAt ? { stopsAt: w.stopsAt } : {}), refusals, identity,
     ...(records.notes?.length ? { recordNotes: [...records.notes] } : {}),
+    ...await podSecurity.then((ps) => (ps ? { podSecurity: ps } : {})),
   };
 }
 
@@ -604,6 +612,7 @@ export function renderPlan(plan: Plan, r: PlanResult, o: RenderPlanOptions = {})
     lines.push('', 'destructive: objects deleted and created again, their pods with them (run asks first; --yes approves)',
       ...recreated.map((c) => `  ${paintAction('recreate', c.kind.padEnd(w), p)}  ${c.object}  [${c.step}]`));
   }
+  if (r.podSecurity) lines.push('', p.yellow(podSecurityText(r.podSecurity)));
   lines.push('');
   if (r.refusals.length || r.unmet.length) lines.push(p.red('run would refuse before any write:'), ...(r.namespaceFirst ? [`  first: ${r.namespaceFirst}`] : []),
     ...r.refusals.map(refusalLine), ...r.unmet.map(unmetLine));

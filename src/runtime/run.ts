@@ -21,6 +21,7 @@ import { withEvidence } from './evidence';
 import { finishedJobUids, HISTORY_CONFIGMAP, recordFinishedRun } from './history';
 import type { IdentityFlags } from './identity';
 import { planSteps, PlanResult } from './planview';
+import { checkPodSecurity } from './pod-security';
 import { parseRecords, recordPlanFinished } from './record';
 import { readSources } from './record-store';
 import { planDigest, planDrift, SavedPlan } from './saved-plan';
@@ -133,7 +134,7 @@ async function decideBeforeWriting(
   seen: Map<string, KubernetesObject | undefined>,
 ): Promise<PlanResult> {
   const decided = await planSteps(o.cluster, plan, (s) => objects.get(s) ?? [], {
-    seen, rerun: o.rerun, prune: o.prune, purgeVolumes: o.purgeVolumes, diff: true,
+    seen, rerun: o.rerun, prune: o.prune, purgeVolumes: o.purgeVolumes, diff: true, podSecurity: false,
     allowFqdnChange: o.allowFqdnChange, allowDowngrade: o.allowDowngrade, allowNewCa: o.allowNewCa,
   });
   const drift = o.saved ? planDrift(o.saved.result, decided) : [];
@@ -197,6 +198,9 @@ async function startRun(o: RunOptions, started: number, dirs: RunDirs): Promise<
   // after run-start, so that a cluster failing these reads leaves its run-done in events.jsonl too
   const missing = await missingPermissions(o.cluster, plan, (s) => objects.get(s) ?? []);
   if (missing.length) throw new RuntimeError(permissionRefusal(missing, plan.namespace), EXIT.stepFailed);
+  // pods PodSecurity admission would refuse: said before the lock, the first write (the run goes on: the level may change meanwhile)
+  const podSecurity = await checkPodSecurity(o.cluster, plan, (s) => objects.get(s) ?? []);
+  if (podSecurity) o.reporter.emit({ type: 'pod-security', report: podSecurity });
   // the lock (deferred past the namespace step of a first install), what is refused outright
   // (src/runtime/safeguards.ts), then what plan decides, asked before the first write
   const { lock, ...guarded } = await guardRun(o.cluster, plan, (s) => objects.get(s) ?? [], runId, o.reporter, o);
