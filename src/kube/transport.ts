@@ -6,6 +6,7 @@
  * agent (TLS, client certificates, proxies) is the one the KubeConfig built for the request, so
  * nothing of the authentication changes here, except that connections are reused (`pooledAgent`).
  */
+import { AsyncLocalStorage } from 'async_hooks';
 import { createHash } from 'crypto';
 import * as http from 'http';
 import * as https from 'https';
@@ -45,6 +46,8 @@ export function defaultLimits(): HttpLimits {
 export interface Answer {
   readonly status: number;
   readonly headers: Record<string, string>;
+  /** Each `Warning` header apart (node joins repeated headers with ", ", which the texts contain). */
+  readonly warnings?: readonly string[];
   readonly body: Buffer;
 }
 
@@ -161,7 +164,7 @@ function readAll(res: http.IncomingMessage, what: string, limits: HttpLimits, fi
   res.on('error', () => cut('connection closed early'));
   res.on('end', () => {
     if (!res.complete || (expected !== undefined && total !== expected)) cut('connection closed early');
-    else finish(undefined, { status: res.statusCode ?? 0, headers: headersOf(res), body: Buffer.concat(chunks) });
+    else finish(undefined, { status: res.statusCode ?? 0, headers: headersOf(res), warnings: res.headersDistinct.warning, body: Buffer.concat(chunks) });
   });
   res.on('close', () => cut('connection closed early'));
 }
@@ -231,8 +234,28 @@ function throttledPastDeadline(what: string, a: Answer, limits: HttpLimits): Ref
 }
 
 /** `send`, with the 429-past-deadline rule. */
+/** Where `collectWarnings` gathers the warnings of the requests made within it. */
+const warningScope = new AsyncLocalStorage<string[]>();
+
+/**
+ * The text of a `Warning` header (RFC 9111 §5.5: `299 - "text"`, as kube-apiserver sends an
+ * admission plugin's warnings, e.g. PodSecurity's `would violate PodSecurity "baseline:latest": ...`).
+ */
+export function warningText(header: string): string {
+  const m = /^\d{3} \S+ "((?:[^"\\]|\\.)*)"/.exec(header.trim());
+  return m ? m[1].replace(/\\(.)/g, '$1') : header.trim();
+}
+
+/** Runs `fn`; the `Warning` headers of every answer to the requests it made (retries too), as texts. */
+export async function collectWarnings<T>(fn: () => Promise<T>): Promise<{ value: T; warnings: string[] }> {
+  const warnings: string[] = [];
+  const value = await warningScope.run(warnings, fn);
+  return { value, warnings: [...new Set(warnings)] };
+}
+
 export async function exchange(r: HttpRequest, limits: HttpLimits): Promise<Answer> {
   const a = await send(r, limits);
+  if (a.warnings?.length) warningScope.getStore()?.push(...a.warnings.map(warningText));
   const refused = throttledPastDeadline(requestLine(r.method, r.url), a, limits);
   if (refused) throw refused;
   return a;

@@ -27,6 +27,20 @@ export function retryDelayMs(retry: number, retryAfterSeconds?: number, opts: Ba
   return Math.min(o.initialMs * 2 ** (retry - 1), o.maxMs);
 }
 
+/**
+ * How long the API may say nothing while a step waits (a list, a watch event, a bookmark, the
+ * probe): after one request timeout the waiter asks GET /version; after two the live line says
+ * the API server has not answered since when (instead of the state as of then); after
+ * `$UYUNI_CDK_API_SILENT_SECONDS` (default 300, at least three request timeouts) the run stops.
+ * A request whose connection is refused or reset once the server had answered (it restarts) is
+ * retried as long (src/runtime/retry.ts).
+ */
+export function apiSilenceBounds(requestTimeoutMs: number): { probeMs: number; nameMs: number; failMs: number } {
+  const env = Number(process.env.UYUNI_CDK_API_SILENT_SECONDS);
+  const failMs = Math.max(3 * requestTimeoutMs, (Number.isFinite(env) && env > 0 ? env : 300) * 1000);
+  return { probeMs: requestTimeoutMs, nameMs: 2 * requestTimeoutMs, failMs };
+}
+
 /** Parses a Retry-After header (src/kube/errors.ts, where an ApiError reads it). */
 export { parseRetryAfter } from '../kube/errors';
 

@@ -12,7 +12,7 @@ import { followLog, readLog } from '../kube/logs';
 import { listAll, ListPage } from '../kube/pager';
 import { defaultLimits, HttpLimits } from '../kube/transport';
 import type { ObjectRef } from '../plan/types';
-import type { BackoffOptions } from './backoff';
+import { apiSilenceBounds, BackoffOptions } from './backoff';
 import { DiscoveringApi } from './discovery';
 import { DiscoveryCache, discoveryCacheDir } from './discovery-cache';
 import { ApiError, ClusterMisbehaved, Endpoint, MissingKind, Unreachable } from './errors';
@@ -47,6 +47,13 @@ export class Cluster implements RetryContext {
    * writes nothing more.
    */
   fence?: (ref: ObjectRef, what: string) => void;
+  /**
+   * Told when the API server stops answering (connections refused or reset after it had
+   * answered: a restart) and when it answers again; the verbs say so on stderr.
+   */
+  onAvailability?: (answers: boolean, detail: string) => void;
+  /** Since when (ms) the API server has not answered, while it does not. */
+  private downSince?: number;
 
   constructor(readonly kc: KubeConfig, readonly backoff: BackoffOptions = {}) {
     this.client = new KubeClient(kc, defaultLimits());
@@ -67,6 +74,22 @@ export class Cluster implements RetryContext {
 
   retried(): void {
     this.retries++;
+  }
+
+  apiDown(code: string): void {
+    if (this.downSince !== undefined) return;
+    this.downSince = Date.now();
+    const last = this.limits.lastAnswerAt;
+    const bound = Math.round(apiSilenceBounds(this.limits.requestTimeoutMs).failMs / 1000);
+    this.onAvailability?.(false, `the API server does not answer (${code} from ${this.server}${last ? `, last answer ${new Date(last).toISOString()}` : ''}); `
+      + `retrying until it does, for up to ${bound} s after its last answer ($UYUNI_CDK_API_SILENT_SECONDS)`);
+  }
+
+  apiUp(): void {
+    if (this.downSince === undefined) return;
+    const s = Math.round((Date.now() - this.downSince) / 1000);
+    this.downSince = undefined;
+    this.onAvailability?.(true, `the API server answers again (it did not for ${s} s)`);
   }
 
   /** Nothing (requests, retries, Retry-After waits) outlasts this absolute time (ms). */
@@ -241,6 +264,8 @@ export class Cluster implements RetryContext {
       collectionPath: (x) => this.collectionPath(x),
       backoff: this.backoff,
       retried: () => this.retried(),
+      apiDown: (code) => this.apiDown(code),
+      apiUp: () => this.apiUp(),
     };
     return new ListWatch(source, q, onChange as (items: ReadonlyMap<string, KubernetesObject>) => void, onError);
   }

@@ -66,8 +66,11 @@ function paletteOf(o: CommonOptions, io: Io): Palette {
   return paletteFor({ isTTY: io.isTTY, format: o.output ?? 'text', color: o.color });
 }
 
-function connect(o: CommonOptions): Cluster {
-  return new Cluster(loadKubeConfig({ kubeconfig: o.kubeconfig, context: o.context }));
+/** The cluster of the kubeconfig; an API server that stops answering, and answers again, is said on stderr. */
+function connect(o: CommonOptions, io?: Io): Cluster {
+  const cluster = new Cluster(loadKubeConfig({ kubeconfig: o.kubeconfig, context: o.context }));
+  if (io) cluster.onAvailability = (_answers, detail) => io.err(`uyuni-cdk: ${detail}\n`);
+  return cluster;
 }
 
 /**
@@ -146,6 +149,7 @@ export function runCommand(planDir: string, o: RunCommandOptions, io: Io): Promi
       mode: outputMode(o, io), format: o.output === 'yaml' ? 'yaml' : 'json', write: io.out, writeErr: io.err, intervalSeconds, palette: paletteOf(o, io), verbose: o.verbose,
     });
     const cluster = connect(o);
+    cluster.onAvailability = (answers, detail) => reporter.emit({ type: 'api', answers, detail });
     // --timeout bounds everything, the first request included (the plan's own deadline applies from the first step)
     if (o.timeout) cluster.setDeadline(Date.now() + o.timeout * 1000);
     const state: RunState = {};
@@ -179,9 +183,9 @@ export function runCommand(planDir: string, o: RunCommandOptions, io: Io): Promi
 }
 
 /** What plan, status and destroy share: the plan (relocated by --namespace), a reachable cluster, the step files. */
-async function openPlan(planDir: string, o: CommonOptions): Promise<PlanDir & { cluster: Cluster }> {
+async function openPlan(planDir: string, o: CommonOptions, io: Io): Promise<PlanDir & { cluster: Cluster }> {
   const dir = openPlanDir(planDir, o.namespace);
-  const cluster = connect(o);
+  const cluster = connect(o, io);
   await cluster.ping();
   return { ...dir, cluster };
 }
@@ -203,7 +207,7 @@ export async function planCommand(planDir: string, o: PlanCommandOptions, io: Io
   let changes = false;
   const code = await guarded(io, async () => {
     const mode = outputMode(o, io);
-    const { dir, plan, cluster, objectsOf } = await openPlan(planDir, o);
+    const { dir, plan, cluster, objectsOf } = await openPlan(planDir, o, io);
     for (const s of o.rerun ?? []) {
       if (!plan.steps.some((x) => x.name === s)) throw new BadInput(`--rerun ${s}: no such step (steps: ${plan.steps.map((x) => x.name).join(', ')})`);
     }
@@ -236,7 +240,7 @@ export function statusCommand(planDir: string, o: CommonOptions, io: Io): Promis
     const mode = outputMode(o, io);
     // The index's summaries of the step files synth wrote, not their parse (src/runtime/plan-dir.ts).
     const { plan, viewOf } = openPlanView(planDir, o.namespace);
-    const cluster = connect(o);
+    const cluster = connect(o, io);
     // The reads go with the ping (one round trip less, issue 36); an unreachable cluster is
     // still reported by the ping's error, the reads' own errors only once it answered.
     const reading = stepStatuses(cluster, plan, viewOf);
@@ -257,7 +261,7 @@ export interface LogsCommandOptions extends CommonOptions {
 /** `logs`: a step's pods' logs (or the plan's Deployments'), from the cluster or the saved run directories. */
 export function logsCommand(planDir: string, step: string | undefined, o: LogsCommandOptions, io: Io): Promise<number> {
   return guarded(io, async () => {
-    const { plan, cluster, objectsOf } = await openPlan(planDir, o);
+    const { plan, cluster, objectsOf } = await openPlan(planDir, o, io);
     const { showLogs } = await import('./pod-logs');
     await showLogs(cluster, plan, objectsOf, { step, follow: o.follow, tail: o.tail }, { out: io.out, err: io.err, onStop: (stop) => io.onInterrupt?.(async () => stop()) });
     return EXIT.ok;
@@ -276,7 +280,7 @@ export interface SupportCommandOptions extends CommonOptions {
 /** `support`: one .tar.gz with what helping needs and nothing secret (src/runtime/support.ts). */
 export function supportCommand(planDir: string, o: SupportCommandOptions, io: Io): Promise<number> {
   return guarded(io, async () => {
-    const { dir, plan, cluster, objectsOf } = await openPlan(planDir, o);
+    const { dir, plan, cluster, objectsOf } = await openPlan(planDir, o, io);
     const { collectSupport, pack } = await import('./support');
     const { timestamp } = await import('./run');
     const top = `uyuni-support-${plan.name}-${timestamp()}`;
@@ -309,7 +313,7 @@ export interface DestroyCommandOptions extends CommonOptions {
 export function destroyCommand(planDir: string, o: DestroyCommandOptions, io: Io): Promise<number> {
   return guarded(io, async () => {
     const mode = outputMode(o, io);
-    const { plan, cluster, objectsOf } = await openPlan(planDir, o);
+    const { plan, cluster, objectsOf } = await openPlan(planDir, o, io);
     const opts = { yes: Boolean(o.yes), purgeVolumes: Boolean(o.purgeVolumes) };
     // deleting takes the namespace's lock, as run does (a dry run reads only)
     const lock = opts.yes ? new RunLock(cluster, { namespace: plan.namespace, runId: `destroy-${plan.name}-${timestamp()}`, plan, verb: 'destroy', timeoutSeconds: o.lockTimeout }) : undefined;
@@ -355,7 +359,7 @@ export interface UnlockCommandOptions {
 export function unlockCommand(runId: string, o: UnlockCommandOptions, io: Io): Promise<number> {
   return guarded(io, async () => {
     if (!o.namespace) throw new BadInput('unlock needs -n, --namespace <ns>: the namespace whose lock to remove');
-    const cluster = connect(o);
+    const cluster = connect(o, io);
     await cluster.ping();
     io.out(`${await forceUnlock(cluster, o.namespace, runId, { force: o.force, yes: o.yes, ...(io.ask ? { ask: io.ask } : {}) })}\n`);
     return EXIT.ok;
@@ -373,7 +377,7 @@ export interface RepairRecordCommandOptions {
 /** `repair-record PLAN_DIR`: rebuilds the plan's damaged or half-lost records, shown and asked first (src/runtime/repair.ts). */
 export function repairRecordCommand(planDir: string, o: RepairRecordCommandOptions, io: Io): Promise<number> {
   return guarded(io, async () => {
-    const { plan, objectsOf, cluster } = await openPlan(planDir, o);
+    const { plan, objectsOf, cluster } = await openPlan(planDir, o, io);
     return repairRecords(cluster, plan, objectsOf, `repair-record-${timestamp()}`, { yes: o.yes, out: io.out, ...(io.ask ? { ask: io.ask } : {}) });
   });
 }

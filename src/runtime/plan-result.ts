@@ -8,6 +8,7 @@
  * `DecisionFlags` value, saved with it.
  */
 import type { IdentityChange, IdentityFlags } from './identity';
+import type { PodSecurityReport } from './pod-security';
 import type { ObjectId } from './progress';
 import type { PruneOptions } from './prune';
 import type { LostCredential } from './secrets';
@@ -186,6 +187,8 @@ export interface PlanResult {
   readonly identity: IdentityChange[];
   /** How the guarded records were read when not plainly (from their copy on the namespace: record-store.ts). */
   readonly recordNotes?: string[];
+  /** The workloads PodSecurity admission refuses or warns about in the namespace (pod-security.ts). */
+  readonly podSecurity?: PodSecurityReport;
   /** Objects of other owners the plan writes: taken over or refused (ownership.ts). */
   readonly takeovers: PlannedTakeover[];
   /** Credentials run would generate beside kept data made with the lost ones: run refuses (secrets.ts `lostCredentials`). */

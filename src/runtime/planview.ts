@@ -49,6 +49,7 @@ import { refusalLine, unmetLine } from './steps/preflight';
 import { decideJobs, JobState } from './steps/resume';
 import { Target, targetText } from './target';
 import { objectId } from './progress';
+import { checkPodSecurity, podSecurityText } from './pod-security';
 
 export interface PlanOptions {
   /** The flags of the run planned: `run`'s own, or those `plan` is given to predict it. @default none, as `run` without flags */
@@ -71,6 +72,8 @@ export interface PlanOptions {
   readonly namespaceExists?: boolean;
   /** `run` holds the namespace's lock itself: it is not read. @default false: `plan` predicts a live run's lock refusing */
   readonly holdsLock?: boolean;
+  /** Dry-run the workloads for PodSecurity's warnings (pod-security.ts); `run` asks before its lock instead. @default true */
+  readonly podSecurity?: boolean;
 }
 
 /** A gate as `plan` shows it: decided now when the facts it needs are already in the cluster. */
@@ -405,6 +408,8 @@ export async function planSteps(cluster: Cluster, plan: Plan, objectsOf: (step: 
   const limit = limiter(READ_CONCURRENCY - 1);
   const pruning = parentRefused ? Promise.resolve([]) : limit(() => pruneCandidates(cluster, plan, objectsOf, set, parentKinds, flags));
   pruning.catch(() => undefined);
+  const podSecurity = o.podSecurity === false ? Promise.resolve(undefined) : checkPodSecurity(cluster, plan, objectsOf, limit);
+  podSecurity.catch(() => undefined);
   const w: Walk = {
     cluster, facts: {}, lost: new Map(), pending: new Set(), prefetched: prefetch(limit, cluster, plan, objectsOf, records, rerun, set.id, o.diff ?? true, o.seen), finished, rerun, setId: set.id, generated: new Map(),
     records, plan, diff: o.diff ?? true, seen: o.seen, applied: [], claimsWithData: [], refusals: [], refusedDataSteps: [], ran: new Set(), unmet: [],
@@ -426,6 +431,7 @@ export async function planSteps(cluster: Cluster, plan: Plan, objectsOf: (step: 
     steps, unmet: w.unmet, ...(namespaceFirst ? { namespaceFirst } : {}), prune, summary: summarize(steps, prune), ...(w.stopsAt ? { stopsAt: w.stopsAt } : {}), refusals, identity,
     ...(records.notes?.length ? { recordNotes: [...records.notes] } : {}),
     ...await safetyChecks(cluster, plan, objectsOf, o),
+    ...await podSecurity.then((ps) => (ps ? { podSecurity: ps } : {})),
   };
 }
 
@@ -549,6 +555,7 @@ export function renderPlan(plan: Plan, r: PlanResult, o: RenderPlanOptions = {})
     lines.push('', 'destructive: objects deleted and created again, their pods with them (run asks first; --yes approves)',
       ...recreated.map((c) => `  ${paintAction('recreate', c.kind.padEnd(w), p)}  ${c.object}  [${c.step}]`));
   }
+  if (r.podSecurity) lines.push('', p.yellow(podSecurityText(r.podSecurity)));
   lines.push('');
   if (r.refusals.length || r.unmet.length) lines.push(p.red('run would refuse before any write:'), ...(r.namespaceFirst ? [`  first: ${r.namespaceFirst}`] : []),
     ...r.refusals.map(refusalLine), ...r.unmet.map(unmetLine));

@@ -11,6 +11,7 @@ import type { PlanNotes } from '../plan/types';
 import { NO_COLOUR, paintAction, Palette } from './colour';
 import type { DestructiveChange } from './destructive';
 import type { PodProgress } from './readiness';
+import { PodSecurityReport, podSecurityText } from './pod-security';
 import { targetText } from './target';
 
 export type OutputMode = 'tty' | 'plain' | 'json';
@@ -112,6 +113,10 @@ export type RunEvent =
   | { type: 'log'; step: string; pod: string; container: string; line: string }
   | ({ type: 'copy-progress'; step: string; pod: string } & CopyProgress)
   | { type: 'facts'; step: string; facts: Record<string, string> }
+  /** Before the first write: workloads PodSecurity admission refuses or warns about in the namespace. */
+  | { type: 'pod-security'; report: PodSecurityReport }
+  /** The API server stopped answering (connections refused: a restart), or answers again. */
+  | { type: 'api'; answers: boolean; detail: string }
   | { type: 'step-done'; step: string; index: number; total: number; elapsedSeconds: number }
   | {
     type: 'step-failed'; step: string; index: number; total: number; elapsedSeconds: number; reason: string; pods: FailedContainer[];
@@ -363,7 +368,7 @@ export class Reporter {
     const text = this.render(ev);
     if (text === undefined) return;
     this.clearLive();
-    if (ev.type === 'run-done' && ev.status !== 'done') this.writeErr(text + '\n');
+    if ((ev.type === 'run-done' && ev.status !== 'done') || ev.type === 'api' || ev.type === 'pod-security') this.writeErr(text + '\n');
     else this.write(text + '\n');
     this.drawLive();
   }
@@ -450,6 +455,8 @@ export class Reporter {
       case 'copy-progress': return `  ${ev.step}: ${copyText(ev)}`;
       case 'starting': return `  ${ev.pods.join(', ')} ${ev.pods.length === 1 ? 'is' : 'are'} starting (startup probe; a first start sets the server up, which can take hours)\n  logs: ${ev.logs}`;
       case 'notes': return notesText(ev);
+      case 'api': return `uyuni-cdk: ${ev.detail}`;
+      case 'pod-security': return `uyuni-cdk: warning: ${podSecurityText(ev.report)}`;
       case 'facts': return `  facts: ${Object.entries(ev.facts).map(([k, v]) => `${k}=${v}`).join(' ')}`;
       case 'step-done': {
         this.stopLive();

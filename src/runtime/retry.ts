@@ -7,7 +7,7 @@
  */
 import { isHttpFailure, RequestTimeout } from '../kube/errors';
 import type { HttpLimits } from '../kube/transport';
-import { BackoffOptions, retryDelayMs, sleep } from './backoff';
+import { apiSilenceBounds, BackoffOptions, retryDelayMs, sleep } from './backoff';
 import { ApiError, ClusterMisbehaved, connectionFailure, Endpoint, refusal, Unreachable } from './errors';
 
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'EPIPE', 'EPROTO', 'UND_ERR_SOCKET']);
@@ -44,6 +44,22 @@ function transient(e: unknown, reachable: boolean, attempt: number): boolean {
   return code === 'ECONNRESET' || code === 'EPIPE' || code === 'UND_ERR_SOCKET' || (reachable && code === 'ECONNREFUSED');
 }
 
+/**
+ * A connection refused or reset after the API server had answered: it restarts or is briefly
+ * gone (its code), as opposed to a server that refuses the request.
+ */
+function unavailable(e: unknown, reachable: boolean): string | undefined {
+  return reachable ? notAnswering(e) : undefined;
+}
+
+const NOT_ANSWERING = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET']);
+
+/** The code of a connection refused or reset (the API server is not there to answer), if that is what failed. */
+export function notAnswering(e: unknown): string | undefined {
+  const code = networkCode(e);
+  return code && NOT_ANSWERING.has(code) ? code : undefined;
+}
+
 /** The state retries and error words depend on, shared with the Cluster. */
 export interface RetryContext {
   readonly limits: HttpLimits;
@@ -55,17 +71,35 @@ export interface RetryContext {
   readonly reachable: boolean;
   /** Counts one retried request. */
   retried(): void;
+  /** A request found the API server not answering (`unavailable`): said once, until it answers again. */
+  apiDown?(code: string): void;
+  /** A request was answered. */
+  apiUp?(): void;
 }
 
-/** Runs `fn`, retrying transient failures with backoff (Retry-After honoured) within the deadline. */
+/**
+ * Runs `fn`, retrying transient failures with backoff (Retry-After honoured) within the deadline.
+ * An API server that stops answering after it had answered (a restart: connections refused) is
+ * waited for as long as a silent one (apiSilenceBounds, 300 s by default since its last answer),
+ * and said (`apiDown`), instead of the few attempts other failures get.
+ */
 export async function withRetries<T>(c: RetryContext, what: string, fn: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await fn();
+      const answer = await fn();
+      c.apiUp?.();
+      return answer;
     } catch (e) {
       const api = toApiError(e);
       const deadline = c.limits.deadline;
+      const down = unavailable(e, c.reachable);
       let delay = transient(e, c.reachable, attempt) ? retryDelayMs(attempt, api?.retryAfter, c.backoff) : undefined;
+      if (down) {
+        c.apiDown?.(down);
+        const since = c.limits.lastAnswerAt ?? Date.now();
+        const within = Date.now() - since < apiSilenceBounds(c.limits.requestTimeoutMs).failMs;
+        delay = within ? retryDelayMs(Math.min(attempt, 6), undefined, { ...c.backoff, attempts: Infinity }) : undefined;
+      }
       if (delay !== undefined && deadline !== undefined && Date.now() + delay >= deadline) delay = undefined;
       if (delay === undefined) throw gaveUp(c, what, e, attempt);
       c.retried();

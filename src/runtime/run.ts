@@ -21,6 +21,7 @@ import { withEvidence } from './evidence';
 import { finishedJobUids, HISTORY_CONFIGMAP, recordFinishedRun } from './history';
 import type { DecisionFlags, PlanResult } from './plan-result';
 import { planSteps } from './planview';
+import { checkPodSecurity } from './pod-security';
 import { parseRecords, recordPlanFinished } from './record';
 import { readSources } from './record-store';
 import { planDigest, planDrift, SavedPlan } from './saved-plan';
@@ -136,7 +137,7 @@ const flagsOf = (o: RunOptions): DecisionFlags => o.saved?.flags ?? o.flags ?? {
 async function decideBeforeWriting(
   o: RunOptions, plan: RunContext['plan'], objects: ReadonlyMap<string, Manifest[]>, namespaceExists: boolean, seen: Map<string, KubernetesObject | undefined>,
 ): Promise<PlanResult> {
-  const decided = await planSteps(o.cluster, plan, (s) => objects.get(s) ?? [], { flags: flagsOf(o), seen, diff: true, namespaceExists, holdsLock: true });
+  const decided = await planSteps(o.cluster, plan, (s) => objects.get(s) ?? [], { flags: flagsOf(o), seen, diff: true, namespaceExists, holdsLock: true, podSecurity: false });
   const drift = o.saved ? planDrift(o.saved.result, decided) : [];
   if (drift.length) {
     throw new RuntimeError(`the cluster changed since the plan was saved (${o.saved!.savedAt}): ${drift.join('; ')}; nothing was done: make and review a new plan (uyuni-cdk plan --out)`, EXIT.stepFailed);
@@ -200,6 +201,9 @@ async function startRun(o: RunOptions, started: number, dirs: RunDirs): Promise<
   // after run-start, so that a cluster failing these reads leaves its run-done in events.jsonl too
   const missing = await missingPermissions(o.cluster, plan, (s) => objects.get(s) ?? []);
   if (missing.length) throw new RuntimeError(permissionRefusal(missing, plan.namespace), EXIT.stepFailed);
+  // pods PodSecurity admission would refuse: said before the lock, the first write (the run goes on: the level may change meanwhile)
+  const podSecurity = await checkPodSecurity(o.cluster, plan, (s) => objects.get(s) ?? []);
+  if (podSecurity) o.reporter.emit({ type: 'pod-security', report: podSecurity });
   // the lock (deferred past the namespace step of a first install), what is refused outright
   // (src/runtime/safeguards.ts), then what plan decides, asked before the first write
   const { lock, namespaceExists } = await guardRun(o.cluster, plan, runId, o.reporter, o);

@@ -6,6 +6,7 @@
  */
 import type { CoreV1Event, KubernetesObject, V1Deployment, V1Job, V1LabelSelector, V1PersistentVolumeClaim, V1Pod, V1ReplicaSet, V1StorageClass } from '@kubernetes/client-node';
 import type { ObjectRef, Wait } from '../plan/types';
+import { apiSilenceBounds } from './backoff';
 import { Cluster, refString } from './client';
 import { isPodOfJob, jobPodQuery } from './jobs';
 import type { StepLogs } from './logs';
@@ -29,19 +30,6 @@ export interface WaitOutcome {
   /** The API server stopped answering (apiSilence): what the step's Jobs do is unknown. */
   readonly apiSilent?: boolean;
 }
-
-/**
- * How long the API may say nothing while a step waits (a list, a watch event, a bookmark, the
- * probe): after one request timeout the waiter asks GET /version; after two the live line says
- * the API server has not answered since when (instead of the state as of then); after
- * `$UYUNI_CDK_API_SILENT_SECONDS` (default 300, at least three request timeouts) the run stops.
- */
-export function apiSilenceBounds(requestTimeoutMs: number): { probeMs: number; nameMs: number; failMs: number } {
-  const env = Number(process.env.UYUNI_CDK_API_SILENT_SECONDS);
-  const failMs = Math.max(3 * requestTimeoutMs, (Number.isFinite(env) && env > 0 ? env : 300) * 1000);
-  return { probeMs: requestTimeoutMs, nameMs: 2 * requestTimeoutMs, failMs };
-}
-
 
 export interface WaiterOptions {
   readonly cluster: Cluster;

@@ -10,6 +10,7 @@ import { Informer } from '../kube/informer';
 import type { Listing } from '../kube/pager';
 import { BackoffOptions, retryDelayMs } from './backoff';
 import { MissingKind } from './errors';
+import { notAnswering } from './retry';
 
 export type { Listing };
 
@@ -33,16 +34,26 @@ export interface WatchSource {
   readonly backoff: BackoffOptions;
   /** Counts one retried request (for the run summary). */
   retried(): void;
+  /** The API server does not answer (a refused or reset connection): said once (Cluster.apiDown). */
+  apiDown?(code: string): void;
+  /** The list or watch was answered again. */
+  apiUp?(): void;
 }
 
 const keyOf = (o: KubernetesObject) => `${o.metadata?.namespace ?? ''}/${o.metadata?.name}`;
 
-/** After this many failures in a row the caller hears of them (the watch keeps trying). */
+/**
+ * After this many failures in a row the caller hears of them (the watch keeps trying). A refused
+ * or reset connection does not count: the API server restarts, which the waiter bounds by how
+ * long it has not answered (apiSilenceBounds).
+ */
 const TELL_AFTER = 20;
 
 export class ListWatch implements WatchHandle {
   private readonly items = new Map<string, KubernetesObject>();
   private readonly informer: Informer<KubernetesObject>;
+  /** Of the failures in a row, those of an API server that did not answer. */
+  private downFailures = 0;
 
   constructor(
     src: WatchSource,
@@ -74,8 +85,16 @@ export class ListWatch implements WatchHandle {
           onError?.(e);
           return false;
         }
-        if (failures > TELL_AFTER) onError?.(e);
+        const code = notAnswering(e);
+        if (code) {
+          this.downFailures++;
+          src.apiDown?.(code);
+        } else if (failures - this.downFailures > TELL_AFTER) onError?.(e);
         return true;
+      },
+      recovered: () => {
+        this.downFailures = 0;
+        src.apiUp?.();
       },
     });
     this.informer.start();

@@ -129,6 +129,40 @@ export function admit(store: Store, rt: ResourceType, obj: any, old: any | undef
   return obj;
 }
 
+/**
+ * What the simulator checks of level `restricted` in a pod's spec, worded as kube-apiserver does: a
+ * subset of it (the real server also checks allowPrivilegeEscalation, dropped capabilities, the
+ * seccomp profile, and `baseline`: test/sim/README.md, 8).
+ */
+function restrictedProblems(spec: any): string[] {
+  const problems: string[] = [];
+  const containers: any[] = [...(spec?.initContainers ?? []), ...(spec?.containers ?? [])];
+  const privileged = containers.filter((c) => c.securityContext?.privileged).map((c) => `"${c.name}"`);
+  if (privileged.length) problems.push(`privileged (container${privileged.length > 1 ? 's' : ''} ${privileged.join(', ')} must not set securityContext.privileged=true)`);
+  const nonRoot = (c: any) => c.securityContext?.runAsNonRoot ?? spec?.securityContext?.runAsNonRoot;
+  const rootless = containers.filter((c) => nonRoot(c) !== true).map((c) => `"${c.name}"`);
+  if (rootless.length) problems.push(`runAsNonRoot != true (pod or container${rootless.length > 1 ? 's' : ''} ${rootless.join(', ')} must set securityContext.runAsNonRoot=true)`);
+  const root = containers.filter((c) => (c.securityContext?.runAsUser ?? spec?.securityContext?.runAsUser) === 0).map((c) => `"${c.name}"`);
+  if (root.length) problems.push(`runAsUser=0 (container${root.length > 1 ? 's' : ''} ${root.join(', ')} must not set runAsUser=0)`);
+  return problems;
+}
+
+/** Kinds whose pod template PodSecurity admission checks (group/kind). */
+const POD_TEMPLATES = new Set(['apps/Deployment', 'apps/ReplicaSet', 'apps/StatefulSet', 'apps/DaemonSet', 'batch/Job']);
+
+/**
+ * kube-apiserver's PodSecurity admission on a workload: accepted (a dry run too), with a
+ * `Warning` header for each level its pod template breaks; a namespace's `enforce` label alone is
+ * enough (seen on v1.34.4: test/cluster/pod-security.test.ts). The simulator's level: `restricted`.
+ */
+export function podSecurityWarnings(store: Store, rt: ResourceType, obj: any): string[] {
+  if (!POD_TEMPLATES.has(`${rt.group}/${rt.kind}`)) return [];
+  const ns = store.get(store.typeByKind('v1', 'Namespace')!, undefined, obj?.metadata?.namespace);
+  if (ns?.metadata?.labels?.['pod-security.kubernetes.io/enforce'] !== 'restricted') return [];
+  const problems = restrictedProblems(obj?.spec?.template?.spec);
+  return problems.length ? [`would violate PodSecurity "restricted:latest": ${problems.join(', ')}`] : [];
+}
+
 const forbiddenPod = (name: string, why: string) => new ApiError(403, 'Forbidden', `pods "${name}" is forbidden: ${why}`, { name, kind: 'pods' });
 
 /**
@@ -141,15 +175,7 @@ function admitPodPolicy(store: Store, ns: any, pod: any): void {
   const name = pod.metadata.generateName ?? pod.metadata.name;
   const namespace = pod.metadata.namespace;
   if (ns.metadata.labels?.['pod-security.kubernetes.io/enforce'] === 'restricted') {
-    const problems: string[] = [];
-    const containers: any[] = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])];
-    const privileged = containers.filter((c) => c.securityContext?.privileged).map((c) => `"${c.name}"`);
-    if (privileged.length) problems.push(`privileged (container${privileged.length > 1 ? 's' : ''} ${privileged.join(', ')} must not set securityContext.privileged=true)`);
-    const nonRoot = (c: any) => c.securityContext?.runAsNonRoot ?? pod.spec?.securityContext?.runAsNonRoot;
-    const rootless = containers.filter((c) => nonRoot(c) !== true).map((c) => `"${c.name}"`);
-    if (rootless.length) problems.push(`runAsNonRoot != true (pod or container${rootless.length > 1 ? 's' : ''} ${rootless.join(', ')} must set securityContext.runAsNonRoot=true)`);
-    const root = containers.filter((c) => (c.securityContext?.runAsUser ?? pod.spec?.securityContext?.runAsUser) === 0).map((c) => `"${c.name}"`);
-    if (root.length) problems.push(`runAsUser=0 (container${root.length > 1 ? 's' : ''} ${root.join(', ')} must not set runAsUser=0)`);
+    const problems = restrictedProblems(pod.spec);
     if (problems.length) throw forbiddenPod(name, `violates PodSecurity "restricted:latest": ${problems.join(', ')}`);
   }
   const quotaT = store.typeByKind('v1', 'ResourceQuota');

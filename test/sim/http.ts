@@ -3,7 +3,7 @@
 // injected faults; records every request.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import YAML from 'yaml';
-import { admit } from './admission';
+import { admit, podSecurityWarnings } from './admission';
 import type { VirtualClock } from './clock';
 import type { Controllers } from './controllers';
 import { ApiError, alreadyExists, badRequest, noSuchResource, notFound, staleConflict } from './errors';
@@ -130,12 +130,18 @@ interface Route {
 export function createHandler(d: HttpDeps) {
   const { store, clock } = d;
 
-  function json(res: ServerResponse, rec: RequestRecord, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  function json(res: ServerResponse, rec: RequestRecord, status: number, body: unknown, headers: Record<string, string | string[]> = {}): void {
     rec.status = status;
     rec.done = Date.now();
     const text = JSON.stringify(body);
     res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), ...headers });
     res.end(text);
+  }
+
+  /** A write's answer, with admission's warnings as kube-apiserver sends them (`Warning: 299 - "…"`, one header each). */
+  function written(res: ServerResponse, rec: RequestRecord, r: Route, status: number, body: any): void {
+    const warnings = podSecurityWarnings(store, r.rt, body).map((w: string) => `299 - "${w.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`);
+    json(res, rec, status, body, warnings.length ? { Warning: warnings } : {});
   }
 
   /** kube-apiserver's answer to a SelfSubjectAccessReview: the review with its status, nothing stored. */
@@ -542,14 +548,14 @@ export function createHandler(d: HttpDeps) {
         if (r.rt.kind === 'SelfSubjectAccessReview') return json(res, rec, 201, accessReview(body));
         if (item) throw new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
         if (body === undefined) throw badRequest('the request body must not be empty');
-        return json(res, rec, 201, create(r, body, q, dryRun));
+        return written(res, rec, r, 201, create(r, body, q, dryRun));
       case 'PUT':
         if (!item || body === undefined) throw new ApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
-        return json(res, rec, 200, replace(r, body, dryRun));
+        return written(res, rec, r, 200, replace(r, body, dryRun));
       case 'PATCH': {
         if (!item || body === undefined) throw badRequest('a patch needs an object name and a body');
         const out = patch(r, body, req.headers['content-type'] ?? '', q, dryRun);
-        return json(res, rec, out.status, out.body);
+        return written(res, rec, r, out.status, out.body);
       }
       case 'DELETE': {
         // As kube-apiserver: a request with a body takes its DeleteOptions from the body alone and

@@ -31,6 +31,8 @@ export interface PlaneState {
   pids: Partial<Record<Component, number>>;
   /** The command line each PID was started with, to never signal a PID the system reused. */
   argv0: Partial<Record<Component, string>>;
+  /** The command line each component was started with, so that `restart` starts it again the same way. */
+  commands?: Partial<Record<Component, { cmd: string; args: string[] }>>;
   createdDir: boolean;
 }
 
@@ -85,7 +87,39 @@ function start(dir: string, state: PlaneState, name: Component, cmd: string, arg
   child.unref();
   state.pids[name] = child.pid;
   state.argv0[name] = name === 'kubelet' ? args[0] : cmd;
+  state.commands = { ...state.commands, [name]: { cmd, args } };
   writeState(dir, state);
+}
+
+/** Stops one component by its PID (SIGTERM, SIGKILL after 10 s); false when it was not running. */
+async function stopPid(pid: number | undefined, argv0: string | undefined): Promise<boolean> {
+  if (!alive(pid, argv0)) return false;
+  process.kill(pid!, 'SIGTERM');
+  const end = Date.now() + 10_000;
+  while (alive(pid, argv0) && Date.now() < end) await sleep(100);
+  if (alive(pid, argv0)) process.kill(pid!, 'SIGKILL');
+  while (alive(pid, argv0)) await sleep(50);
+  return true;
+}
+
+/**
+ * Stops kube-apiserver (by its PID, as `down` does) and leaves the rest running: the other
+ * components, and clients, see connections refused until `startApiServer`.
+ */
+export async function stopApiServer(dir: string): Promise<void> {
+  const state = readState(dir);
+  if (!(await stopPid(state.pids['kube-apiserver'], state.argv0['kube-apiserver']))) throw new Error(`kube-apiserver of ${dir} is not running`);
+}
+
+/** Starts kube-apiserver again with the command line `up` gave it (same port, certificates, etcd), and waits for /readyz. */
+export async function startApiServer(dir: string): Promise<void> {
+  const state = readState(dir);
+  const c = state.commands?.['kube-apiserver'];
+  if (!c) throw new Error(`${dir}: plane.json has no command line for kube-apiserver (a plane started before restarts were possible)`);
+  if (alive(state.pids['kube-apiserver'], state.argv0['kube-apiserver'])) throw new Error(`kube-apiserver of ${dir} is already running`);
+  start(dir, state, 'kube-apiserver', c.cmd, c.args);
+  const pki = pkiOf(dir);
+  await waitFor(dir, state, 'kube-apiserver', '/readyz', async () => (await get(`${state.server}/readyz`, pki)).status === 200, 120_000);
 }
 
 /** Waits for `ready()`; fails at once, with the component's log, when its process is gone. */
@@ -99,7 +133,13 @@ async function waitFor(dir: string, state: PlaneState, name: Component, what: st
   }
 }
 
-function get(url: string, pki?: Pki): Promise<{ status: number; body: string }> {
+/** What `get` needs of the PKI `up` made in DIR/pki: the CA and the admin's certificate. */
+function pkiOf(dir: string): Pick<Pki, 'ca' | 'admin'> {
+  const f = (name: string) => path.join(dir, 'pki', name);
+  return { ca: f('ca.crt'), admin: { cert: f('admin.crt'), key: f('admin.key') } };
+}
+
+function get(url: string, pki?: Pick<Pki, 'ca' | 'admin'>): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const u = new URL(url);
     const mod = u.protocol === 'https:' ? https : require('http');
@@ -274,13 +314,7 @@ export async function down(dir: string, opts: { keep?: boolean } = {}): Promise<
   const state = readState(dir);
   const stopped: string[] = [];
   for (const c of [...COMPONENTS].reverse()) {
-    const pid = state.pids[c];
-    if (!alive(pid, state.argv0[c])) continue;
-    process.kill(pid!, 'SIGTERM');
-    const end = Date.now() + 10_000;
-    while (alive(pid, state.argv0[c]) && Date.now() < end) await sleep(100);
-    if (alive(pid, state.argv0[c])) process.kill(pid!, 'SIGKILL');
-    stopped.push(`${c} (pid ${pid})`);
+    if (await stopPid(state.pids[c], state.argv0[c])) stopped.push(`${c} (pid ${state.pids[c]})`);
   }
   if (!opts.keep) {
     if (state.createdDir) fs.rmSync(dir, { recursive: true, force: true });
