@@ -8,7 +8,7 @@
  * `DecisionFlags` value, saved with it.
  */
 import type { IdentityChange, IdentityFlags } from './identity';
-import type { ObjectId } from './progress';
+import type { ObjectId } from './events';
 import type { PruneOptions } from './prune';
 import type { LostCredential } from './secrets';
 import type { ActionEffect } from './steps/actions';

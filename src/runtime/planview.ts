@@ -47,7 +47,7 @@ import { actionEffect } from './steps/actions';
 import { refusalLine, unmetLine } from './steps/preflight';
 import { decideJobs, JobState } from './steps/resume';
 import { Target, targetText } from './target';
-import { objectId } from './progress';
+import { objectId } from './events';
 
 export interface PlanOptions {
   /** The flags of the run planned: `run`'s own, or those `plan` is given to predict it. @default none, as `run` without flags */

@@ -11,7 +11,7 @@ import type { Cluster } from './client';
 import { ApiError, StepFailed } from './errors';
 import { finishedRuns } from './history';
 import { selectorString } from './manifests';
-import type { Reporter } from './progress';
+import type { EventSink } from './events';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
@@ -73,7 +73,7 @@ async function createOnce(cluster: Cluster, obj: V1Secret): Promise<void> {
   }
 }
 
-export async function satisfyRequirements(cluster: Cluster, plan: Plan, step: string, reqs: readonly Requirement[], reporter: Reporter): Promise<void> {
+export async function satisfyRequirements(cluster: Cluster, plan: Plan, step: string, reqs: readonly Requirement[], reporter: EventSink): Promise<void> {
   for (const r of reqs) {
     const ref = { apiVersion: 'v1', kind: r.kind, name: r.name, namespace: r.namespace };
     const existing = await cluster.get<V1Secret & V1ConfigMap>(ref);

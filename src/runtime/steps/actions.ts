@@ -7,7 +7,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Action, Gate } from '../../plan/types';
 import { evaluateGate } from '../gates';
 import { refString } from '../client';
-import { objectId } from '../progress';
+import { objectId } from '../events';
 import type { StepRun } from './context';
 
 export interface ActionEffect {
