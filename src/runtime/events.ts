@@ -49,9 +49,9 @@ export function idText(id: ObjectId): string {
 }
 
 /**
- * What an apply did (steps/apply.ts): created, updated, unchanged (only the run's own
- * the run label and what the server sets differ), re-created (a Job); applied: the run did not
- * read the object before.
+ * What an apply did (steps/apply.ts): created, updated, relabelled (only our bookkeeping labels
+ * and annotations changed), unchanged (only the run label and what the server sets differ),
+ * re-created (a Job); applied: the run did not read the object before.
  */
 export type ApplyResult = 'created' | 'updated' | 'relabelled' | 'unchanged' | 're-created' | 'applied'
   | 'already running with the same spec: attached' | 'already Complete with the same spec: skipped';
