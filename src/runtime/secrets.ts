@@ -12,6 +12,7 @@ import { ApiError, StepFailed } from './errors';
 import { finishedRuns } from './history';
 import { selectorString } from './manifests';
 import type { EventSink } from './events';
+import type { LostCredential } from './plan-result';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
@@ -103,18 +104,6 @@ export async function satisfyRequirements(cluster: Cluster, plan: Plan, step: st
     }
     reporter.emit({ type: 'requirement', step, kind: r.kind, name: r.name, namespace: r.namespace, result: existing ? 'completed-keys' : 'generated', keys: [...missingKeys] });
   }
-}
-
-/** A credential `run` would generate although the data made with the old one is kept. */
-export interface LostCredential {
-  readonly secret: string;
-  readonly namespace: string;
-  /** The Bound claims of the plan's set: the data. */
-  readonly claims: readonly string[];
-  /** The finished run recorded in the namespace, and when. */
-  readonly finishedRun: string;
-  /** What to tell the user: what is wrong and how to restore. */
-  readonly message: string;
 }
 
 /** A key whose value would be new random characters (a user name from a literal is no secret). */
