@@ -1,9 +1,10 @@
 // No import cycle in src/, type-only imports counted (issue 34). eslint's `import-x/no-cycle`
-// skips `import type` and `import { type X }` by design (eslint-plugin-import-x
-// lib/rules/no-cycle.js), so a cycle closed through types alone passes the lint: this test reads
-// every file's imports with the TypeScript parser, resolves them as tsc does, and finds the
+// skips `import type` and `import { type X }` by design (eslint-plugin-import-x 4.18.1
+// lib/rules/no-cycle.js:69-76), so a cycle closed through types alone passes the lint: this test
+// reads every file's imports with the TypeScript parser, resolves them as tsc does, and finds the
 // strongly connected components of the file graph (Tarjan). Each cycle is printed as a chain of
-// files, every arrow with its line and `(type)` when it is type-only, so the arrow to cut is plain.
+// files, every arrow with the line that imports it and `type` when it is type-only
+// (`-> runtime/progress.ts (logs.ts:13, type)`), so the arrow to cut is plain.
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
