@@ -1,5 +1,10 @@
 // `npm run lint` (and test/lint.test.ts): typescript-eslint's recommended rules, no import
 // cycles, and the layering of docs/architecture (README "Layout"): what may import what.
+// import-x/no-cycle skips type-only imports (`import type`, `import { type X }`) by design
+// (eslint-plugin-import-x 4.18.1 lib/rules/no-cycle.js:69-76), so it sees cycles of values
+// only: the promise "no import cycles" with type imports counted is kept by
+// test/architecture/cycles.test.ts (`npm test`), which reads every import of src/ with the
+// TypeScript parser.
 const tseslint = require('typescript-eslint');
 const importX = require('eslint-plugin-import-x');
 

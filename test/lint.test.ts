@@ -1,6 +1,7 @@
 // The code's shape, guarded: ESLint (eslint.config.js) with typescript-eslint's recommended rules,
-// import-x/no-cycle and the layer rules (constructs and model never import config, the runtime
-// never the synth side, systemd never the agent, ...). Zero errors and zero warnings.
+// import-x/no-cycle (cycles of values: it skips type-only imports, which
+// test/architecture/cycles.test.ts counts) and the layer rules (constructs and model never import
+// config, the runtime never the synth side, systemd never the agent, ...). Zero errors and zero warnings.
 import { spawnSync } from 'child_process';
 import * as path from 'path';
 import { ROOT } from './helpers/synth';

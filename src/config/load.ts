@@ -65,11 +65,6 @@ export function configPaths(env: NodeJS.ProcessEnv = process.env, cwd = process.
   return (given.length > 0 ? given : [DEFAULT_CONFIG_FILE]).map((f) => path.resolve(cwd, f));
 }
 
-/** The first configuration file (see configPaths). */
-export function configPath(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): string {
-  return configPaths(env, cwd)[0];
-}
-
 /**
  * The layers the environment gives the cdk8s app, which gets no arguments: `$UYUNI_CONFIG`'s
  * files, then `$UYUNI_SET`'s assignments (`images.tag="2026.10",namespace=uyuni-test`).
@@ -87,10 +82,6 @@ export function configSources(env: NodeJS.ProcessEnv = process.env, cwd = proces
 export const LIMITS = { bytes: 1024 * 1024, depth: 64, aliases: 64 } as const;
 
 const MIB = `${LIMITS.bytes} bytes (1 MiB)`;
-
-export function loadConfigFile(file: string): UyuniConfig {
-  return loadConfig([{ file }]);
-}
 
 /** How messages name a set of layers: `base.yaml + prod.yaml + --set`. */
 export function sourcesLabel(sources: readonly ConfigSource[]): string {

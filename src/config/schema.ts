@@ -481,4 +481,3 @@ export type NodePodConfig = NodeServicesConfig['pods'][number];
 export type ExposureConfig = Infer<typeof exposure>;
 export type VolumeSettings = Infer<typeof volumeSettings>;
 export type BackupConfig = NonNullable<UyuniConfig['backup']>;
-export type RestoreConfig = Infer<typeof restore>;

@@ -29,5 +29,3 @@ export const EXIT = {
 export const SIGNAL_EXIT = { SIGHUP: EXIT.hangup, SIGINT: EXIT.interrupted, SIGTERM: EXIT.terminated } as const;
 
 export type EndingSignal = keyof typeof SIGNAL_EXIT;
-
-export type ExitCode = (typeof EXIT)[keyof typeof EXIT];

@@ -21,9 +21,6 @@ import type { PlanApp } from './plan-app';
  */
 export const STOP_JOBS = { server: 'uyuni-stop-server', db: 'uyuni-stop-db' } as const;
 
-/** The service account of both Jobs: it lists pods, nothing else. */
-export const STOP_ACCOUNT = 'uyuni-stop';
-
 /**
  * The names of a plan's stop objects: the server plans' (part-of uyuni) as above; another set's
  * (the backup's, part-of uyuni-backup) its own, `uyuni-backup-stop…`, so that no object belongs to

@@ -19,8 +19,6 @@ import { ApiError, ClusterMisbehaved, Endpoint, MissingKind, Unreachable } from 
 import { RetryContext, withRetries } from './retry';
 import { Listing, ListWatch, WatchHandle, WatchQuery, WatchSource } from './watch';
 
-export { networkCode, toApiError } from './retry';
-
 export const FIELD_MANAGER = 'uyuni-cdk';
 
 function refOf(obj: KubernetesObject): ObjectRef {

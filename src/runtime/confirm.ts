@@ -5,9 +5,8 @@
  * nothing. A run with nothing destructive asks nothing.
  */
 import { EXIT } from '../plan/exit-codes';
-import type { DestructiveChange } from './destructive';
 import { RuntimeError } from './errors';
-import type { Approval, Reporter } from './progress';
+import type { Approval, DestructiveChange, EventSink } from './events';
 
 /** Asks the user on the terminal; the answer without its newline. */
 export type Ask = (question: string) => Promise<string>;
@@ -24,7 +23,7 @@ export interface ApprovalOptions {
 export const QUESTION = 'Do you want to make these changes?\n  Only \'yes\' will be accepted to approve.\n\n  Enter a value: ';
 
 /** Throws (nothing written yet) unless the changes may go ahead. */
-export async function approve(changes: readonly DestructiveChange[], o: ApprovalOptions, reporter: Reporter): Promise<void> {
+export async function approve(changes: readonly DestructiveChange[], o: ApprovalOptions, reporter: EventSink): Promise<void> {
   if (changes.length === 0) return;
   reporter.emit({ type: 'destructive', changes: [...changes] });
   let result: Approval;

@@ -4,40 +4,12 @@
  * `plan` shows and saves and `run FILE` compares again.
  *
  * One rule per kind, in RULES. To add a kind (an adoption of another tool's object, say): add
- * its name to `DestructiveKind`, and a rule that reads it from the PlanResult (a new field of
+ * its name to `DestructiveKind` (src/runtime/events.ts: the run's `destructive` event carries the changes), and a rule that reads it from the PlanResult (a new field of
  * the plan if the plan does not show it yet) into the table. `plan` lists the same changes, and
  * `run` asks about them with the others; nothing else changes.
  */
+import type { DestructiveChange, DestructiveKind } from './events';
 import type { PlanResult, PlannedStep } from './plan-result';
-
-export type DestructiveKind =
-  /** An object deleted by a step action (`cleanup`) or by pruning. */
-  | 'delete'
-  /** A running workload scaled to 0. */
-  | 'scale-down'
-  /** A one-shot data step that will run: the data sync stops the old host and copies over the claims; a database upgrade; … */
-  | 'data-step'
-  /** A Complete Job deleted and created again (its work is done again; a failed one is not destructive). */
-  | 'recreate-job'
-  /**
-   * An object (not a Job) deleted and created again because a field the server keeps once set
-   * changed (a Deployment's selector, a Service's clusterIP): its pods go with it.
-   */
-  | 'recreate'
-  /** A credential generated while claims of the plan already hold data that knows another. */
-  | 'new-credentials'
-  /** A change of the server's recorded identity that its flag allows (fqdn, older images, a new CA). */
-  | 'identity'
-  /** An object of another tool taken over by an upgrade of the install it made (the upstream chart, mgradm). */
-  | 'adopt';
-
-export interface DestructiveChange {
-  readonly kind: DestructiveKind;
-  /** The step, or `(run)` for pruning and identity. */
-  readonly step: string;
-  readonly object: string;
-  readonly why: string;
-}
 
 type Rule = (r: PlanResult) => DestructiveChange[];
 

@@ -68,11 +68,6 @@ export async function podFacts(cluster: Cluster, job: V1Job): Promise<Facts | un
   return facts;
 }
 
-/** The facts a Job's succeeded pods printed (none when its pods are gone). */
-export async function readFacts(cluster: Cluster, job: V1Job): Promise<Facts> {
-  return (await podFacts(cluster, job)) ?? {};
-}
-
 /**
  * The facts of a step whose `factsFrom` Job completed (or is gone, its step done in its flow):
  * its pods' while they exist; else the record's, of the same Job (uid) or of the step as its flow

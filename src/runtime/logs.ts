@@ -10,7 +10,7 @@ import * as path from 'path';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Cluster } from './client';
 import { ApiError } from './errors';
-import type { CopyProgress, Reporter } from './progress';
+import type { CopyProgress, EventSink } from './events';
 import { startedContainers } from './readiness';
 import type { WatchHandle } from './watch';
 
@@ -80,7 +80,7 @@ export class StepLogs {
     private readonly cluster: Cluster,
     private readonly runDir: string,
     private readonly step: string,
-    private readonly reporter: Reporter,
+    private readonly reporter: EventSink,
   ) {}
 
   /** Called with the current pods of the step's Jobs: starts streams for containers that started. */

@@ -9,16 +9,11 @@ export interface PlanDir {
   readonly dir: string;
   /** The plan, relocated by `--namespace`. */
   readonly plan: Plan;
-  /** The objects of a step as they will be applied (namespace override included); read on first use. */
+  /** The objects of a step as they will be applied (namespace override included); every step file is parsed when the directory is opened. */
   readonly objectsOf: (step: string) => Manifest[];
 }
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-
-/** Reads a plan directory, with --namespace applied; bad input is exit 2. */
-export function loadPlan(planDir: string, namespace?: string): Plan {
-  return relocatePlan(readOriginal(planDir, namespace), namespace);
-}
 
 /** The plan index as written (not relocated), with `--namespace` checked too. */
 function readOriginal(planDir: string, namespace?: string): Plan {

@@ -5,14 +5,14 @@
  * actions; pruning; what run refuses; the server's identity; the objects it takes over from
  * other owners and the credentials it would generate beside data they do not open. The
  * destructive changes are read from it (destructive.ts); the flags that decide it are one
- * `DecisionFlags` value, saved with it.
+ * `DecisionFlags` value, saved with it. It imports types only (events.ts's
+ * vocabulary, the flags of identity.ts and prune.ts): the code that computes the verdict and
+ * the code that reads it import this file, never the other way.
  */
 import type { IdentityChange, IdentityFlags } from './identity';
 import type { PodSecurityReport } from './pod-security';
-import type { ObjectId } from './progress';
+import type { ObjectId } from './events';
 import type { PruneOptions } from './prune';
-import type { LostCredential } from './secrets';
-import type { ActionEffect } from './steps/actions';
 
 /**
  * The flags that change what `run` decides (not how it reports or waits): given to `plan` to
@@ -108,6 +108,16 @@ export interface PlannedRequirement {
   readonly besideData?: boolean;
 }
 
+/** What a step action would do to its object as it is (steps/actions.ts `actionEffect`). */
+export interface ActionEffect {
+  /** stop: a scale to 0 of a running workload; scale: to another count; delete; none: the effect holds already. */
+  readonly effect: 'stop' | 'scale' | 'delete' | 'none';
+  /** `scale to 0 Deployment/uyuni (uyuni)`. */
+  readonly action: string;
+  readonly object: string;
+  readonly why: string;
+}
+
 /** A step action as `run` would do it: `effect` none when it holds already (then it is not done); `id` its object. */
 export type PlannedAction = ActionEffect & { readonly id?: ObjectId };
 
@@ -165,6 +175,18 @@ export interface Unmet {
   readonly fix?: string;
   /** Gates that cannot be decided because facts are lost: the steps that print them again. */
   readonly rerun?: readonly string[];
+}
+
+/** A credential `run` would generate although the data made with the old one is kept. */
+export interface LostCredential {
+  readonly secret: string;
+  readonly namespace: string;
+  /** The Bound claims of the plan's set: the data. */
+  readonly claims: readonly string[];
+  /** The finished run recorded in the namespace, and when. */
+  readonly finishedRun: string;
+  /** What to tell the user: what is wrong and how to restore. */
+  readonly message: string;
 }
 
 export interface PlanResult {

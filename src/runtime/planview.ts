@@ -48,7 +48,7 @@ import { actionEffect } from './steps/actions';
 import { refusalLine, unmetLine } from './steps/preflight';
 import { decideJobs, JobState } from './steps/resume';
 import { Target, targetText } from './target';
-import { objectId } from './progress';
+import { objectId } from './events';
 import { checkPodSecurity, podSecurityText } from './pod-security';
 
 export interface PlanOptions {

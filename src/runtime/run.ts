@@ -29,7 +29,7 @@ import { Manifest, refOf } from './manifests';
 import { Connection, nextCommand } from './next-command';
 import { openPlanDir } from './plan-dir';
 import { memberKinds, pruneCandidates } from './prune';
-import { addTallies, ObjectId, objectId, Reporter, RunEvent, RunTally, tallyOf } from './progress';
+import { addTallies, ObjectId, objectId, RunEvent, RunSink, RunTally, tallyOf } from './events';
 import { jobPhase } from './readiness/batch_v1_job';
 import { Locked, RunLock } from './lock';
 import { adopt, guardRun, refuseTakeoversAndLost, SafeguardOptions } from './safeguards';
@@ -44,7 +44,7 @@ import { targetOf } from './target';
 export interface RunOptions extends ApprovalOptions, SafeguardOptions {
   readonly planDir: string;
   readonly cluster: Cluster;
-  readonly reporter: Reporter;
+  readonly reporter: RunSink;
   /** This attempt's directory, as given (no series, no retention). @default `<defaultRunsDir(namespace, plan)>/<series>/<run id>` (src/runtime/run-dirs.ts) */
   readonly runDir?: string;
   /** The run series kept in the default runs directory after the run. @default RUN_DEFAULTS.keepRuns */

@@ -13,7 +13,7 @@ import { RunLock } from './lock';
 import { namespaceTerminating } from './namespace-state';
 import { markAdopted, refusalMessage } from './ownership';
 import type { PlanResult } from './plan-result';
-import { objectId, Reporter } from './progress';
+import { EventSink, objectId } from './events';
 
 export interface SafeguardOptions {
   /** `--lock-timeout`, seconds. @default 0 */
@@ -28,7 +28,7 @@ export interface Guarded {
 }
 
 /** Refuses a namespace being deleted, then takes the lock (or defers it to the namespace step). */
-export async function guardRun(cluster: Cluster, plan: Plan, runId: string, reporter: Reporter, o: SafeguardOptions): Promise<Guarded> {
+export async function guardRun(cluster: Cluster, plan: Plan, runId: string, reporter: EventSink, o: SafeguardOptions): Promise<Guarded> {
   const lock = new RunLock(cluster, {
     namespace: plan.namespace, runId, plan, verb: 'run', timeoutSeconds: o.lockTimeoutSeconds,
     onEvent: (action, result) => reporter.emit({ type: 'action', step: '(run)', action, object: objectId(lock.ref), result }),
@@ -46,7 +46,7 @@ export function refuseTakeoversAndLost(r: PlanResult): void {
 }
 
 /** Marks each object the verdict takes over (`uyuni-cdk.io/adopted-from`), saying so; `refs`: the plan's objects by name. */
-export function adopt(cluster: Cluster, r: PlanResult, refs: ReadonlyMap<string, ObjectRef>, reporter: Reporter): Promise<void> {
+export function adopt(cluster: Cluster, r: PlanResult, refs: ReadonlyMap<string, ObjectRef>, reporter: EventSink): Promise<void> {
   const items = r.takeovers.filter((t) => t.action === 'adopt').flatMap((t) => {
     const ref = refs.get(t.object);
     return ref ? [{ ref, owner: t.owner }] : [];

@@ -11,7 +11,8 @@ import type { Cluster } from './client';
 import { ApiError, StepFailed } from './errors';
 import { finishedRuns } from './history';
 import { selectorString } from './manifests';
-import type { Reporter } from './progress';
+import type { EventSink } from './events';
+import type { LostCredential } from './plan-result';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
@@ -73,7 +74,7 @@ async function createOnce(cluster: Cluster, obj: V1Secret): Promise<void> {
   }
 }
 
-export async function satisfyRequirements(cluster: Cluster, plan: Plan, step: string, reqs: readonly Requirement[], reporter: Reporter): Promise<void> {
+export async function satisfyRequirements(cluster: Cluster, plan: Plan, step: string, reqs: readonly Requirement[], reporter: EventSink): Promise<void> {
   for (const r of reqs) {
     const ref = { apiVersion: 'v1', kind: r.kind, name: r.name, namespace: r.namespace };
     const existing = await cluster.get<V1Secret & V1ConfigMap>(ref);
@@ -103,18 +104,6 @@ export async function satisfyRequirements(cluster: Cluster, plan: Plan, step: st
     }
     reporter.emit({ type: 'requirement', step, kind: r.kind, name: r.name, namespace: r.namespace, result: existing ? 'completed-keys' : 'generated', keys: [...missingKeys] });
   }
-}
-
-/** A credential `run` would generate although the data made with the old one is kept. */
-export interface LostCredential {
-  readonly secret: string;
-  readonly namespace: string;
-  /** The Bound claims of the plan's set: the data. */
-  readonly claims: readonly string[];
-  /** The finished run recorded in the namespace, and when. */
-  readonly finishedRun: string;
-  /** What to tell the user: what is wrong and how to restore. */
-  readonly message: string;
 }
 
 /** A key whose value would be new random characters (a user name from a literal is no secret). */

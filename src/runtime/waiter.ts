@@ -11,7 +11,7 @@ import { Cluster, refString } from './client';
 import { isPodOfJob, jobPodQuery } from './jobs';
 import type { StepLogs } from './logs';
 import { isObject } from './manifests';
-import { inStartupProbe, objectId, WaitingPod } from './progress';
+import { inStartupProbe, objectId, WaitingPod } from './events';
 import {
   blockerKind, describePod, podBlocker, podProgress, podReady, podSummary, rolloutPods, selectorString, storageClassOf, stuckTooLong, Verdict, verdictFor, waiting,
 } from './readiness';

@@ -7,17 +7,9 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Action, Gate } from '../../plan/types';
 import { evaluateGate } from '../gates';
 import { refString } from '../client';
-import { objectId } from '../progress';
+import { objectId } from '../events';
+import type { ActionEffect } from '../plan-result';
 import type { StepRun } from './context';
-
-export interface ActionEffect {
-  /** stop: a scale to 0 of a running workload; scale: to another count; delete; none: the effect holds already. */
-  readonly effect: 'stop' | 'scale' | 'delete' | 'none';
-  /** `scale to 0 Deployment/uyuni (uyuni)`. */
-  readonly action: string;
-  readonly object: string;
-  readonly why: string;
-}
 
 /** What the action would do to the object as it is (`live`: undefined when there is none). */
 export function actionEffect(a: Action, live: KubernetesObject | undefined): ActionEffect {

@@ -11,7 +11,7 @@ import { ApiError, RuntimeError } from '../errors';
 import { Manifest, refOf, stampForApply } from '../manifests';
 import { StepWaiter } from '../waiter';
 import { changeOf } from '../field-diff';
-import { ApplyResult, objectId } from '../progress';
+import { ApplyResult, objectId } from '../events';
 import type { StepRun } from './context';
 import type { Decisions } from './resume';
 

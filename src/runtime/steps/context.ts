@@ -12,14 +12,14 @@ import { jobsOf } from '../jobs';
 import type { StepLogs } from '../logs';
 import type { Manifest } from '../manifests';
 import type { Connection } from '../next-command';
-import type { FailedContainer, Reporter, RunEvent } from '../progress';
+import type { EventSink, FailedContainer, RunEvent } from '../events';
 import type { Records } from '../record';
 import { failureReport } from './failure';
 
 /** What every step of a run shares. */
 export interface RunContext {
   readonly cluster: Cluster;
-  readonly reporter: Reporter;
+  readonly reporter: EventSink;
   readonly plan: Plan;
   readonly runId: string;
   readonly runDir: string;

@@ -9,7 +9,7 @@ import * as path from 'path';
 import type { V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import type { Cluster } from '../client';
 import { FILE_MARK, PROGRESS_MARK, StepLogs } from '../logs';
-import type { FailedContainer } from '../progress';
+import type { FailedContainer } from '../events';
 import { terminations } from '../readiness';
 import { earlierAttempts } from '../run-dirs';
 

@@ -4,7 +4,7 @@
 import type { V1Job } from '@kubernetes/client-node';
 import { podsOfJob } from '../jobs';
 import { shellWord } from '../next-command';
-import type { RunEvent } from '../progress';
+import type { RunEvent } from '../events';
 import type { RunContext, StepRun } from './context';
 import { gatherFacts } from './step-facts';
 import type { Waited } from './wait';

@@ -9,7 +9,7 @@ import { decideOneShot } from '../oneshot';
 import { HISTORY_CONFIGMAP } from '../history';
 import { jobPhase } from '../readiness/batch_v1_job';
 import { imagesFromFacts, PinnedObjects } from '../image-facts';
-import { objectId } from '../progress';
+import { objectId } from '../events';
 import { oneShotHash, recordStepDone } from '../record';
 import { actionsStage } from './actions';
 import { applyStage } from './apply';

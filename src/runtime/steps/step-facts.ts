@@ -8,7 +8,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import type { V1Job } from '@kubernetes/client-node';
 import { Facts, factsOfStep, FactsOfStep, RecordedFacts } from '../facts';
-import { objectId } from '../progress';
+import { objectId } from '../events';
 import { recordedJobFacts, recordJobFacts } from '../record';
 import type { StepRun } from './context';
 

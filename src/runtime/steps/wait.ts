@@ -9,7 +9,7 @@ import { ApiSilent, StepFailed } from '../errors';
 import { StepLogs } from '../logs';
 import { refOf } from '../manifests';
 import { followLogsCommand } from '../next-command';
-import { idText, inStartupProbe, WaitingPod } from '../progress';
+import { idText, inStartupProbe, WaitingPod } from '../events';
 import { StepWaiter } from '../waiter';
 import type { StepRun } from './context';
 

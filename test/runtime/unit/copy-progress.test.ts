@@ -4,7 +4,8 @@
  * and when a claim is done, recorded as rarely.
  */
 import { parseProgress } from '../../../src/runtime/logs';
-import { copyText, Reporter, RunEvent, size } from '../../../src/runtime/progress';
+import type { RunEvent } from '../../../src/runtime/events';
+import { copyText, Reporter, size } from '../../../src/runtime/progress';
 
 function reporter(mode: 'tty' | 'plain' | 'json', intervalSeconds = 10) {
   let t = 1_000_000;
