@@ -397,7 +397,7 @@ export async function planSteps(cluster: Cluster, plan: Plan, objectsOf: (step: 
   const snap = withSnapshot(cluster, limiter(READ_CONCURRENCY));
   const dry = limiter(DRY_RUN_CONCURRENCY);
   // The reads that do not depend on each other, together (each is one or two requests).
-  const first3 = Promise.all([
+  const firstReads = Promise.all([
     readParent(snap, set).then((p) => ({ kinds: p.kinds, refused: undefined }), (e: unknown) => {
       // Another tool's parent: `run` would refuse it before the first step. Anything else is an error of plan's own.
       if (!(e instanceof StepFailed)) throw e;
@@ -411,7 +411,7 @@ export async function planSteps(cluster: Cluster, plan: Plan, objectsOf: (step: 
   prefetchObjects(snap, decisionReads(plan, objectsOf));
   const safety = safetyChecks(snap, plan, objectsOf, o);
   safety.catch(() => undefined);
-  const [parent, sources, terminating] = await first3;
+  const [parent, sources, terminating] = await firstReads;
   // one read of the history ConfigMap (and the records' copy): the flow records and the finished
   // runs beside them; with what the cluster shows when a record the plan needs is gone (evidence.ts)
   const records = await withEvidence(snap, plan, parseRecords(sources));
