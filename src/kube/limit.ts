@@ -7,6 +7,15 @@
 /** At most this many reads in flight at once (kubectl's and client-go's QPS/burst are of this order). */
 export const READ_CONCURRENCY = 8;
 
+/**
+ * At most this many server-side apply dry runs in flight at once, beside the reads (issue 36):
+ * `plan` compares every object of every step, and each dry run waits on nothing but the read of
+ * its object. Far below kube-apiserver's own limit on mutating requests in flight (200 by
+ * default, `--max-mutating-requests-inflight`; with API Priority and Fairness, on by default,
+ * a share of the 600 of both limits).
+ */
+export const DRY_RUN_CONCURRENCY = 16;
+
 export type Limit = <T>(fn: () => Promise<T>) => Promise<T>;
 
 export function limiter(n: number = READ_CONCURRENCY): Limit {

@@ -15,6 +15,7 @@
 import { createHash } from 'crypto';
 import type { KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
 import { APPLYSET, LABELS, MANAGED_BY, ObjectRef, Plan } from '../plan/types';
+import { limiter, mapLimited } from '../kube/limit';
 import { Cluster, refString } from './client';
 import { MissingKind, StepFailed } from './errors';
 
@@ -106,21 +107,23 @@ export async function readParent(cluster: Cluster, set: ApplySet): Promise<{ kin
   return { kinds: parseKinds(cm.metadata?.annotations?.[APPLYSET.containsGroupKinds]), exists: true };
 }
 
-/** The members of the set of the given kinds in the parent's namespace (a kind nobody serves has none). */
+/**
+ * The members of the set of the given kinds in the parent's namespace (a kind nobody serves has
+ * none): one LIST per kind, together within the read bound (issue 36), in the order of the kinds.
+ */
 export async function listMembers(cluster: Cluster, set: ApplySet, gks: Iterable<string>, versions: ReadonlyMap<string, string>): Promise<KubernetesObject[]> {
-  const out: KubernetesObject[] = [];
-  for (const gk of new Set(gks)) {
+  const lists = await mapLimited([...new Set(gks)], limiter(), async (gk): Promise<KubernetesObject[]> => {
     const { kind, group } = splitGroupKind(gk);
     const apiVersion = versions.get(gk) ?? await cluster.groupVersion(group);
-    if (!apiVersion) continue;
+    if (!apiVersion) return [];
     try {
-      const { items } = await cluster.list({ apiVersion, kind, namespace: set.parent.namespace, labelSelector: `${APPLYSET.partOf}=${set.id}` });
-      out.push(...items);
+      return (await cluster.list({ apiVersion, kind, namespace: set.parent.namespace, labelSelector: `${APPLYSET.partOf}=${set.id}` })).items;
     } catch (e) {
       if (!(e instanceof MissingKind)) throw e;
+      return [];
     }
-  }
-  return out;
+  });
+  return lists.flat();
 }
 
 /** The plan's set during a run: the parent is written once, before the first member is applied, and again after pruning. */

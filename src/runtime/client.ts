@@ -7,7 +7,6 @@
  */
 import { KubeConfig, KubernetesObject, PatchStrategy, V1APIResource } from '@kubernetes/client-node';
 import { KubeClient } from '../kube/connection';
-import type { Limit } from '../kube/limit';
 import { followLog, readLog } from '../kube/logs';
 import { listAll, ListPage } from '../kube/pager';
 import { defaultLimits, HttpLimits } from '../kube/transport';
@@ -285,19 +284,4 @@ export class Cluster implements RetryContext {
     const h = await followLog(this.client, namespace, pod, container, { tailLines, onChunk, onEnd: (err) => end(err ?? undefined) });
     return { stop: () => { h.abort(); end(); } };
   }
-}
-
-/**
- * `cluster` whose reads (get, list) go through `limit`: commands that read in several places at
- * once keep, together, to one bound (src/kube/limit.ts). Everything else is the cluster's own.
- */
-export function withReadLimit(cluster: Cluster, limit: Limit): Cluster {
-  return new Proxy(cluster, {
-    get(target, key) {
-      const v: unknown = Reflect.get(target, key, target);
-      if (typeof v !== 'function') return v;
-      if (key === 'get' || key === 'list') return (...args: unknown[]) => limit(() => (v as (...a: unknown[]) => Promise<unknown>).apply(target, args));
-      return (v as (...a: unknown[]) => unknown).bind(target);
-    },
-  });
 }

@@ -12,11 +12,11 @@
  */
 import { ApisApi, CoreV1Api, CustomObjectsApi, KubernetesObject, V1APIResourceList } from '@kubernetes/client-node';
 import { APPLYSET, BACKUP_PART_OF_SUFFIX, LABELS, MANAGED_BY, ObjectRef, Plan } from '../plan/types';
-import { limiter } from '../kube/limit';
 import { applySetOf, TOOLING_NAME } from './applyset';
 import { Cluster, FIELD_MANAGER, refString } from './client';
 import { ApiError, MissingKind } from './errors';
 import { LOCK_NAME } from './lock';
+import { readObjects } from './live-reads';
 import { Manifest, refOf } from './manifests';
 import type { PlannedTakeover } from './plan-result';
 
@@ -101,37 +101,15 @@ export function ownerOf(o: KubernetesObject, plan: Plan): Omit<Foreign, 'ref' | 
   return { owner: 'nobody known (no managed-by label, no field manager)', reason };
 }
 
-/** The live objects of a kind in a namespace by name: one LIST, or undefined when nobody serves the kind. */
-async function listByName(cluster: Cluster, apiVersion: string, kind: string, namespace: string): Promise<Map<string, KubernetesObject> | undefined> {
-  try {
-    const { items } = await cluster.list({ apiVersion, kind, namespace });
-    return new Map(items.map((o) => [o.metadata?.name ?? '', o]));
-  } catch (e) {
-    if (e instanceof MissingKind) return undefined; // nothing to take over (the run says so at its step)
-    throw e;
-  }
-}
-
 /**
  * Every object the plan writes that exists and is not the plan's, in plan order: one LIST per
- * kind and namespace that holds several of them, a GET for the others. `namespaceExists` false
+ * kind and namespace that holds several of them, a GET for the others (live-reads.ts). `namespaceExists` false
  * (the lock found no namespace): nothing namespaced there can exist, only the rest is read.
  */
 export async function foreignObjects(cluster: Cluster, plan: Plan, objectsOf: (step: string) => readonly Manifest[], namespaceExists = true): Promise<Foreign[]> {
   const refs = plan.steps.flatMap((s) => objectsOf(s.name).map(refOf)).filter((r) => namespaceExists || r.namespace !== plan.namespace);
-  const key = (r: ObjectRef) => `${r.apiVersion}/${r.kind}/${r.namespace ?? ''}`;
-  const count = new Map<string, number>();
-  for (const r of refs) count.set(key(r), (count.get(key(r)) ?? 0) + 1);
-  const listed = (ref: ObjectRef) => Boolean(ref.namespace) && (count.get(key(ref)) ?? 0) > 1;
-  // One LIST per kind that has several, a GET for each other: read together, at most READ_CONCURRENCY at once.
-  const limit = limiter();
-  const lists = new Map<string, Promise<Map<string, KubernetesObject> | undefined>>();
-  for (const ref of refs.filter(listed)) if (!lists.has(key(ref))) lists.set(key(ref), limit(() => listByName(cluster, ref.apiVersion, ref.kind, ref.namespace!)));
-  const lives = await Promise.all(refs.map((ref) => (listed(ref) ? lists.get(key(ref))!.then((m) => m?.get(ref.name))
-    : limit(() => cluster.get(ref).catch((e: unknown) => {
-      if (!(e instanceof MissingKind)) throw e;
-      return undefined;
-    })))));
+  // one LIST per kind and namespace, a GET for the others, together (on `plan`'s snapshot: the objects its diffs read)
+  const lives = await readObjects(cluster, refs);
   const out: Foreign[] = [];
   for (const [i, ref] of refs.entries()) {
     const live = lives[i];

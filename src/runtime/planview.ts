@@ -12,11 +12,11 @@
  * `run FILE` compares it with the saved one (saved-plan.ts). The text view is `renderPlan`.
  */
 import type { KubernetesObject, V1ConfigMap, V1Job, V1Lease, V1Secret } from '@kubernetes/client-node';
-import type { Gate, Plan, Requirement, Step } from '../plan/types';
+import type { Gate, ObjectRef, Plan, Requirement, Step } from '../plan/types';
 import { formatDuration } from '../plan/duration';
 import { LABELS } from '../plan/types';
 import { applySetOf, readParent } from './applyset';
-import { Cluster, refString, withReadLimit } from './client';
+import { Cluster, refString } from './client';
 import { ApiError, MissingKind, StepFailed } from './errors';
 import { Facts, factsOfStep, lostFactsText } from './facts';
 import { NO_COLOUR, paintAction, paintDiffLine, Palette } from './colour';
@@ -32,7 +32,8 @@ import { Manifest, refOf, sameRef, stampForApply } from './manifests';
 import { decideOneShot, finishedFlowRefusals, finishedPlanRefusal, OneShotDecision, RefusedDataStep } from './oneshot';
 import type { FlowRecord } from './record';
 import { pruneCandidates } from './prune';
-import { Limit, limiter, READ_CONCURRENCY } from '../kube/limit';
+import { DRY_RUN_CONCURRENCY, Limit, limiter, READ_CONCURRENCY } from '../kube/limit';
+import { prefetchObjects, withSnapshot } from './live-reads';
 import { namespaceTerminating } from './namespace-state';
 import { caFingerprint, damageRefusals, oneShotHash, parseRecords, recordedJobFacts, Records } from './record';
 import { readSources } from './record-store';
@@ -117,10 +118,10 @@ function claimChanges(existing: KubernetesObject, obj: Manifest): string {
  * A change the server refuses as immutable is a re-create (`run` deletes and creates it again),
  * but for a claim: that would lose its data, so it is refused (`claimRefusal`).
  */
-async function plannedUpdate(cluster: Cluster, obj: Manifest, existing: KubernetesObject, setId: string): Promise<PlannedObject> {
+async function plannedUpdate(cluster: Cluster, obj: Manifest, existing: KubernetesObject, setId: string, dry: Limit): Promise<PlannedObject> {
   const ref = refString(refOf(obj));
   try {
-    const after = await cluster.apply(stampForApply(obj, existing.metadata?.labels?.[LABELS.run] ?? '', setId), true);
+    const after = await dry(() => cluster.apply(stampForApply(obj, existing.metadata?.labels?.[LABELS.run] ?? '', setId), true));
     const sides = comparableSides(existing, after);
     // only our bookkeeping labels and annotations: a write, not a change of the object
     if (sides.live === sides.planned && sides.bookkeeping.labels + sides.bookkeeping.annotations > 0) {
@@ -145,7 +146,8 @@ async function plannedUpdate(cluster: Cluster, obj: Manifest, existing: Kubernet
   }
 }
 
-async function plannedObject(cluster: Cluster, obj: Manifest, setId: string, diff: boolean, seen?: Map<string, KubernetesObject | undefined>): Promise<PlannedObject> {
+/** An object as `run` would find it: its read (the snapshot's, live-reads.ts), and when it exists its dry run within `dry`. */
+async function plannedObject(cluster: Cluster, obj: Manifest, setId: string, diff: boolean, dry: Limit, seen?: Map<string, KubernetesObject | undefined>): Promise<PlannedObject> {
   const ref = refOf(obj);
   let existing: KubernetesObject | undefined;
   try {
@@ -157,7 +159,7 @@ async function plannedObject(cluster: Cluster, obj: Manifest, setId: string, dif
   }
   if (!existing) return { object: refString(ref), action: 'create' };
   if (!diff) return { object: refString(ref), action: 'unchanged', detail: 'exists (not compared)' };
-  return plannedUpdate(cluster, obj, existing, setId);
+  return plannedUpdate(cluster, obj, existing, setId, dry);
 }
 
 /**
@@ -181,13 +183,16 @@ async function plannedRequirement(w: Walk, r: Requirement): Promise<PlannedRequi
 }
 
 interface Walk {
+  /** The decision's snapshot (live-reads.ts): every object read once, within the read bound. */
   readonly cluster: Cluster;
+  /** The dry runs' bound (DRY_RUN_CONCURRENCY). */
+  readonly dry: Limit;
   readonly facts: Facts;
   /** Steps that are skipped and whose facts are gone (pods and record): step → why. */
   readonly lost: Map<string, string>;
   /** Steps with facts that run (not skipped): their facts are printed at run time. */
   readonly pending: Set<string>;
-  /** Each object's read (and dry run), started up front with bounded concurrency (src/kube/limit.ts). */
+  /** Each object's read and dry run, started up front: each dry run as soon as its object's read returned. */
   readonly prefetched: ReadonlyMap<string, Promise<PlannedObject>>;
   readonly finished: ReadonlySet<string>;
   readonly rerun: readonly string[];
@@ -267,7 +272,7 @@ async function planStep(w: Walk, step: Step, objects: readonly Manifest[]): Prom
       planned.push({ object: refString(refOf(obj)), action: jobAction(d), detail: 'why' in d ? d.why : undefined, ...(finishedJob ? { finishedJob } : {}) });
     }
     else if (skipWhy) planned.push({ object: refString(refOf(obj)), action: 'skip', detail: 'the step is skipped' });
-    else planned.push(await (w.prefetched.get(prefetchKey(step.name, index)) ?? plannedObject(w.cluster, obj, w.setId, w.diff, w.seen)));
+    else planned.push(await (w.prefetched.get(prefetchKey(step.name, index)) ?? plannedObject(w.cluster, obj, w.setId, w.diff, w.dry, w.seen)));
   }
   for (const [i, o] of planned.entries()) {
     if (objects[i].kind === 'PersistentVolumeClaim' && !['create', 'skip', 'missing-kind'].includes(o.action)) w.claimsWithData.push(o.object);
@@ -353,13 +358,13 @@ function summarize(steps: readonly PlannedStep[], prune: readonly PlannedObject[
 const prefetchKey = (step: string, index: number) => `${step}\0${index}`;
 
 /**
- * The reads of every object that `planStep` compares (a GET, and with `diff` a server-side apply
- * dry run), started at once with at most READ_CONCURRENCY in flight: they depend on the cluster
- * only, not on earlier steps. Not for a step its flow did already (skipped: never compared) nor
- * for Jobs (the resume check decides them).
+ * Every object `planStep` compares, its dry run (with `diff`) started as soon as its read
+ * returned (the reads started earlier, together: `decisionReads`), at most DRY_RUN_CONCURRENCY
+ * dry runs in flight: they depend on the cluster only, not on earlier steps. Not for a step its
+ * flow did already (skipped: never compared) nor for Jobs (the resume check decides them).
  */
 function prefetch(
-  limit: Limit, cluster: Cluster, plan: Plan, objectsOf: (step: string) => Manifest[], records: Records, rerun: readonly string[], setId: string, diff: boolean,
+  dry: Limit, cluster: Cluster, plan: Plan, objectsOf: (step: string) => Manifest[], records: Records, rerun: readonly string[], setId: string, diff: boolean,
   seen?: Map<string, KubernetesObject | undefined>,
 ): Map<string, Promise<PlannedObject>> {
   const out = new Map<string, Promise<PlannedObject>>();
@@ -369,7 +374,7 @@ function prefetch(
     if (once.action === 'done' || once.action === 'refuse') continue;
     objects.forEach((obj, i) => {
       if (obj.kind === 'Job') return;
-      const p = limit(() => plannedObject(cluster, obj, setId, diff, seen));
+      const p = plannedObject(cluster, obj, setId, diff, dry, seen);
       // awaited by planStep; one it never reaches (it stopped earlier on an error) rejects unheard
       p.catch(() => undefined);
       out.set(prefetchKey(step.name, i), p);
@@ -378,40 +383,65 @@ function prefetch(
   return out;
 }
 
+/**
+ * What the decision reads by name, all of it known from the plan: every object of every step
+ * (compared, resumed, checked for its owner), the requirements, the actions' objects and the
+ * facts Jobs. Read together up front (issue 36), not each when the walk reaches it.
+ */
+function decisionReads(plan: Plan, objectsOf: (step: string) => Manifest[]): ObjectRef[] {
+  return plan.steps.flatMap((step) => [
+    ...objectsOf(step.name).map(refOf),
+    ...step.requires.map((r) => ({ apiVersion: 'v1', kind: r.kind, name: r.name, namespace: r.namespace })),
+    ...step.actions.map((a) => a.object),
+    ...step.factsFrom ? [step.factsFrom] : [],
+  ]);
+}
+
 export async function planSteps(cluster: Cluster, plan: Plan, objectsOf: (step: string) => Manifest[], o: PlanOptions = {}): Promise<PlanResult> {
   const set = applySetOf(plan);
+  // One snapshot for the whole decision (live-reads.ts): the diffs, the refusals and the
+  // ownership checks see the same objects, each read once, at most READ_CONCURRENCY reads in
+  // flight; the dry runs within their own bound.
+  const snap = withSnapshot(cluster, limiter(READ_CONCURRENCY));
+  const dry = limiter(DRY_RUN_CONCURRENCY);
   // The reads that do not depend on each other, together (each is one or two requests).
-  const [parent, sources, terminating] = await Promise.all([
-    readParent(cluster, set).then((p) => ({ kinds: p.kinds, refused: undefined }), (e: unknown) => {
+  const firstReads = Promise.all([
+    readParent(snap, set).then((p) => ({ kinds: p.kinds, refused: undefined }), (e: unknown) => {
       // Another tool's parent: `run` would refuse it before the first step. Anything else is an error of plan's own.
       if (!(e instanceof StepFailed)) throw e;
       return { kinds: [] as string[], refused: e.message };
     }),
-    readSources(cluster, plan.namespace),
-    namespaceTerminating(cluster, plan.namespace),
+    readSources(snap, plan.namespace),
+    namespaceTerminating(snap, plan.namespace),
   ]);
+  // With them, every object the walk reads (a LIST per kind and namespace), and the checks after
+  // the walk, which depend on nothing it decides: awaited last, as before.
+  prefetchObjects(snap, decisionReads(plan, objectsOf));
+  const safety = safetyChecks(snap, plan, objectsOf, o);
+  safety.catch(() => undefined);
+  // PodSecurity admission's warnings (pod-security.ts): the Namespace from the snapshot, a dry run of each workload
+  const podSecurity = o.podSecurity === false ? Promise.resolve(undefined) : checkPodSecurity(snap, plan, objectsOf, dry);
+  podSecurity.catch(() => undefined);
+  const [parent, sources, terminating] = await firstReads;
   // one read of the history ConfigMap (and the records' copy): the flow records and the finished
   // runs beside them; with what the cluster shows when a record the plan needs is gone (evidence.ts)
-  const records = await withEvidence(cluster, plan, parseRecords(sources));
+  const records = await withEvidence(snap, plan, parseRecords(sources));
   const finished = finishedJobUids(sources.history);
   const parentKinds = parent.kinds;
   const parentRefused = parent.refused;
   const flags = o.flags ?? {};
   const rerun = flags.rerun ?? [];
-  const identity = identityChanges(records.identity, plan, records.identity ? await caFingerprint(cluster, plan.namespace) : undefined, flags);
+  // the dry runs start now, each once its object's read is back; the pruning's lists with them
+  const prefetched = prefetch(dry, snap, plan, objectsOf, records, rerun, set.id, o.diff ?? true, o.seen);
+  const pruning = parentRefused ? Promise.resolve([]) : pruneCandidates(snap, plan, objectsOf, set, parentKinds, flags);
+  pruning.catch(() => undefined);
+  const identity = identityChanges(records.identity, plan, records.identity ? await caFingerprint(snap, plan.namespace) : undefined, flags);
   const identityRefusals = identity.filter((c) => !c.allowed).map((c) => `${c.message}: refused (${c.flag} allows it)`);
   // a damaged flow record refuses on its own: no second line for the flow it cannot tell
   const damaged = damageRefusals(plan, records);
   const first = [...damaged, terminating, damaged.length ? undefined : finishedPlanRefusal(plan, records, rerun), ...identityRefusals].find((x) => x !== undefined);
-  // Every object's read and the pruning's lists start now; with the walk's own reads (one at a
-  // time: requirements, Jobs, actions) at most READ_CONCURRENCY in flight.
-  const limit = limiter(READ_CONCURRENCY - 1);
-  const pruning = parentRefused ? Promise.resolve([]) : limit(() => pruneCandidates(cluster, plan, objectsOf, set, parentKinds, flags));
-  pruning.catch(() => undefined);
-  const podSecurity = o.podSecurity === false ? Promise.resolve(undefined) : checkPodSecurity(cluster, plan, objectsOf, limit);
-  podSecurity.catch(() => undefined);
   const w: Walk = {
-    cluster, facts: {}, lost: new Map(), pending: new Set(), prefetched: prefetch(limit, cluster, plan, objectsOf, records, rerun, set.id, o.diff ?? true, o.seen), finished, rerun, setId: set.id, generated: new Map(),
+    cluster: snap, dry, facts: {}, lost: new Map(), pending: new Set(), prefetched, finished, rerun, setId: set.id, generated: new Map(),
     records, plan, diff: o.diff ?? true, seen: o.seen, applied: [], claimsWithData: [], refusals: [], refusedDataSteps: [], ran: new Set(), unmet: [],
     ...(first ? { stopsAt: { step: '(run)', reason: first } } : parentRefused ? { stopsAt: { step: plan.steps[0]?.name ?? '(run)', reason: parentRefused } } : {}),
   };
@@ -424,13 +454,13 @@ export async function planSteps(cluster: Cluster, plan: Plan, objectsOf: (step: 
   ])];
   const prune = (await pruning)
     .map((i): PlannedObject => ({ object: i.object, id: objectId(i.ref), action: i.action, detail: i.detail }));
-  const namespaceFirst = w.unmet.some((u) => u.object) && !(await cluster.get({ apiVersion: 'v1', kind: 'Namespace', name: plan.namespace }))
+  const namespaceFirst = w.unmet.some((u) => u.object) && !(await snap.get({ apiVersion: 'v1', kind: 'Namespace', name: plan.namespace }))
     ? `namespace ${plan.namespace} does not exist yet: make it first with: kubectl create namespace ${plan.namespace} (run takes over a namespace made by hand)`
     : undefined;
   return {
     steps, unmet: w.unmet, ...(namespaceFirst ? { namespaceFirst } : {}), prune, summary: summarize(steps, prune), ...(w.stopsAt ? { stopsAt: w.stopsAt } : {}), refusals, identity,
     ...(records.notes?.length ? { recordNotes: [...records.notes] } : {}),
-    ...await safetyChecks(cluster, plan, objectsOf, o),
+    ...await safety,
     ...await podSecurity.then((ps) => (ps ? { podSecurity: ps } : {})),
   };
 }
@@ -445,18 +475,17 @@ async function heldLock(cluster: Cluster, namespace: string): Promise<string | u
 /**
  * What `run` refuses or takes over before its first write, beyond the steps: the objects of other
  * owners (ownership.ts), the credentials it would generate beside kept data (secrets.ts), and for
- * `plan` the lock. Read after the walk, together, within the read bound (issue 36); `run` reads
- * them under its lock.
+ * `plan` the lock. Read on the decision's snapshot (`cluster`), together with the walk's reads
+ * (issue 36); `run` reads them under its lock.
  */
 async function safetyChecks(
   cluster: Cluster, plan: Plan, objectsOf: (step: string) => Manifest[], o: PlanOptions,
 ): Promise<Pick<PlanResult, 'takeovers' | 'lostCredentials' | 'locked'>> {
-  const bounded = withReadLimit(cluster, limiter(READ_CONCURRENCY));
   const exists = o.namespaceExists ?? true;
   const [foreign, lost, locked] = await Promise.all([
-    takeovers(bounded, plan, objectsOf, exists),
-    exists ? lostCredentials(bounded, plan) : [],
-    o.holdsLock ? undefined : heldLock(bounded, plan.namespace),
+    takeovers(cluster, plan, objectsOf, exists),
+    exists ? lostCredentials(cluster, plan) : [],
+    o.holdsLock ? undefined : heldLock(cluster, plan.namespace),
   ]);
   const adopt = Boolean(o.flags?.adopt);
   const upgrade = upgrades(plan);

@@ -6,11 +6,11 @@
 import type { KubernetesObject, V1Deployment, V1Job, V1PersistentVolumeClaim, V1Pod, V1ReplicaSet, V1StorageClass } from '@kubernetes/client-node';
 import { EXIT } from '../plan/exit-codes';
 import { sameSpecHash } from '../plan/spec-hash';
-import { ANNOTATIONS, ObjectRef, Plan, Step, Wait } from '../plan/types';
+import { ANNOTATIONS, Plan, Step, Wait } from '../plan/types';
 import { Cluster, refString } from './client';
-import { ApiError, MissingKind } from './errors';
 import { Facts, factsOfStep } from './facts';
 import { Limit, limiter, READ_CONCURRENCY } from '../kube/limit';
+import { readObjects } from './live-reads';
 import { isObject } from './manifests';
 import { readRecords, recordedJobFacts, Records } from './record';
 import type { StepView } from './plan-dir';
@@ -41,47 +41,6 @@ interface Classes {
   list?: V1StorageClass[];
   /** Every read of `status` goes through it: at most READ_CONCURRENCY in flight. */
   limit: Limit;
-}
-
-async function readObject(cluster: Cluster, o: ObjectRef): Promise<KubernetesObject | undefined> {
-  try {
-    return await cluster.get(o);
-  } catch (e) {
-    if (!(e instanceof MissingKind)) throw e;
-    return undefined;
-  }
-}
-
-/**
- * The objects as the cluster has them, in the order given: one LIST per kind and namespace that
- * holds several of them (as `kubectl get` reads), a GET for a kind with one. A LIST that is
- * forbidden (a user who may only get) falls back to the GETs.
- */
-async function readObjects(cluster: Cluster, objs: readonly ObjectRef[], limit: Limit): Promise<Array<KubernetesObject | undefined>> {
-  const groups = new Map<string, number[]>();
-  objs.forEach((o, i) => {
-    const key = `${o.apiVersion}\0${o.kind}\0${o.namespace ?? ''}`;
-    groups.set(key, [...(groups.get(key) ?? []), i]);
-  });
-  const read: Array<KubernetesObject | undefined> = new Array(objs.length);
-  await Promise.all([...groups.values()].map(async (idx): Promise<unknown> => {
-    const first = objs[idx[0]];
-    const byGet = () => Promise.all(idx.map(async (i) => { read[i] = await limit(() => readObject(cluster, objs[i])); }));
-    if (idx.length === 1) return byGet();
-    let items: KubernetesObject[];
-    try {
-      items = (await limit(() => cluster.list({ apiVersion: first.apiVersion, kind: first.kind, namespace: first.namespace }))).items;
-    } catch (e) {
-      if (e instanceof MissingKind) return undefined;
-      if (e instanceof ApiError && e.status === 403) return byGet();
-      throw e;
-    }
-    // A list's items carry no apiVersion and kind: they are the list's.
-    const byName = new Map(items.map((it) => [it.metadata?.name, { ...it, apiVersion: first.apiVersion, kind: first.kind }]));
-    for (const i of idx) read[i] = byName.get(objs[i].name);
-    return undefined;
-  }));
-  return read;
 }
 
 function scanObjects(view: StepView, read: ReadonlyArray<KubernetesObject | undefined>): Scan {

@@ -19,7 +19,7 @@ import { attachExec, ExecCall, ExecScript } from './exec';
 export type { JobScript, DeploymentScript, ControllerEvent, RequestRecord, WebhookRule, Forbidden };
 export type { ExecCall, ExecResult, ExecScript } from './exec';
 export { TIMING } from './controllers';
-export { roundTrips } from './round-trips';
+export { peakInFlight, roundTrips } from './round-trips';
 
 export interface SimOptions {
   /** Job scripts by Job name; unlisted Jobs succeed. */

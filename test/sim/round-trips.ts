@@ -22,3 +22,17 @@ export function roundTrips(records: readonly RequestRecord[]): number {
   }
   return longest;
 }
+
+/**
+ * The most of `records` in flight at once (sent, not yet answered), e.g. the reads alone or the
+ * dry runs alone, each of which has a bound of its own.
+ */
+export function peakInFlight(records: readonly RequestRecord[]): number {
+  const edges = records.flatMap((r) => [{ t: r.at, d: 1 }, { t: r.done ?? Infinity, d: -1 }])
+    // an answer at the same millisecond as a send frees its slot first
+    .sort((a, b) => a.t - b.t || a.d - b.d);
+  let now = 0;
+  let most = 0;
+  for (const e of edges) most = Math.max(most, (now += e.d));
+  return most;
+}
