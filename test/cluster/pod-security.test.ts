@@ -67,7 +67,7 @@ describe('PodSecurity admission, enforce=restricted', () => {
     const plan = await cli('plan', DIST, { kubeconfig: p.kubeconfig, namespace: ns });
     expect(plan.code).toBe(0);
     expect(plan.out).toContain(`    Deployment/db (${ns}): violates "restricted:latest": allowPrivilegeEscalation != false`);
-    expect(plan.out).toMatch(/Deployment\/db .*runAsUser=0 \(container "data-dir" must not set runAsUser=0\)/);
+    expect(plan.out).toMatch(/Deployment\/db .*runAsUser=0 \(containers "data-dir", "pods-cidr" must not set runAsUser=0\)/);
     expect(plan.out).toMatch(/Deployment\/uyuni .*violates "restricted:latest": .*container "uyuni" must not include "SYS_ADMIN"/);
     expect(plan.out).toMatch(/Deployment\/uyuni .*seccompProfile \(pod or containers "init-volumes", "db-waiter", "uyuni" must set securityContext\.seccompProfile\.type to "RuntimeDefault" or "Localhost"\)/);
   });
