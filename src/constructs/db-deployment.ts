@@ -37,9 +37,9 @@ export interface DbDeploymentProps {
   readonly archiving?: boolean;
 }
 
-/** The settings of `db.archiving` as postgresql.conf lines (init container archiving). */
-export function archiveSettingLines(): string {
-  return Object.entries(archiveSettings()).map(([k, v]) => `${k} = ${v}`).join('\n');
+/** The settings of `db.archiving` as postgresql.conf lines (init container archiving), archiving into `dir`. */
+export function archiveSettingLines(dir: string = WAL_ARCHIVE_DIR): string {
+  return Object.entries(archiveSettings(dir)).map(([k, v]) => `${k} = ${v}`).join('\n');
 }
 
 /**
