@@ -681,6 +681,11 @@ describe('the install plan follows the configuration', () => {
         `archive_command = '${archiveCommand('/var/lib/pgsql/backup')}'`,
       ]);
       expect(archiveCommand('/var/lib/pgsql/backup')).toContain('/var/lib/pgsql/backup/%f');
+      // Only sh, coreutils and sed, what the image's openSUSE postgres base has (no diffutils, no
+      // awk); no `$`, which Kubernetes would read as a reference in an env value.
+      const words = archiveCommand().split(/[\s;|&]+/).filter((w) => /^[a-z][a-z0-9]*$/.test(w));
+      expect([...new Set(words)].sort()).toEqual(['cp', 'else', 'fi', 'if', 'mv', 'sed', 'sha1sum', 'then']);
+      expect(archiveCommand()).not.toContain('$');
       expect(init.volumeMounts).toEqual([
         { name: 'var-pgsql', mountPath: '/var/lib/pgsql/data' },
         { name: 'var-pgsql-walbackup', mountPath: '/var/lib/pgsql/backup' },

@@ -57,13 +57,17 @@ export const WAL_ARCHIVE_DIR = WAL_ARCHIVE_VOLUME.mountPath;
  * half-written segment is never taken for an archived one. Upstream runs the image's
  * `smdba-pgarchive --source "%p" --destination "<dir>/%f"` (uyuni-tools b6ad4452
  * `mgradm/cmd/backup/db/types.go` `ArchiveCommand`), which does the same copy, removes an
- * existing destination and fails; ours keeps it. No single quote inside: it goes into
- * postgresql.conf as a quoted string as it is.
+ * existing destination and fails; ours keeps it. It uses only what the image has: sh, coreutils
+ * and sed (the openSUSE postgres base image's package list, SUSE/BCI-dockerfile-generator
+ * src/bci_build/package/postgres.py @ 0126875b: coreutils, findutils, sed, util-linux; no
+ * diffutils, no awk). No single quote inside: it goes into postgresql.conf as a quoted string.
  */
 export function archiveCommand(dir: string = WAL_ARCHIVE_DIR): string {
   if (/['\s]/.test(dir)) throw new Error(`archive directory ${dir} must not contain quotes or spaces`);
   const dest = `${dir}/%f`;
-  return `if [ -f ${dest} ]; then cmp -s %p ${dest}; else cp %p ${dest}.tmp && mv ${dest}.tmp ${dest}; fi`;
+  // The comparison: the archived copy's SHA-1 checked against %p (`sha1sum -c`); an unreadable
+  // copy gives no checksum line, which -c refuses. No `$`: it travels in a container's env.
+  return `if [ -f ${dest} ]; then sha1sum ${dest} | sed "s#  .*#  %p#" | sha1sum --status -c; else cp %p ${dest}.tmp && mv ${dest}.tmp ${dest}; fi`;
 }
 
 /** The settings `db.archiving` adds to postgresql.conf (upstream's `mgradm backup db enable` sets the same three). */

@@ -6,7 +6,8 @@
 # UpdatePostgresConfig). The last setting of a name wins in postgresql.conf, so the block at the
 # end holds over the image's own lines; the block is replaced, never added twice, the rest of the
 # file kept. PostgreSQL reads it when it starts; on a claim without a database nothing is written
-# (initdb needs an empty directory): archiving starts at the db pod's next start.
+# (initdb needs an empty directory): archiving starts at the db pod's next start. Only sh,
+# coreutils and sed: what the image's openSUSE postgres base has (src/model/db.ts archiveCommand).
 # Input: PGDATA (the data claim's mount); ARCHIVE_DIR (the archive claim's mount);
 #   ARCHIVE_SETTINGS (lines `name = value`, from src/model/db.ts archiveSettings).
 set -eu
@@ -37,11 +38,13 @@ chmod 0700 "$ARCHIVE_DIR"
 new=$(mktemp)
 trap 'rm -f "$new"' EXIT
 {
-  awk -v b="$begin" -v e="$end" '$0 == b { skip = 1; next } skip && $0 == e { skip = 0; next } !skip' "$file"
+  # The file without our block (sed: the image has no awk).
+  sed -e "\\|^$begin\$|,\\|^$end\$|d" "$file"
   printf '%s\n' "$begin" "$ARCHIVE_SETTINGS" "$end"
 } > "$new"
 
-if cmp -s "$new" "$file"; then
+# sha1sum, not cmp: the image has coreutils, not diffutils.
+if [ "$(sha1sum < "$new")" = "$(sha1sum < "$file")" ]; then
   echo "db-archiving: $file already archives to $ARCHIVE_DIR"
   exit 0
 fi
