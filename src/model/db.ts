@@ -57,10 +57,11 @@ export const WAL_ARCHIVE_DIR = WAL_ARCHIVE_VOLUME.mountPath;
  * half-written segment is never taken for an archived one. Upstream runs the image's
  * `smdba-pgarchive --source "%p" --destination "<dir>/%f"` (uyuni-tools b6ad4452
  * `mgradm/cmd/backup/db/types.go` `ArchiveCommand`), which does the same copy, removes an
- * existing destination and fails; ours keeps it. It uses only what the image has: sh, coreutils
- * and sed (the openSUSE postgres base image's package list, SUSE/BCI-dockerfile-generator
- * src/bci_build/package/postgres.py @ 0126875b: coreutils, findutils, sed, util-linux; no
- * diffutils, no awk). No single quote inside: it goes into postgresql.conf as a quoted string.
+ * existing destination and fails; ours keeps it. It uses only sh, coreutils and sed: the
+ * openSUSE postgres base image's package list (SUSE/BCI-dockerfile-generator
+ * src/bci_build/package/postgres.py @ 0126875b) names coreutils, findutils, sed and util-linux,
+ * neither diffutils (cmp) nor awk; whether the image has those otherwise is unverified. No single
+ * quote inside: it goes into postgresql.conf as a quoted string.
  */
 export function archiveCommand(dir: string = WAL_ARCHIVE_DIR): string {
   if (/['\s]/.test(dir)) throw new Error(`archive directory ${dir} must not contain quotes or spaces`);

@@ -7,7 +7,8 @@
 # end holds over the image's own lines; the block is replaced, never added twice, the rest of the
 # file kept. PostgreSQL reads it when it starts; on a claim without a database nothing is written
 # (initdb needs an empty directory): archiving starts at the db pod's next start. Only sh,
-# coreutils and sed: what the image's openSUSE postgres base has (src/model/db.ts archiveCommand).
+# coreutils and sed: what the package list of the image's openSUSE postgres base names
+# (src/model/db.ts archiveCommand).
 # Input: PGDATA (the data claim's mount); ARCHIVE_DIR (the archive claim's mount);
 #   ARCHIVE_SETTINGS (lines `name = value`, from src/model/db.ts archiveSettings).
 set -eu
@@ -38,12 +39,12 @@ chmod 0700 "$ARCHIVE_DIR"
 new=$(mktemp)
 trap 'rm -f "$new"' EXIT
 {
-  # The file without our block (sed: the image has no awk).
+  # The file without our block (sed: awk is not in the base image's package list).
   sed -e "\\|^$begin\$|,\\|^$end\$|d" "$file"
   printf '%s\n' "$begin" "$ARCHIVE_SETTINGS" "$end"
 } > "$new"
 
-# sha1sum, not cmp: the image has coreutils, not diffutils.
+# sha1sum, not cmp: the base image's package list names coreutils, not diffutils.
 if [ "$(sha1sum < "$new")" = "$(sha1sum < "$file")" ]; then
   echo "db-archiving: $file already archives to $ARCHIVE_DIR"
   exit 0
