@@ -5,6 +5,7 @@ import {
   defaultConfigWith, envOf, podSpec, ROOT, SynthesizedPlan, synthYaml,
 } from './helpers/synth';
 import { K8sObject, validateObject } from './helpers/validate';
+import { archiveCommand } from '../src/model/db';
 
 /** Kinds without a schema model (CRDs of Traefik): checked by their own construct tests. */
 const UNMODELLED = new Set(['traefik.io/v1alpha1 Middleware', 'traefik.io/v1alpha1 IngressRouteTCP']);
@@ -645,6 +646,61 @@ describe('the install plan follows the configuration', () => {
     it('still refuses an external database: db.enable, db.internal and db.report', () => {
       expect(configError({ db: { enable: false } })).toContain('db.enable: removed: PostgreSQL always runs in Deployment db');
       expect(configError({ db: { internal: { host: 'pg.example.com' } } })).toContain('db.internal: removed: PostgreSQL always runs in Deployment db');
+    });
+  });
+
+  describe('db.archiving (uyuni-tools b6ad4452 mgradm/cmd/backup/db/enable.go, shared/utils/volumes.go)', () => {
+    const db = (p: SynthesizedPlan) => p.find('Deployment', 'db');
+    const on = () => install({ db: { archiving: { enabled: true, size: '20Gi' } } });
+
+    it('is off by default: no WAL claim, no archiving init container, no archive mount', () => {
+      const p = install();
+      expect(p.objects.some((o) => o.kind === 'PersistentVolumeClaim' && o.metadata.name === 'var-pgsql-walbackup')).toBe(false);
+      expect(podSpec(db(p)).initContainers.map((c: any) => c.name)).not.toContain('archiving');
+      expect(JSON.stringify(podSpec(db(p)))).not.toContain('walbackup');
+    });
+
+    it('adds upstream\'s claim var-pgsql-walbackup of db.archiving.size and mounts it at /var/lib/pgsql/backup in the db pod', () => {
+      const p = on();
+      expect(p.find('PersistentVolumeClaim', 'var-pgsql-walbackup').spec.resources.requests.storage).toBe('20Gi');
+      const spec = podSpec(db(p));
+      expect(spec.volumes).toContainEqual({ name: 'var-pgsql-walbackup', persistentVolumeClaim: { claimName: 'var-pgsql-walbackup' } });
+      expect(spec.containers[0].volumeMounts).toContainEqual({ name: 'var-pgsql-walbackup', mountPath: '/var/lib/pgsql/backup' });
+    });
+
+    it('sets archive_mode on, wal_level replica and our archive_command in postgresql.conf from init container archiving', () => {
+      const spec = podSpec(db(on()));
+      expect(spec.initContainers.map((c: any) => c.name)).toEqual(['data-dir', 'pods-cidr', 'archiving']);
+      const init = spec.initContainers[2];
+      expect(init.command).toEqual(['sh', '-c', expect.stringContaining('postgresql.conf')]);
+      const env = Object.fromEntries(init.env.map((e: any) => [e.name, e.value]));
+      expect(env.ARCHIVE_DIR).toBe('/var/lib/pgsql/backup');
+      expect(env.ARCHIVE_SETTINGS.split('\n')).toEqual([
+        'wal_level = replica',
+        'archive_mode = on',
+        `archive_command = '${archiveCommand('/var/lib/pgsql/backup')}'`,
+      ]);
+      expect(archiveCommand('/var/lib/pgsql/backup')).toContain('/var/lib/pgsql/backup/%f');
+      // Only sh, coreutils and sed, what the image's openSUSE postgres base has (no diffutils, no
+      // awk); no `$`, which Kubernetes would read as a reference in an env value.
+      const words = archiveCommand().split(/[\s;|&]+/).filter((w) => /^[a-z][a-z0-9]*$/.test(w));
+      expect([...new Set(words)].sort()).toEqual(['cp', 'else', 'fi', 'if', 'mv', 'sed', 'sha1sum', 'then']);
+      expect(archiveCommand()).not.toContain('$');
+      expect(init.volumeMounts).toEqual([
+        { name: 'var-pgsql', mountPath: '/var/lib/pgsql/data' },
+        { name: 'var-pgsql-walbackup', mountPath: '/var/lib/pgsql/backup' },
+      ]);
+    });
+
+    it('makes the WAL claim in the upgrade plan too, before the database starts', () => {
+      const upgrade = synthYaml(defaultConfigWith({ upgrade: { postgresql: { from: 18 } }, db: { archiving: { enabled: true } } })).upgrade;
+      expect(upgrade.find('PersistentVolumeClaim', 'var-pgsql-walbackup').spec.resources.requests.storage).toBe('50Gi');
+      const names = upgrade.plan.steps.map((s) => s.name);
+      expect(names.indexOf('volumes')).toBeLessThan(names.indexOf('database'));
+    });
+
+    it('refuses a size that is not a quantity, naming the field', () => {
+      expect(configError({ db: { archiving: { enabled: true, size: 'big' } } })).toContain('db.archiving.size: must be a Kubernetes quantity');
     });
   });
 

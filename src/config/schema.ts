@@ -423,7 +423,14 @@ const restore = section({
  * Deployment db (server-helm `db.*`). Only `podsCIDR` is offered: PostgreSQL always runs in
  * Deployment db (an external database, `db.enable: false`, is "not supported yet" upstream).
  */
+const archiving = section({
+  enabled: about("Continuous archiving: PostgreSQL copies every finished WAL segment to a claim of its own, `var-pgsql-walbackup` (upstream's `mgradm backup db enable`, whose volume name it keeps), for a point-in-time restore from a base backup (docs/backup.md, \"Continuous archiving\"). Written into postgresql.conf at each start of the db pod; on a new database from its second start on. Default: false.", defaulted(boolean(), false)),
+  size: about("The size of the WAL archive claim `var-pgsql-walbackup`. Default: 50Gi (upstream's).", defaulted(quantity, '50Gi')),
+});
+
 const db = section({
+  // Optional, not defaulted: a configuration without it is the one backups recorded before it existed.
+  archiving: about('Continuous archiving of the database\'s WAL to a claim of its own. Default: off.', optional(archiving)),
   podsCIDR: about("The network the server's pods connect from: the database allows plain-text (non-SSL) connections from it only (server-helm `db.podsCIDR`, bsc#1270038). Set it to the cluster's pod network, e.g. GKE's, a multi-pool or an IPv6 one. Default: 10.42.0.0/16 (RKE2's and K3s' default).", defaulted(cidr, '10.42.0.0/16')),
 });
 

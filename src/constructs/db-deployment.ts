@@ -1,13 +1,15 @@
 import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
 import { CREDENTIALS, credentialEnv } from '../model/credentials';
-import { PODS_CIDR_ENV, POSTGRES_UID, STOP_GRACE_SECONDS } from '../model/db';
+import {
+  PODS_CIDR_ENV, POSTGRES_UID, STOP_GRACE_SECONDS, WAL_ARCHIVE_DIR, archiveSettings,
+} from '../model/db';
 import type { ImageRef } from '../model/images';
 import type { ContainerPort } from '../model/ports';
 import {
   CERT_MODE, DB_TLS_ITEMS, KEY_MODE, PKI_DIR, TLS_NAMES,
 } from '../model/tls';
-import { DB_POD_VOLUME, DB_VOLUME } from '../model/volumes';
+import { DB_POD_VOLUME, DB_VOLUME, WAL_ARCHIVE_VOLUME } from '../model/volumes';
 import { componentDeployment } from './component-deployment';
 import { readScript } from './script-job';
 
@@ -27,6 +29,17 @@ export interface DbDeploymentProps {
    * pg_hba_custom.conf by init container pods-cidr. @default the image's own rule only
    */
   readonly podsCIDR?: string;
+  /**
+   * Continuous archiving (`db.archiving`): the WAL archive claim is mounted at WAL_ARCHIVE_DIR
+   * and init container archiving writes archive_mode and archive_command into postgresql.conf.
+   * @default no archiving
+   */
+  readonly archiving?: boolean;
+}
+
+/** The settings of `db.archiving` as postgresql.conf lines (init container archiving), archiving into `dir`. */
+export function archiveSettingLines(dir: string = WAL_ARCHIVE_DIR): string {
+  return Object.entries(archiveSettings(dir)).map(([k, v]) => `${k} = ${v}`).join('\n');
 }
 
 /**
@@ -44,7 +57,7 @@ const HEALTHCHECK = ['/usr/bin/healthcheck.sh'];
  * databases on an empty claim and runs the upgrade hooks after an image change; the key is
  * mode 0400 for the postgres group (fsGroup 999), where the image's config script looks. Its
  * init container data-dir clears a new ext4 volume's empty lost+found, which initdb refuses;
- * pods-cidr writes db.podsCIDR into pg_hba_custom.conf.
+ * pods-cidr writes db.podsCIDR into pg_hba_custom.conf; archiving (db.archiving) sets up WAL archiving.
  */
 export class DbDeployment extends Construct {
   public static readonly NAME = 'db';
@@ -84,6 +97,23 @@ export class DbDeployment extends Construct {
           env: [{ name: 'PGDATA', value: DB_VOLUME.mountPath }, { name: PODS_CIDR_ENV, value: props.podsCIDR }],
           volumeMounts: [{ name: DB_POD_VOLUME, mountPath: DB_VOLUME.mountPath }],
           securityContext: { runAsUser: 0, runAsGroup: 0, runAsNonRoot: false },
+        }] : []),
+        // As upstream's `mgradm backup db enable`, in postgresql.conf (docs/backup.md, "Continuous archiving").
+        ...(props.archiving ? [{
+          name: 'archiving',
+          image: props.image.image,
+          imagePullPolicy: props.image.pullPolicy,
+          command: ['sh', '-c', readScript('db-archiving.sh')],
+          env: [
+            { name: 'PGDATA', value: DB_VOLUME.mountPath },
+            { name: 'ARCHIVE_DIR', value: WAL_ARCHIVE_DIR },
+            { name: 'ARCHIVE_SETTINGS', value: archiveSettingLines() },
+          ],
+          volumeMounts: [
+            { name: DB_POD_VOLUME, mountPath: DB_VOLUME.mountPath },
+            { name: WAL_ARCHIVE_VOLUME.name, mountPath: WAL_ARCHIVE_DIR },
+          ],
+          securityContext: { runAsUser: 0, runAsGroup: 0, runAsNonRoot: false },
         }] : [])],
         containers: [{
           name: 'db',
@@ -99,6 +129,7 @@ export class DbDeployment extends Construct {
           volumeMounts: [
             { name: DB_POD_VOLUME, mountPath: DB_VOLUME.mountPath },
             { name: TLS_NAMES.dbCert, mountPath: PKI_DIR },
+            ...(props.archiving ? [{ name: WAL_ARCHIVE_VOLUME.name, mountPath: WAL_ARCHIVE_DIR }] : []),
           ],
           // The chart has none; without one a Service would send clients to a database that
           // is still creating itself or running its upgrade hooks.
@@ -109,6 +140,7 @@ export class DbDeployment extends Construct {
         }],
         volumes: [
           { name: DB_POD_VOLUME, persistentVolumeClaim: { claimName: props.claim ?? DB_VOLUME.name } },
+          ...(props.archiving ? [{ name: WAL_ARCHIVE_VOLUME.name, persistentVolumeClaim: { claimName: WAL_ARCHIVE_VOLUME.name } }] : []),
           {
             name: TLS_NAMES.dbCert,
             secret: {

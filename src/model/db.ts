@@ -1,3 +1,5 @@
+import { WAL_ARCHIVE_VOLUME } from './volumes';
+
 /**
  * The database endpoints (docs/upstream.md), defined once: the ConfigMap
  * uyuni-config, the server's environment, the db-waiter, the Services and the certificate's
@@ -38,3 +40,38 @@ export const STOP_GRACE_SECONDS = 180;
  * for custom rules (docs/upstream.md, decision m).
  */
 export const PODS_CIDR_ENV = 'PODS_CIDR';
+
+/**
+ * Where continuous archiving (`db.archiving`) keeps the WAL: a claim of its own, named and mounted
+ * as upstream's (uyuni-tools b6ad4452 `shared/utils/volumes.go` `VarPgsqlBackupVolumeMount`:
+ * `var-pgsql-walbackup` at /var/lib/pgsql/backup, 50Gi), never on the data claim.
+ */
+export const WAL_ARCHIVE_DIR = WAL_ARCHIVE_VOLUME.mountPath;
+
+/**
+ * PostgreSQL's `archive_command` for `db.archiving` (run by `sh -c`; %p is the segment's path
+ * relative to PGDATA, %f its name). It never overwrites: an archived segment of the same name is
+ * accepted only when it is byte for byte the same (a copy finished before a crash, as
+ * PostgreSQL's documentation asks), any other refused (non-zero: PostgreSQL keeps the segment and
+ * retries). The copy goes to a `.tmp` name first and is renamed on the same volume, so a
+ * half-written segment is never taken for an archived one. Upstream runs the image's
+ * `smdba-pgarchive --source "%p" --destination "<dir>/%f"` (uyuni-tools b6ad4452
+ * `mgradm/cmd/backup/db/types.go` `ArchiveCommand`), which does the same copy, removes an
+ * existing destination and fails; ours keeps it. It uses only sh, coreutils and sed: the
+ * openSUSE postgres base image's package list (SUSE/BCI-dockerfile-generator
+ * src/bci_build/package/postgres.py @ 0126875b) names coreutils, findutils, sed and util-linux,
+ * neither diffutils (cmp) nor awk; whether the image has those otherwise is unverified. No single
+ * quote inside: it goes into postgresql.conf as a quoted string.
+ */
+export function archiveCommand(dir: string = WAL_ARCHIVE_DIR): string {
+  if (/['\s]/.test(dir)) throw new Error(`archive directory ${dir} must not contain quotes or spaces`);
+  const dest = `${dir}/%f`;
+  // The comparison: the archived copy's SHA-1 checked against %p (`sha1sum -c`); an unreadable
+  // copy gives no checksum line, which -c refuses. No `$`: it travels in a container's env.
+  return `if [ -f ${dest} ]; then sha1sum ${dest} | sed "s#  .*#  %p#" | sha1sum --status -c; else cp %p ${dest}.tmp && mv ${dest}.tmp ${dest}; fi`;
+}
+
+/** The settings `db.archiving` adds to postgresql.conf (upstream's `mgradm backup db enable` sets the same three). */
+export function archiveSettings(dir: string = WAL_ARCHIVE_DIR): Readonly<Record<string, string>> {
+  return { wal_level: 'replica', archive_mode: 'on', archive_command: `'${archiveCommand(dir)}'` };
+}

@@ -67,6 +67,13 @@ export const DB_POD_VOLUME = 'var-pgsql';
  */
 export const LEGACY_DB_VOLUME: VolumeSpec = { name: 'var-pgsql', mountPath: '/var/lib/pgsql', size: '50Gi', owner: 'flow' };
 
+/**
+ * The WAL archive of `db.archiving` (only when enabled): upstream's name and size (uyuni-tools
+ * b6ad4452 `shared/utils/volumes.go` `VarPgsqlBackupVolumeMount`), mounted at WAL_ARCHIVE_DIR
+ * (src/model/db.ts). Its size is `db.archiving.size`.
+ */
+export const WAL_ARCHIVE_VOLUME: VolumeSpec = { name: 'var-pgsql-walbackup', mountPath: '/var/lib/pgsql/backup', size: '50Gi', owner: 'db' };
+
 /** Every claim of a server install. */
 export const INSTALL_VOLUMES: readonly VolumeSpec[] = [...SERVER_VOLUMES, DB_VOLUME];
 

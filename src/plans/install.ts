@@ -14,7 +14,7 @@ import { CaMadeBy, tlsRequirements, UyuniTls } from '../constructs/uyuni-tls';
 import { CREDENTIALS, credentialRequirement, sccCredentials, userCredentialRequirement } from '../model/credentials';
 import { commonLabels } from '../model/labels';
 import { containerPorts } from '../model/ports';
-import { INSTALL_VOLUMES, VolumeSpec } from '../model/volumes';
+import { INSTALL_VOLUMES, VolumeSpec, WAL_ARCHIVE_VOLUME } from '../model/volumes';
 import type { Action, PlanFlow, PlanNotes, ServerIdentity } from '../plan/types';
 import { PlanApp } from './plan-app';
 import {
@@ -57,8 +57,14 @@ export function addNamespaceStep(plan: PlanApp, config: UyuniConfig): void {
   });
 }
 
+/** The install's claims: the table's, and the WAL archive's when `db.archiving` is enabled (its size from there). */
+export function installVolumes(config: UyuniConfig, base: readonly VolumeSpec[] = INSTALL_VOLUMES): readonly VolumeSpec[] {
+  const { archiving } = config.db;
+  return archiving?.enabled ? [...base, { ...WAL_ARCHIVE_VOLUME, size: archiving.size }] : base;
+}
+
 /** The claims of the table (`volumes` of a flow: the install's, or only those a flow adds). */
-export function addVolumesStep(plan: PlanApp, config: UyuniConfig, volumes: readonly VolumeSpec[] = INSTALL_VOLUMES): void {
+export function addVolumesStep(plan: PlanApp, config: UyuniConfig, volumes: readonly VolumeSpec[] = installVolumes(config)): void {
   const names = volumes.length <= 3 ? ` (${volumes.map((v) => v.name).join(', ')})` : '';
   plan.addStep('volumes', { description: `${volumes.length} persistent volume claim${volumes.length === 1 ? '' : 's'}${names}` }, (chart) => {
     new Claims(chart, 'Claims', { namespace: config.namespace, claims: volumes.map((v) => claimOf(config, v)) });
@@ -116,6 +122,7 @@ export function addDatabaseStep(plan: PlanApp, config: UyuniConfig, requires = d
       timezone: config.timezone,
       ports: containerPorts(serverServicesOf(config), 'db'),
       podsCIDR: config.db.podsCIDR,
+      archiving: config.db.archiving?.enabled ?? false,
     });
   });
 }

@@ -13,7 +13,7 @@ import {
   addDbFinalizeStep, addDbUpgradeStep, addInspectDbStep, addInspectStep, flowRecord, JOB_NAMES, upgradeGates,
 } from './db-steps';
 import {
-  addDatabaseStep, addIngressStep, addNamespaceStep, addServerStep, addServicesStep, addTlsStep, addVolumesStep, serverPlan,
+  addDatabaseStep, addIngressStep, addNamespaceStep, addServerStep, addServicesStep, addTlsStep, addVolumesStep, installVolumes, serverPlan,
 } from './install';
 import type { PlanApp } from './plan-app';
 import { serverNotes } from './notes';
@@ -273,7 +273,7 @@ export function migratePreparePlan(config: UyuniConfig): PlanApp {
   const plan = serverPlan(config, 'migrate-prepare',
     `Copy the data of ${m.source.fqdn} ahead of its migration, while it keeps running (namespace ${config.namespace})`);
   addNamespaceStep(plan, config);
-  addVolumesStep(plan, config, MIGRATE_VOLUMES);
+  addVolumesStep(plan, config, installVolumes(config, MIGRATE_VOLUMES));
   addDataSyncStep(plan, config, m, { prepare: true });
   // Repeatable before the migration, never after it (over the live claims).
   return plan.markOneShot('migration', 'data-presync');
@@ -298,7 +298,7 @@ export function migratePlan(config: UyuniConfig): PlanApp {
     `Migrate Uyuni from ${m.source.fqdn} to ${config.fqdn} in namespace ${config.namespace} (PostgreSQL ${m.postgresql.from} → ${m.postgresql.to})`,
     { flow: { kind: 'migration', source: m.source.fqdn }, notes: serverNotes(config, { migratedFrom: m.source.fqdn }) });
   addNamespaceStep(plan, config);
-  addVolumesStep(plan, config, MIGRATE_VOLUMES);
+  addVolumesStep(plan, config, installVolumes(config, MIGRATE_VOLUMES));
   // A server left from an earlier try: its server first, then its database (docs/upstream.md, decision n).
   addStopSteps(plan, config, { why: 'left from an earlier try, before the claims are filled', partOf: 'uyuni' });
   addDataSyncStep(plan, config, m);

@@ -9,7 +9,7 @@ import {
   upgradeGates, upgradesPg,
 } from './db-steps';
 import {
-  addDatabaseStep, addIngressStep, addServerStep, addServicesStep, addTlsStep, addVolumesStep, serverPlan,
+  addDatabaseStep, addIngressStep, addServerStep, addServicesStep, addTlsStep, addVolumesStep, installVolumes, serverPlan,
 } from './install';
 import type { PlanApp } from './plan-app';
 import { addStopSteps } from './stop-steps';
@@ -135,12 +135,12 @@ export function upgradePlan(config: UyuniConfig): PlanApp {
   addInspectDbStep(plan, config, sourceDbVolume(pg), { nearDb: true });
   addStopServerStep(plan, config, u);
   if (hasRootClaim(u)) addSetupMarkerStep(plan, config);
-  if (upgradesPg(pg)) {
-    // Only the new claim: the others exist, and re-applying them could clash with settings
-    // an older chart gave them (a claim's class is immutable).
-    addVolumesStep(plan, config, [DB_VOLUME]);
-    addDbUpgradeStep(plan, config, pg);
-  }
+  // Only the new claims (the new database's, the WAL archive's with db.archiving): the others
+  // exist, and re-applying them could clash with settings an older chart gave them (a claim's
+  // class is immutable).
+  const newClaims = installVolumes(config, upgradesPg(pg) ? [DB_VOLUME] : []);
+  if (newClaims.length > 0) addVolumesStep(plan, config, newClaims);
+  if (upgradesPg(pg)) addDbUpgradeStep(plan, config, pg);
   addUpgradeTlsStep(plan, config, u);
   addServicesStep(plan, config);
   addDatabaseStep(plan, config, upgradeDatabaseRequirements(config));

@@ -1,0 +1,161 @@
+import { spawnSync } from 'child_process';
+import * as fs from 'fs';
+import * as path from 'path';
+import { archiveSettingLines } from '../src/constructs/db-deployment';
+import { readScript } from '../src/constructs/script-job';
+import { archiveCommand } from '../src/model/db';
+import {
+  asPostgres, initdb, pgInstalled, pgTempDir, postgresIds, Server, startServer,
+} from './helpers/postgres';
+
+/**
+ * db.archiving in Debian's real PostgreSQL 15: the db pod's init container
+ * (src/scripts/db-archiving.sh) writes the product's settings, with the product's archive_command
+ * (src/model/db.ts archiveCommand, only the directory is the test's), into postgresql.conf; a base
+ * backup without WAL of its own (pg_basebackup -X none: every segment comes from the archive),
+ * rows, a timestamp, more rows, a WAL switch; then the base backup restored with a
+ * restore_command (upstream's `cp <dir>/%f %p`, uyuni-tools b6ad4452
+ * mgradm/cmd/backup/db/types.go RestoreCommand) and recovery_target_time: the rows before the
+ * timestamp are there, the ones after it are not.
+ */
+
+let root: string;
+let archive: string;
+let base: string;
+let primary: Server | undefined;
+let restored: Server | undefined;
+const { uid, gid } = postgresIds();
+
+/** A directory of the postgres user's. */
+const pgDir = (p: string): string => {
+  fs.mkdirSync(p, { recursive: true });
+  fs.chownSync(p, uid, gid);
+  return p;
+};
+
+/** Polls `check` (a query's answer) until it holds; fails with the last answer after 60 s. */
+function until(what: string, check: () => boolean): void {
+  const deadline = Date.now() + 60_000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
+    spawnSync('sleep', ['0.2']);
+  }
+}
+
+beforeAll(() => {
+  pgInstalled();
+  root = pgTempDir('uyuni-cdk-archiving-');
+  pgDir(path.join(root, 'work'));
+  archive = path.join(root, 'work', 'archive');
+  fs.mkdirSync(archive);
+});
+afterAll(() => {
+  restored?.stop();
+  primary?.stop();
+  if (root) fs.rmSync(root, { recursive: true, force: true });
+});
+
+describe('db-archiving.sh and the product archive_command (PostgreSQL 15)', () => {
+  let data: string;
+  const run = (dir: string) => spawnSync('sh', ['-c', readScript('db-archiving.sh')], {
+    encoding: 'utf8', env: { PATH: process.env.PATH!, PGDATA: dir, ARCHIVE_DIR: archive, ARCHIVE_SETTINGS: archiveSettingLines(archive) },
+  });
+
+  it('writes nothing on a claim without a database', () => {
+    const empty = pgDir(path.join(root, 'empty'));
+    const r = run(empty);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain('holds no database yet');
+    expect(fs.readdirSync(empty)).toEqual([]);
+  });
+
+  it('writes the settings once at the end of postgresql.conf and gives the archive to PostgreSQL\'s user', () => {
+    data = path.join(root, 'primary');
+    expect(initdb(data).status).toBe(0);
+    const before = fs.readFileSync(path.join(data, 'postgresql.conf'), 'utf8');
+    expect(run(data).status).toBe(0);
+    expect(run(data).stdout).toContain('already archives');
+    const conf = fs.readFileSync(path.join(data, 'postgresql.conf'), 'utf8');
+    expect(conf.startsWith(before)).toBe(true);
+    expect(conf.slice(before.length).split('\n').filter(Boolean)).toEqual([
+      expect.stringMatching(/^# BEGIN uyuni-cdk db.archiving/),
+      'wal_level = replica',
+      'archive_mode = on',
+      `archive_command = '${archiveCommand(archive)}'`,
+      '# END uyuni-cdk db.archiving',
+    ]);
+    expect(fs.statSync(archive).uid).toBe(uid);
+  });
+
+  it('is what PostgreSQL runs: archive_mode on and the product\'s archive_command', () => {
+    const started = startServer(data, path.join(root, 'sock-primary'));
+    if (!started.server) throw new Error(`PostgreSQL did not start with the archiving settings: ${started.run.stderr}`);
+    primary = started.server;
+    expect(primary.psql('postgres', 'SHOW archive_mode').stdout.trim()).toBe('on');
+    expect(primary.psql('postgres', 'SHOW archive_command').stdout.trim()).toBe(archiveCommand(archive));
+  });
+
+  it('restores a base backup to a point in time from the archive: the rows before it are there, the ones after it are gone', () => {
+    const pg = primary!;
+    expect(pg.psql('postgres', 'CREATE TABLE t (id int, phase text)').status).toBe(0);
+    base = path.join(root, 'work', 'base');
+    const backup = asPostgres('pg_basebackup', ['-h', pg.socketDir, '-U', 'postgres', '-D', base, '-X', 'none', '-c', 'fast']);
+    expect({ status: backup.status, stderr: backup.stderr }).toEqual({ status: 0, stderr: expect.any(String) });
+
+    expect(pg.psql('postgres', "INSERT INTO t SELECT g, 'before' FROM generate_series(1, 100) g").status).toBe(0);
+    const target = pg.psql('postgres', 'SELECT clock_timestamp()').stdout.trim();
+    expect(pg.psql('postgres', "INSERT INTO t SELECT g, 'after' FROM generate_series(101, 150) g").status).toBe(0);
+    expect(pg.psql('postgres', 'SELECT phase, count(*) FROM t GROUP BY phase ORDER BY phase').stdout.trim().split('\n')).toEqual(['after|50', 'before|100']);
+    const last = pg.psql('postgres', 'SELECT pg_walfile_name(pg_switch_wal())').stdout.trim();
+    expect(last).toMatch(/^[0-9A-F]{24}$/);
+    until(`segment ${last} in the archive`, () => fs.existsSync(path.join(archive, last)));
+    pg.stop();
+    primary = undefined;
+    // Whole segments only, none half-copied.
+    const files = fs.readdirSync(archive);
+    expect(files.filter((f) => f.endsWith('.tmp'))).toEqual([]);
+    expect(files).toContain(last);
+
+    fs.writeFileSync(path.join(base, 'recovery.signal'), '');
+    fs.appendFileSync(path.join(base, 'postgresql.conf'), [
+      `restore_command = 'cp ${archive}/%f %p'`,
+      `recovery_target_time = '${target}'`,
+      "recovery_target_action = 'promote'",
+      // The restored cluster must not add its new timeline to the archive under test.
+      'archive_mode = off',
+      '',
+    ].join('\n'));
+    const started = startServer(base, path.join(root, 'sock-restored'));
+    if (!started.server) throw new Error(`the restored PostgreSQL did not start: ${started.run.stderr}`);
+    restored = started.server;
+    until('the end of recovery', () => restored!.psql('postgres', 'SELECT pg_is_in_recovery()').stdout.trim() === 'f');
+    expect(restored.psql('postgres', 'SELECT phase, count(*), min(id), max(id) FROM t GROUP BY phase ORDER BY phase').stdout.trim().split('\n'))
+      .toEqual(['before|100|1|100']);
+    const log = fs.readFileSync(path.join(root, 'sock-restored', 'server.log'), 'utf8');
+    expect(log).toMatch(/recovery stopping before commit of transaction \d+, time /);
+  });
+});
+
+describe('the archive_command never overwrites an archived segment', () => {
+  const cmd = (dir: string, p: string, f: string) => spawnSync('sh', ['-c', archiveCommand(dir).split('%p').join(p).split('%f').join(f)], { encoding: 'utf8' });
+
+  it('copies a new segment, accepts the same one again, and refuses a different one of the same name, keeping the archived copy', () => {
+    const dir = fs.mkdtempSync(path.join(root, 'cmd-'));
+    const seg = path.join(dir, 'src');
+    fs.writeFileSync(seg, 'segment one');
+    const dest = fs.mkdtempSync(path.join(root, 'dest-'));
+    expect(cmd(dest, seg, '000000010000000000000001').status).toBe(0);
+    expect(fs.readFileSync(path.join(dest, '000000010000000000000001'), 'utf8')).toBe('segment one');
+    expect(cmd(dest, seg, '000000010000000000000001').status).toBe(0);
+    fs.writeFileSync(seg, 'segment two');
+    expect(cmd(dest, seg, '000000010000000000000001').status).not.toBe(0);
+    expect(fs.readFileSync(path.join(dest, '000000010000000000000001'), 'utf8')).toBe('segment one');
+    expect(fs.readdirSync(dest)).toEqual(['000000010000000000000001']);
+  });
+
+  it('leaves no segment under its own name when the copy fails', () => {
+    const dest = fs.mkdtempSync(path.join(root, 'dest-'));
+    expect(cmd(dest, path.join(root, 'missing'), '000000010000000000000002').status).not.toBe(0);
+    expect(fs.readdirSync(dest)).toEqual([]);
+  });
+});
