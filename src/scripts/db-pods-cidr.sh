@@ -40,8 +40,10 @@ new=$(mktemp)
 trap 'rm -f "$new"' EXIT
 {
   if [ -f "$file" ]; then
-    # The file without our block (wherever it is), then the block at the end.
-    awk -v b="$begin" -v e="$end" '$0 == b { skip = 1; next } skip && $0 == e { skip = 0; next } !skip' "$file"
+    # The file without our block (wherever it is), then the block at the end. sed, not awk or
+    # cmp: the image's openSUSE postgres base lists coreutils, findutils, sed and util-linux, not
+    # gawk or diffutils (SUSE/BCI-dockerfile-generator src/bci_build/package/postgres.py @ 0126875b).
+    sed -e "\\|^$begin\$|,\\|^$end\$|d" "$file"
   fi
   printf '%s\n' "$begin" \
     'hostssl reportdb all .kube-system.svc.cluster.local scram-sha-256' \
@@ -50,7 +52,7 @@ trap 'rm -f "$new"' EXIT
     "$end"
 } > "$new"
 
-if [ -f "$file" ] && cmp -s "$new" "$file"; then
+if [ -f "$file" ] && [ "$(sha1sum < "$new")" = "$(sha1sum < "$file")" ]; then
   echo "db-pods-cidr: $file already allows $PODS_CIDR"
   exit 0
 fi
