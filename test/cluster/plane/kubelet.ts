@@ -332,7 +332,21 @@ export class FakeKubelet {
           claimRef: { apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace: pvc.metadata!.namespace, name: pvc.metadata!.name, uid },
         },
       },
-    }).catch((e) => { if ((e as { code?: number }).code !== 409) throw e; });
+    }).catch((e) => {
+      if ((e as { code?: number }).code === 409) return;
+      // As external-provisioner does, tried again (the API server may be restarting: api-restart.test.ts
+      // saw a claim left Pending for good, and the scheduler's VolumeBinding waiting on it, when a failed
+      // create was never retried).
+      this.provisioned.delete(uid);
+      if (!this.stopped) {
+        const t = setTimeout(() => {
+          this.timers.delete(t);
+          void this.provision(pvc).catch((again) => this.log(`claim ${pvc.metadata?.namespace}/${pvc.metadata?.name}: ${(again as Error).message}`));
+        }, 1000);
+        this.timers.add(t);
+      }
+      throw e;
+    });
   }
 
   // ---- logs over HTTPS, as kube-apiserver's pods/log proxy expects ----
