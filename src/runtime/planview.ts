@@ -272,7 +272,15 @@ async function planStep(w: Walk, step: Step, objects: readonly Manifest[]): Prom
       planned.push({ object: refString(refOf(obj)), action: jobAction(d), detail: 'why' in d ? d.why : undefined, ...(finishedJob ? { finishedJob } : {}) });
     }
     else if (skipWhy) planned.push({ object: refString(refOf(obj)), action: 'skip', detail: 'the step is skipped' });
-    else planned.push(await (w.prefetched.get(prefetchKey(step.name, index)) ?? plannedObject(w.cluster, obj, w.setId, w.diff, w.dry, w.seen)));
+    else {
+      const read = w.prefetched.get(prefetchKey(step.name, index)) ?? plannedObject(w.cluster, obj, w.setId, w.diff, w.dry, w.seen);
+      // The run is refused before its first write already (a namespace being deleted, a damaged
+      // record): an object's read or dry run that fails meanwhile (403 from a terminating
+      // namespace) is shown, not let to hide that refusal behind an error.
+      planned.push(w.stopsAt?.step === '(run)'
+        ? await read.catch((e: Error): PlannedObject => ({ object: refString(refOf(obj)), action: 'skip', detail: `not compared: ${e.message}` }))
+        : await read);
+    }
   }
   for (const [i, o] of planned.entries()) {
     if (objects[i].kind === 'PersistentVolumeClaim' && !['create', 'skip', 'missing-kind'].includes(o.action)) w.claimsWithData.push(o.object);

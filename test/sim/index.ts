@@ -67,6 +67,8 @@ export interface Simulator {
   /** Every stored object of every kind (copies), kind by kind, each sorted by namespace and name: what a test compares before and after. */
   snapshot(): any[];
   put(obj: any): void;
+  /** Deletes an object as a DELETE request would (finalizers, a namespace's contents), at once: for a hook that must act before the next request is served. */
+  remove(apiVersion: string, kind: string, name: string, namespace?: string): void;
   setJob(name: string, script: JobScript): void;
   /** Replaces the admission webhook stand-ins. */
   setWebhooks(rules: WebhookRule[]): void;
@@ -173,6 +175,7 @@ export async function startSimulator(opts: SimOptions = {}): Promise<Simulator> 
     list: (apiVersion, kind, namespace) => store.list(typeOf(apiVersion, kind), namespace),
     snapshot: () => store.types().flatMap((rt) => store.list(rt)),
     put,
+    remove: (apiVersion, kind, name, namespace) => { controllers.delete(typeOf(apiVersion, kind), namespace, name, {}); },
     setJob: (name, script) => void scripts.set(name, script),
     setWebhooks: (rules) => { store.webhooks = [...rules]; },
     setAuthorize: (rule) => { deps.authorize = rule; },
