@@ -156,7 +156,8 @@ describe('dist/backup then dist/restore against kube-apiserver', () => {
     const mark = auditSize(p.dir);
     const again = await cli('run', dist('restore'), { ...opts, yes: true });
     expect({ code: again.code, err: again.err }).toEqual({ code: 0, err: expect.any(String) });
-    // The ApplySet ConfigMap the install and the restore share (both part-of uyuni) is patched again, unchanged (200).
+    // The parent of the ApplySet the install and the restore share (both part-of uyuni, src/runtime/applyset.ts) names the
+    // run that last applied members: the Deployments started again are, so it is written again.
     const applyset = /^patch configmaps\/uyuni-applyset 200$/;
     const sent = writes(p, mark, ns).filter((w) => !runOwn(w) && !applyset.test(w));
     const jobs = ['uyuni-restore-check', 'uyuni-restore-inspect-db', 'uyuni-stop-server', 'uyuni-stop-db', 'uyuni-restore-target', 'uyuni-restore'];
