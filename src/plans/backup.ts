@@ -254,7 +254,9 @@ export function backupPlan(config: UyuniConfig): PlanApp {
   const recordClaim = backupClaimVolume(b, false);
   plan.addStep('record', {
     description: `record what the backup is taken with: each pod's image and imageID, the configuration, the server's identity (Job ${BACKUP_JOBS.record})`,
-    waits: accountWaits(ns, BACKUP_JOBS.record),
+    // The Job's own completion too: with the account's waits alone the run went on to the stop
+    // before the record was taken (kube-apiserver, test/cluster/backup-restore.test.ts).
+    waits: [{ object: jobRef(ns, BACKUP_JOBS.record), for: 'complete' as const }, ...accountWaits(ns, BACKUP_JOBS.record)],
     factsFrom: jobRef(ns, BACKUP_JOBS.record),
   }, (chart) => {
     stepAccount(chart, ns, BACKUP_JOBS.record, BACKUP_PART_OF, [

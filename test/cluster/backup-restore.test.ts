@@ -11,9 +11,9 @@
  * Every run of either plan is a new one (its prepare step deletes the Jobs of the last run,
  * docs/backup.md), so `plan` afterwards shows the next backup or restore, not "no change", and a
  * second run writes its Jobs and its stops and starts again; what the suites check is that it
- * writes nothing else. Not checked here: that the backup's record Job has finished before the
- * server stops (the record step waits for its account only, not its Job: on this server the run
- * went on to stop-server 0.3 s after creating the Job).
+ * writes nothing else. The record Job (3 s here) has finished before the server stops: its step
+ * waited for its account only at first, and on this server the run went on to stop-server 0.3 s
+ * after creating the Job (the record of the pods would have been taken with the server stopped).
  */
 import * as path from 'path';
 import { cli } from '../runtime/e2e/harness';
@@ -27,6 +27,7 @@ const dist = (name: string) => path.join(ROOT, 'dist', name);
 const BACKUP_JOBS = {
   'uyuni-backup-inspect': { logs: lines({ product: 'uyuni', uyuni_release: '2026.08', current_product: 'uyuni', current_release: '2026.08', fqdn: 'uyuni.example.com' }) },
   'uyuni-backup-inspect-db': { logs: lines({ current_pg_version: '18', image_pg_version: '18' }) },
+  'uyuni-backup-record': { durationMs: 3000, logs: ['uyuni-backup-record: 2 pods, the configuration and the identity recorded'] },
   'uyuni-backup': { logs: ['uyuni-backup: claim 1/26 var-cobbler: 10.0 KiB in 0s (0.0 MiB/s)', ...lines({ backup_ok: 'true', backup_id: '20261201T203000Z', backup_bytes: '5368709120' })] },
   'uyuni-backup-prune': { logs: ['uyuni-backup-prune: backup 20261201T203000Z verified', ...lines({ backups: '1', 'backup.1': '20261201T203000Z 2026-12-01T20:30:00Z 5368709120 verified' })] },
 };
@@ -85,7 +86,13 @@ describe('dist/backup then dist/restore against kube-apiserver', () => {
     ];
     expect([...order].sort((a, b) => a - b)).toEqual(order);
     expect(new Set(order).size).toBe(order.length);
-    for (const job of ['uyuni-backup-inspect', 'uyuni-backup-inspect-db', 'uyuni-backup-stop-server', 'uyuni-backup-stop-db', 'uyuni-backup', 'uyuni-backup-prune']) {
+    // What the backup is taken with is recorded while the server still runs: the record Job
+    // complete before the Job that stops the server is made.
+    const recorded = Date.parse((await get('job', 'uyuni-backup-record'))?.status?.completionTime);
+    const stopping = Date.parse((await get('job', 'uyuni-backup-stop-server'))?.metadata?.creationTimestamp);
+    expect(recorded).toBeLessThanOrEqual(stopping);
+    expect(r.out + r.err).not.toContain('read facts of Job/uyuni-backup-record');
+    for (const job of ['uyuni-backup-inspect', 'uyuni-backup-inspect-db', 'uyuni-backup-record', 'uyuni-backup-stop-server', 'uyuni-backup-stop-db', 'uyuni-backup', 'uyuni-backup-prune']) {
       expect([job, (await get('job', job))?.status?.succeeded]).toEqual([job, 1]);
     }
     await until('db and uyuni available again', async () =>
