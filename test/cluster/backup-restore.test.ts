@@ -17,7 +17,7 @@
  */
 import * as path from 'path';
 import { cli } from '../runtime/e2e/harness';
-import { lines } from '../runtime/e2e/inspect-facts';
+import { BACKUP_COPIED, BACKUP_INSPECTED, backupPruned, PINNED, restoreChecked } from '../runtime/e2e/backup-facts';
 import { plane, runOwn, until, writes } from './helpers';
 import { auditSize, ROOT } from './plane/plane';
 
@@ -25,28 +25,10 @@ const p = plane();
 const dist = (name: string) => path.join(ROOT, 'dist', name);
 
 const BACKUP_JOBS = {
-  'uyuni-backup-inspect': { logs: lines({ product: 'uyuni', uyuni_release: '2026.08', current_product: 'uyuni', current_release: '2026.08', fqdn: 'uyuni.example.com' }) },
-  'uyuni-backup-inspect-db': { logs: lines({ current_pg_version: '18', image_pg_version: '18' }) },
+  ...BACKUP_INSPECTED, ...BACKUP_COPIED, ...backupPruned(),
   'uyuni-backup-record': { durationMs: 3000, logs: ['uyuni-backup-record: 2 pods, the configuration and the identity recorded'] },
-  'uyuni-backup': { logs: ['uyuni-backup: claim 1/26 var-cobbler: 10.0 KiB in 0s (0.0 MiB/s)', ...lines({ backup_ok: 'true', backup_id: '20261201T203000Z', backup_bytes: '5368709120' })] },
-  'uyuni-backup-prune': { logs: ['uyuni-backup-prune: backup 20261201T203000Z verified', ...lines({ backups: '1', 'backup.1': '20261201T203000Z 2026-12-01T20:30:00Z 5368709120 verified' })] },
 };
-
-/** The images the backup recorded, by digest, as restore-check prints them. */
-const PINNED = {
-  server: `registry.opensuse.org/uyuni/server@sha256:${'ab'.repeat(32)}`,
-  db: `registry.opensuse.org/uyuni/server-postgresql@sha256:${'cd'.repeat(32)}`,
-};
-const RESTORE_JOBS = {
-  'uyuni-restore-check': { logs: lines({
-    backup_id: '20261201T203000Z', backup_verified: 'true', backup_fqdn: 'uyuni.example.com', backup_product: 'uyuni', backup_release: '2026.08',
-    backup_pg_version: '18', backup_tls_mode: 'generated', product: 'uyuni', uyuni_release: '2026.08',
-    backup_record: 'present', record_images_pinned: 'true', record_config_same: 'true', record_ok: 'true',
-    'restore_image.server': PINNED.server, 'restore_image.db': PINNED.db,
-  }) },
-  'uyuni-restore-inspect-db': { logs: lines({ image_pg_version: '18' }) },
-  'uyuni-restore-target': { logs: lines({ target_empty: 'true' }) },
-};
+const RESTORE_JOBS = restoreChecked({ target_empty: 'true' });
 
 describe('dist/backup then dist/restore against kube-apiserver', () => {
   const ns = p.namespace('backup');

@@ -6,18 +6,15 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { startSimulator, Simulator } from '../../sim';
+import { BACKUP_COPIED, BACKUP_INSPECTED, backupPruned, PINNED, restoreChecked } from './backup-facts';
 import { cli, ROOT, tmpDir } from './harness';
+import { lines } from './inspect-facts';
 
 const dist = (p: string) => path.join(ROOT, 'dist', p);
-const lines = (o: Record<string, string>) => Object.entries(o).map(([k, v]) => `${k}=${v}`);
 const NS = 'uyuni';
 
-const inspected = {
-  'uyuni-backup-inspect': { logs: lines({ product: 'uyuni', uyuni_release: '2026.08', current_product: 'uyuni', current_release: '2026.08', fqdn: 'uyuni.example.com' }) },
-  'uyuni-backup-inspect-db': { logs: lines({ current_pg_version: '18', image_pg_version: '18' }) },
-  'uyuni-backup-prune': { logs: ['uyuni-backup-prune: backup 20261201T203000Z verified', ...lines({ backups: '2', 'backup.1': '20261201T203000Z 2026-12-01T20:30:00Z 5368709120 verified', 'backup.2': '20261130T203000Z 2026-11-30T20:30:00Z 5368709000 unverified' })] },
-};
-const copied = { 'uyuni-backup': { logs: ['uyuni-backup: claim 1/26 var-cobbler: 10.0 KiB in 0s (0.0 MiB/s)', ...lines({ backup_ok: 'true', backup_id: '20261201T203000Z', backup_bytes: '5368709120' })] } };
+const inspected = { ...BACKUP_INSPECTED, ...backupPruned(['20261130T203000Z 2026-11-30T20:30:00Z 5368709000 unverified']) };
+const copied = BACKUP_COPIED;
 const failed = { 'uyuni-backup': { logs: ['uyuni-backup: backup FAILED', ...lines({ backup_ok: 'false', backup_error: 'the backup claim is full' })] } };
 
 let sim: Simulator;
@@ -98,23 +95,9 @@ describe('dist/backup', () => {
   }, 120_000);
 });
 
-/** The images the backup recorded, by digest, as restore-check prints them. */
-const PINNED = {
-  server: `registry.opensuse.org/uyuni/server@sha256:${'ab'.repeat(32)}`,
-  db: `registry.opensuse.org/uyuni/server-postgresql@sha256:${'cd'.repeat(32)}`,
-};
 const imagesOf = (d: any) => [...d?.spec?.template?.spec?.initContainers ?? [], ...d?.spec?.template?.spec?.containers ?? []].map((c: any) => c.image);
 
-const checked = (target: Record<string, string>) => ({
-  'uyuni-restore-check': { logs: lines({
-    backup_id: '20261201T203000Z', backup_verified: 'true', backup_fqdn: 'uyuni.example.com', backup_product: 'uyuni', backup_release: '2026.08',
-    backup_pg_version: '18', backup_tls_mode: 'generated', product: 'uyuni', uyuni_release: '2026.08',
-    backup_record: 'present', record_images_pinned: 'true', record_config_same: 'true', record_ok: 'true',
-    'restore_image.server': PINNED.server, 'restore_image.db': PINNED.db,
-  }) },
-  'uyuni-restore-inspect-db': { logs: lines({ image_pg_version: '18' }) },
-  'uyuni-restore-target': { logs: lines(target) },
-});
+const checked = restoreChecked;
 
 describe('dist/restore', () => {
   it('refuses claims that hold data (restore.force is false): the restore Job never made, the server and db it stopped started again', async () => {
