@@ -16,7 +16,7 @@ import { readPlan } from '../../src/plan/reader';
 import { LOCK_ANNOTATIONS } from '../../src/runtime/lock';
 import { tempDir } from '../helpers/synth';
 import { BIN, cli, ROOT } from '../runtime/e2e/harness';
-import { inspectJobs } from '../runtime/e2e/inspect-facts';
+import { inspectJobs, putClaims } from '../runtime/e2e/inspect-facts';
 import { startSimulator, Simulator } from '../sim';
 
 /** Every verb with a help of its own, as typed after `uyuni-cdk`. */
@@ -326,6 +326,7 @@ describe('every --help example runs', () => {
   it('an upgrade: saved and run, one data step repeated; and one by CI', async () => {
     for (const steps of [UPGRADE, UPGRADE_CI]) {
       sim = await cluster();
+      putClaims(sim);
       expect((await cli('run', path.join(ROOT, 'dist', 'install'), { kubeconfig: sim.kubeconfigPath })).code).toBe(EXIT.ok);
       await runSession(steps, project(sim), sim);
       await sim.stop();

@@ -76,6 +76,21 @@ describe('the real control plane', () => {
     expect(claim.spec.storageClassName).toBe('standard');
   });
 
+  it('leaves a Job\'s pod of a claim that does not exist Unschedulable, and schedules it once the claim is made (the simulator models this: test/sim/jobs.test.ts)', async () => {
+    p.scenario({ jobs: { claimed: { logs: ['done'] } } }, ns);
+    const job = { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'claimed', namespace: ns }, spec: { backoffLimit: 0, template: { spec: {
+      restartPolicy: 'Never', containers: [{ name: 'main', image: 'busybox:1.36' }], volumes: [{ name: 'd', persistentVolumeClaim: { claimName: 'later' } }] } } } };
+    expect((await p.kubectl(['apply', '-f', '-'], JSON.stringify(job))).code).toBe(0);
+    const pending = await until('the pod Unschedulable', async () => {
+      const pods = await json(['-n', ns, 'get', 'pods', '-l', 'job-name=claimed']);
+      return pods.items[0]?.status?.conditions?.find((c: { type: string; reason?: string }) => c.type === 'PodScheduled' && c.reason === 'Unschedulable');
+    });
+    expect(pending.message).toBe('0/1 nodes are available: persistentvolumeclaim "later" not found. not found');
+    const pvc = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'later', namespace: ns }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } };
+    expect((await p.kubectl(['apply', '-f', '-'], JSON.stringify(pvc))).code).toBe(0);
+    await until('Job claimed complete', async () => (await json(['-n', ns, 'get', 'job', 'claimed'])).status?.succeeded === 1);
+  });
+
   it('deletes a namespace with everything in it (namespace and garbage collector controllers, the kubelet confirming pod deletions)', async () => {
     const gone = p.namespace('plane-gone');
     await p.kubectl(['create', 'namespace', gone]);

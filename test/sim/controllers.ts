@@ -238,7 +238,18 @@ export class Controllers {
         if (e.type !== 'DELETED') this.queue('rs', o.metadata.namespace, o.metadata.name, () => this.syncReplicaSet(o.metadata.namespace, o.metadata.name));
         break;
       case '/PersistentVolumeClaim':
-        if (e.type === 'ADDED') this.onClaim(o);
+        if (e.type === 'ADDED') {
+          this.onClaim(o);
+          // kube-scheduler tries again the pods left Unschedulable for want of this claim (seen on
+          // v1.34.4: scheduled within 2 s of the claim's creation)
+          for (const p of this.store.list(this.T('v1', 'Pod'), o.metadata.namespace)) {
+            if (!p.spec.nodeName && !p.metadata.deletionTimestamp && this.missingClaim(p) === undefined
+              && (p.spec.volumes ?? []).some((v: any) => v.persistentVolumeClaim?.claimName === o.metadata.name)
+              && p.status?.conditions?.some((c: any) => c.type === 'PodScheduled' && c.reason === 'Unschedulable')) {
+              this.podTimer(p.metadata.uid, TIMING.schedule, () => this.schedule(p.metadata.namespace, p.metadata.name, p.metadata.uid));
+            }
+          }
+        }
         if (e.type === 'DELETED' && o.spec?.volumeName) {
           const pv = this.T('v1', 'PersistentVolume');
           if (this.store.get(pv, undefined, o.spec.volumeName)?.spec?.persistentVolumeReclaimPolicy === 'Delete') this.store.remove(pv, undefined, o.spec.volumeName);
@@ -328,6 +339,18 @@ export class Controllers {
       this.note('Pod', name, ns, 'Unschedulable');
       return;
     }
+    // A claim the pod mounts that does not exist: kube-scheduler (v1.34.4) leaves the pod Pending,
+    // `0/1 nodes are available: persistentvolumeclaim "x" not found. not found` (its condition and
+    // its FailedScheduling event, seen on the real plane), until the claim is made.
+    const missing = this.missingClaim(pod);
+    if (missing !== undefined) {
+      const message = `0/${this.store.list(this.T('v1', 'Node')).length} nodes are available: persistentvolumeclaim "${missing}" not found. not found`;
+      this.mutate(podT, ns, name, (p) => {
+        p.status.conditions = [cond('PodScheduled', 'False', 'Unschedulable', message, now)];
+      });
+      this.note('Pod', name, ns, 'Unschedulable');
+      return;
+    }
     const fit = this.fittingNode(pod);
     if (!fit.node) {
       this.mutate(podT, ns, name, (p) => {
@@ -390,6 +413,12 @@ export class Controllers {
    * a node that reports none takes no pod ("Too many pods"; an agent's Node without allocatable
    * was never chosen by the real scheduler). The simulator's own node comes first.
    */
+  /** The first claim the pod mounts that does not exist, if any. */
+  private missingClaim(pod: any): string | undefined {
+    const pvcT = this.T('v1', 'PersistentVolumeClaim');
+    return (pod.spec.volumes ?? []).map((v: any) => v.persistentVolumeClaim?.claimName).find((c: string | undefined) => c !== undefined && !this.store.get(pvcT, pod.metadata.namespace, c));
+  }
+
   private fittingNode(pod: any): { node?: string; message: string } {
     const nodes = this.store.list(this.T('v1', 'Node')).sort((a, b) => Number(b.metadata.name === NODE_NAME) - Number(a.metadata.name === NODE_NAME));
     const reasons = new Map<string, number>();

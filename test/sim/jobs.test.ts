@@ -147,6 +147,21 @@ describe('API simulator: Jobs, pods and logs', () => {
     expect(p.spec.nodeName).toBeUndefined();
   });
 
+  it('leaves a pod whose claim does not exist Unschedulable, as kube-scheduler v1.34.4 does, and schedules it once the claim is made', async () => {
+    const body = job('claimed') as any;
+    body.spec.template.spec.volumes = [{ name: 'data', persistentVolumeClaim: { claimName: 'later' } }];
+    await c.batch.createNamespacedJob({ namespace: 'default', body });
+    const p = await until(() => {
+      const x = jobPods(sim, 'claimed')[0];
+      return x?.status.conditions?.[0]?.reason === 'Unschedulable' && x;
+    }, 'Unschedulable');
+    // the condition's message as the real scheduler wrote it (test/cluster: a pod of a missing claim)
+    expect(p.status.conditions[0]).toMatchObject({ type: 'PodScheduled', status: 'False', message: '0/1 nodes are available: persistentvolumeclaim "later" not found. not found' });
+    expect(p.spec.nodeName).toBeUndefined();
+    sim.put({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'later', namespace: 'default' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } });
+    await until(() => sim.get('batch/v1', 'Job', 'claimed', 'default')?.status?.succeeded === 1, 'the Job complete once its claim exists');
+  });
+
   it('streams logs with follow as the container prints them, and ends when it terminates', async () => {
     await sim.stop();
     sim = await startSimulator({ clockSpeed: 10 }); // 5 virtual s = 500 ms real

@@ -8,7 +8,7 @@ import * as path from 'path';
 import { startSimulator, Simulator } from '../../sim';
 import { BACKUP_COPIED, BACKUP_INSPECTED, backupPruned, PINNED, restoreChecked } from './backup-facts';
 import { cli, ROOT, tmpDir } from './harness';
-import { lines } from './inspect-facts';
+import { lines, putClaims } from './inspect-facts';
 
 const dist = (p: string) => path.join(ROOT, 'dist', p);
 const NS = 'uyuni';
@@ -102,6 +102,7 @@ const checked = restoreChecked;
 describe('dist/restore', () => {
   it('refuses claims that hold data (restore.force is false): the restore Job never made, the server and db it stopped started again', async () => {
     sim = await startSimulator({ jobs: checked({ target_empty: 'false', target_with_data: 'var-spacewalk var-pgsql18' }) });
+    putClaims(sim, NS, ['uyuni-backup']); // the backup claim, which restore's check Job mounts
     expect((await cli('run', dist('install'), { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
     const replicas = () => Object.fromEntries(['uyuni', 'db'].map((d) => [d, sim.get('apps/v1', 'Deployment', d, NS)?.spec?.replicas]));
     const before = replicas();
@@ -121,6 +122,7 @@ describe('dist/restore', () => {
 
   it('restores into empty claims: the database first, then the server, waited for', async () => {
     sim = await startSimulator({ jobs: checked({ target_empty: 'true' }) });
+    putClaims(sim, NS, ['uyuni-backup']); // the backup claim, which restore's check Job mounts
     const runDir = tmpDir();
     const r = await cli('run', dist('restore'), { kubeconfig: sim.kubeconfigPath, runDir, yes: true });
     expect(r.err).toBe('');
@@ -151,6 +153,7 @@ describe('dist/restore', () => {
       backup_record: 'present', 'record_image_diff.1': 'server: the backup recorded registry.opensuse.org/uyuni/server:2026.08 without a registry digest (imageID sha256:1234): it cannot be pinned',
       record_images_pinned: 'false', record_config_same: 'true', record_ok: 'false', record_refusal: refusal,
     }) } } });
+    putClaims(sim, NS, ['uyuni-backup']); // the backup claim, which restore's check Job mounts
     expect((await cli('run', dist('install'), { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
     const plan = await cli('plan', dist('restore'), { kubeconfig: sim.kubeconfigPath });
     expect(plan.out).toContain('the backup\'s record of what it was taken with refuses this restore (fact record_refusal');
@@ -172,6 +175,7 @@ describe('dist/restore', () => {
       backup_verified: 'true', backup_fqdn: 'uyuni.example.com', backup_product: 'uyuni', backup_release: '2026.11',
       backup_pg_version: '18', backup_tls_mode: 'generated', product: 'uyuni', uyuni_release: '2026.08',
     }) } } });
+    putClaims(sim, NS, ['uyuni-backup']); // the backup claim, which restore's check Job mounts
     expect((await cli('run', dist('install'), { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
     const r = await cli('run', dist('restore'), { kubeconfig: sim.kubeconfigPath, yes: true });
     expect(r.code).toBe(1);

@@ -8,7 +8,7 @@ import * as path from 'path';
 import { readPlan } from '../../../src/plan/reader';
 import { startSimulator, Simulator } from '../../sim';
 import { cli, ROOT, spawnCli, tmpDir, until, writesTo } from './harness';
-import { inspectJobs } from './inspect-facts';
+import { inspectJobs, putClaims } from './inspect-facts';
 
 const dist = (p: string) => path.join(ROOT, 'dist', p);
 
@@ -47,6 +47,7 @@ describe('dist/install', () => {
 describe('dist/install then dist/upgrade', () => {
   it('upgrades when the inspect Job\'s facts pass every gate: server scaled down, upgrade Jobs run, server back', async () => {
     sim = await startSimulator({ jobs: inspectJobs() });
+    putClaims(sim);
     expect((await cli('run', dist('install'), { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
     const r = await cli('run', dist('upgrade'), { kubeconfig: sim.kubeconfigPath, yes: true });
     expect(r.err).toBe('');
@@ -70,6 +71,7 @@ describe('dist/install then dist/upgrade', () => {
 
   it('refuses a PostgreSQL downgrade from the facts, before stopping the server', async () => {
     sim = await startSimulator({ jobs: inspectJobs({}, { image_pg_version: '13', current_pg_version: '16' }) });
+    putClaims(sim);
     expect((await cli('run', dist('install'), { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
     const mark = sim.requests.length;
     const r = await cli('run', dist('upgrade'), { kubeconfig: sim.kubeconfigPath, yes: true });

@@ -15,3 +15,16 @@ export const inspectJobs = (server: Record<string, string> = {}, db: Record<stri
   'uyuni-inspect': { logs: ['uyuni-inspect: reading /etc/rhn', ...lines({ ...SERVER_FACTS, ...server })] },
   'uyuni-inspect-db': { logs: lines({ current_pg_version: '16', image_pg_version: '18', ...db }) },
 });
+
+/**
+ * The claims a server being upgraded has and an install of this version does not: an install of
+ * PostgreSQL 16 (upstream chart, mgradm) keeps the database on claim `var-pgsql` and its setup
+ * marker on claim `root`, which upgrade's inspect Jobs mount. Without them kube-scheduler leaves
+ * those Jobs' pods Pending (`persistentvolumeclaim "root" not found`), and so does the simulator.
+ */
+export function putClaims(sim: { put(o: unknown): void }, namespace = 'uyuni', claims = ['root', 'var-pgsql']): void {
+  for (const name of claims) {
+    sim.put({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name, namespace },
+      spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } } });
+  }
+}

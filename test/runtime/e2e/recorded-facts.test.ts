@@ -7,7 +7,7 @@
 import * as path from 'path';
 import { startSimulator, Simulator } from '../../sim';
 import { cli, ROOT } from './harness';
-import { inspectJobs } from './inspect-facts';
+import { inspectJobs, putClaims } from './inspect-facts';
 import { job, namespace, NS, writePlan } from '../plans';
 
 const dist = (p: string) => path.join(ROOT, 'dist', p);
@@ -31,6 +31,7 @@ async function deleteInspectPods(): Promise<void> {
 /** An upgrade stopped at its database upgrade: inspected, server scaled to 0. */
 async function stoppedUpgrade(): Promise<void> {
   sim = await startSimulator({ jobs: { ...inspectJobs(), 'uyuni-db-migrate': { outcome: 'fail', exitCode: 1 } } });
+  putClaims(sim);
   expect((await cli('run', dist('install'), { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
   expect((await cli('run', dist('upgrade'), { kubeconfig: sim.kubeconfigPath, yes: true })).code).toBe(1);
   expect(sim.get('apps/v1', 'Deployment', 'uyuni', 'uyuni')?.spec?.replicas).toBe(0);

@@ -10,7 +10,7 @@ import * as path from 'path';
 import { startSimulator, Simulator } from '../../sim';
 import { runCommand } from '../../../src/runtime/commands';
 import { changes, BIN, cli, tmpDir, until, writesTo } from './harness';
-import { inspectJobs, lines, SERVER_FACTS } from './inspect-facts';
+import { inspectJobs, lines, SERVER_FACTS, putClaims } from './inspect-facts';
 import { deleteJobs as deleteJobsOf, dist, finishedMigration as finishedMigrationOn, migrationFacts, migrationInputs, synthExample } from './migration';
 import { deployment, job, namespace, NS, service, writePlan } from '../plans';
 
@@ -33,6 +33,7 @@ const deleteJobs = () => deleteJobsOf(sim);
 describe('a finished upgrade', () => {
   it('plan --detailed-exitcode exits 0, and run then sends no create, delete or scale: a true no-op', async () => {
     sim = await startSimulator({ jobs: inspectJobs() });
+    putClaims(sim);
     expect((await cli('run', dist('install'), { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
     // A finished install's re-run: nothing to change, nothing disruptive sent.
     expect((await cli('plan', dist('install'), { kubeconfig: sim.kubeconfigPath, detailedExitcode: true })).code).toBe(0);
@@ -85,6 +86,7 @@ describe('a finished upgrade', () => {
 describe('an upgrade under way', () => {
   it('a resumed upgrade stops the server again (its stop is recorded only when the upgrade finishes), and the done data steps stay done', async () => {
     sim = await startSimulator({ jobs: { ...inspectJobs(), 'uyuni-db-migrate': { outcome: 'fail', exitCode: 1 } } });
+    putClaims(sim);
     expect((await cli('run', dist('install'), { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
     expect((await cli('run', dist('upgrade'), { kubeconfig: sim.kubeconfigPath, yes: true })).code).toBe(1);
     const record = JSON.parse(sim.get('v1', 'ConfigMap', 'uyuni-cdk-history', 'uyuni').data['flow.upgrade']);

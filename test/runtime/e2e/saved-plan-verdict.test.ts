@@ -9,7 +9,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { startSimulator, Simulator } from '../../sim';
 import { changes, cli, tmpDir } from './harness';
-import { inspectJobs } from './inspect-facts';
+import { inspectJobs, putClaims } from './inspect-facts';
 import { dist } from './migration';
 
 const NS = 'uyuni';
@@ -30,6 +30,7 @@ function helmOwned(kind: string, name: string): void {
 /** An installed server, then the given objects made Helm's (as an install by the upstream chart has them). */
 async function installed(...helm: Array<[kind: string, name: string]>): Promise<void> {
   sim = await startSimulator({ jobs: inspectJobs() });
+  putClaims(sim);
   expect((await cli('run', dist('install'), { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
   for (const [kind, name] of helm) helmOwned(kind, name);
 }
