@@ -1,6 +1,6 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { RUN_DEFAULTS, RUNS_DIR_HELP } from '../plan/run-defaults';
-import type { Io, RunCommandOptions } from '../runtime/commands';
+import type { Io, RunCommandOptions } from '../runtime/verbs/commands';
 import {
   addClusterOptions, addIdentityOptions, collectList, EXIT_CODES_HELP, exitWith, loadRuntime, positiveNumber, processIo, SAFETY_HELP,
 } from './options';

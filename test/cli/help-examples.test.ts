@@ -13,7 +13,7 @@ import * as path from 'path';
 import YAML from 'yaml';
 import { EXIT } from '../../src/plan/exit-codes';
 import { readPlan } from '../../src/plan/reader';
-import { LOCK_ANNOTATIONS } from '../../src/runtime/lock';
+import { LOCK_ANNOTATIONS } from '../../src/runtime/safety/lock';
 import { tempDir } from '../helpers/synth';
 import { BIN, cli, ROOT } from '../runtime/e2e/harness';
 import { inspectJobs } from '../runtime/e2e/inspect-facts';

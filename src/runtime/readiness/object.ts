@@ -1,5 +1,5 @@
 /** Rules for any kind: the object can be read back, or it is gone. */
-import { terminatingMessage } from '../namespace-state';
+import { terminatingMessage } from './v1_namespace';
 import { rule } from './rule';
 import { done, failed, waiting } from './verdict';
 

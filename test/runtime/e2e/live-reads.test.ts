@@ -6,9 +6,9 @@
 import { loadKubeConfig } from '../../../src/kube/kubeconfig';
 import { limiter } from '../../../src/kube/limit';
 import type { ObjectRef } from '../../../src/plan/types';
-import { Cluster } from '../../../src/runtime/client';
-import { MissingKind } from '../../../src/runtime/errors';
-import { prefetchObjects, readObjects, withSnapshot } from '../../../src/runtime/live-reads';
+import { Cluster } from '../../../src/kube/cluster';
+import { MissingKind } from '../../../src/kube/api-errors';
+import { prefetchObjects, readObjects, withSnapshot } from '../../../src/runtime/core/live-reads';
 import { startSimulator, Simulator } from '../../sim';
 
 const NS = 'uyuni';

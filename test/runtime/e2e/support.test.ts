@@ -7,10 +7,10 @@
 import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
-import { attemptsNewestFirst } from '../../../src/runtime/run-dirs';
+import { attemptsNewestFirst } from '../../../src/runtime/core/run-dirs';
 import { startSimulator, Simulator } from '../../sim';
-import { supportCommand } from '../../../src/runtime/commands';
-import { SUPPORTCONFIG, SUPPORTCONFIG_BATCH } from '../../../src/runtime/support';
+import { supportCommand } from '../../../src/runtime/verbs/commands';
+import { SUPPORTCONFIG, SUPPORTCONFIG_BATCH } from '../../../src/runtime/verbs/support';
 import { EXIT } from '../../../src/plan/exit-codes';
 import { cli, tmpDir, until } from './harness';
 import { deployment, job, namespace, NS, writePlan } from '../plans';

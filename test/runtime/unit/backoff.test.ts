@@ -1,4 +1,4 @@
-import { parseRetryAfter, retryDelayMs } from '../../../src/runtime/backoff';
+import { parseRetryAfter, retryDelayMs } from '../../../src/kube/backoff';
 
 describe('retry backoff', () => {
   it('doubles from the initial delay up to the cap', () => {

@@ -1,4 +1,4 @@
-import { safeComponent } from '../../../src/runtime/logs';
+import { safeComponent } from '../../../src/runtime/apply/step-logs';
 
 describe('run log file names (src/runtime/logs.ts)', () => {
   it.each([

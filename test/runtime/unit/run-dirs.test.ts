@@ -8,8 +8,8 @@ import * as os from 'os';
 import * as path from 'path';
 import {
   attemptsNewestFirst, attemptStatus, compareRunNames, describeRuns, earlierAttempts, listSeries, openAttempt, pruneSeries, SERIES_FILE,
-} from '../../../src/runtime/run-dirs';
-import { timestamp } from '../../../src/runtime/run';
+} from '../../../src/runtime/core/run-dirs';
+import { timestamp } from '../../../src/runtime/apply/run';
 
 const plan = { name: 'migrate', namespace: 'uyuni' };
 const runs = () => fs.mkdtempSync(path.join(os.tmpdir(), 'uyuni-runs-'));
