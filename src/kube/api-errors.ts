@@ -23,20 +23,6 @@ export { RuntimeError };
  */
 export { ApiError };
 
-/** A step failed, was refused (gate, requirement, changed Job) or timed out: exit 1 (still starting: 4). */
-export class StepFailed extends RuntimeError {
-  /** The step timed out while the server was still in its startup probe: not broken, the same command waits on (exit 4). */
-  readonly stillStarting: boolean;
-  /** The steps the next command re-runs, when not the failed one (src/runtime/run.ts). */
-  readonly rerun?: readonly string[];
-
-  constructor(readonly step: string, message: string, o: { readonly stillStarting?: boolean; readonly rerun?: readonly string[] } = {}) {
-    super(message, o.stillStarting ? EXIT.incomplete : EXIT.stepFailed);
-    this.stillStarting = o.stillStarting ?? false;
-    this.rerun = o.rerun;
-  }
-}
-
 /**
  * The API server stopped answering while a step waited (src/runtime/waiter.ts apiSilence): exit
  * 3, as an unreachable cluster; what the step's Jobs did is unknown, so the next command attaches

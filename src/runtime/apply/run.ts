@@ -16,7 +16,8 @@ import { applySetOf, groupKind, readParent, writeParent } from '../core/applyset
 import { Cluster, refString } from '../../kube/cluster';
 import { approve, ApprovalOptions } from './confirm';
 import { destructiveChanges } from '../decide/destructive';
-import { ApiSilent, BadInput, RuntimeError, StepFailed } from '../../kube/api-errors';
+import { ApiSilent, BadInput, RuntimeError } from '../../kube/api-errors';
+import { StepFailed } from '../core/errors';
 import { withEvidence } from '../safety/evidence';
 import { finishedJobUids, HISTORY_CONFIGMAP, recordFinishedRun } from '../safety/history';
 import type { DecisionFlags, PlanResult } from '../decide/plan-result';

@@ -8,7 +8,7 @@
  */
 import type { ObjectRef, Plan } from '../../plan/types';
 import type { Cluster } from '../../kube/cluster';
-import { StepFailed } from '../../kube/api-errors';
+import { StepFailed } from '../core/errors';
 import { RunLock } from '../safety/lock';
 import { namespaceTerminating } from '../readiness/v1_namespace';
 import { markAdopted, refusalMessage } from '../safety/ownership';

@@ -17,7 +17,8 @@ import type { KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
 import { APPLYSET, LABELS, MANAGED_BY, ObjectRef, Plan } from '../../plan/types';
 import { limiter, mapLimited } from '../../kube/limit';
 import { Cluster, refString } from '../../kube/cluster';
-import { MissingKind, StepFailed } from '../../kube/api-errors';
+import { MissingKind } from '../../kube/api-errors';
+import { StepFailed } from './errors';
 
 /** The tool name in the parent's tooling annotation; kubectl refuses a set whose tooling is not its own, and so do we. */
 export const TOOLING_NAME = 'uyuni-cdk';

@@ -3,6 +3,9 @@
  * its spec-hash annotation (a Job's pod template is immutable, so a changed one cannot be applied).
  */
 import type { V1Job } from '@kubernetes/client-node';
+import type { Cluster } from '../../kube/cluster';
+import type { Step } from '../../plan/types';
+import { Manifest, refOf, specHash } from '../core/manifests';
 import { sameSpecHash } from '../../plan/spec-hash';
 import { ANNOTATIONS, LABELS } from '../../plan/types';
 import { jobPhase } from '../readiness/batch_v1_job';
@@ -51,4 +54,45 @@ export function decideJob(
 
 function short(h: string | undefined): string {
   return h ? h.slice(0, 12) : '(none)';
+}
+
+export interface JobState {
+  readonly decision: JobDecision;
+  /** The Job as the cluster has it, when it has it. */
+  readonly existing: V1Job | undefined;
+}
+
+/** Per Job name. */
+export type Decisions = ReadonlyMap<string, JobState>;
+
+export interface Resumed {
+  readonly decisions: Decisions;
+  /** The whole step was done already: nothing more to do. */
+  readonly skipped: boolean;
+}
+
+/** What the resume check decides for a step's Jobs: `run` acts on it, `plan` shows it (one decision for both). */
+export interface JobsOfStep {
+  readonly cluster: Cluster;
+  readonly step: Step;
+  /** The step's Jobs, in file order. */
+  readonly jobs: readonly Manifest[];
+  /** Steps given to `--rerun`. */
+  readonly rerun: readonly string[];
+  /** Uids of Jobs of finished runs (src/runtime/history.ts). */
+  readonly finished: ReadonlySet<string>;
+}
+
+export async function decideJobs(q: JobsOfStep): Promise<Resumed> {
+  const rerun = q.rerun.includes(q.step.name);
+  const decisions = new Map<string, JobState>();
+  // A Job the step's own actions delete first (the stop steps' waits) runs anew on every run:
+  // one left Complete by an earlier run never makes the step skip its actions.
+  const deletedFirst = (name: string) => q.step.actions.some((a) => a.type === 'delete' && a.object.kind === 'Job' && a.object.name === name);
+  for (const job of q.jobs) {
+    const existing = deletedFirst(job.metadata.name) ? undefined : await q.cluster.get<V1Job>(refOf(job));
+    decisions.set(job.metadata.name, { decision: decideJob(existing, specHash(job), rerun, q.step.name, q.finished), existing });
+  }
+  const skipped = q.jobs.length > 0 && [...decisions.values()].every((d) => d.decision.action === 'skip');
+  return { decisions, skipped };
 }

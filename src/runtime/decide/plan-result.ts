@@ -12,6 +12,7 @@
 import type { IdentityChange, IdentityFlags } from '../safety/identity';
 import type { PodSecurityReport } from '../core/pod-security';
 import type { ObjectId } from '../core/events';
+import type { PlannedTakeover } from '../safety/ownership';
 import type { PruneOptions } from './prune';
 
 /**
@@ -48,30 +49,8 @@ export function givenFlags(o: DecisionFlags): string[] {
     .filter((k) => JSON.stringify(d[k]) !== JSON.stringify(defaults[k])).map((k) => DECISION_FLAGS[k]);
 }
 
-/**
- * An object the plan writes that exists and belongs to another owner (src/runtime/ownership.ts
- * `Foreign`), with what `run` does with it: takes it over (marked `uyuni-cdk.io/adopted-from`
- * once the run goes on) or refuses the whole run before any write.
- */
-export interface PlannedTakeover {
-  /** `Service/web (uyuni)` */
-  readonly object: string;
-  readonly id: ObjectId;
-  /** `Helm release uyuni/uyuni`, `field manager kubectl-client-side-apply`, ... */
-  readonly owner: string;
-  /** Why it is not ours. */
-  readonly reason: string;
-  /** `--adopt` may take it over; false for another plan's ApplySet in the namespace. */
-  readonly adoptable: boolean;
-  /** A namespace made by hand for the plan: taken over without `--adopt`, never deleted by destroy. */
-  readonly byDesign?: boolean;
-  readonly action: 'adopt' | 'refuse';
-  /**
-   * An upgrade's take-over of the install it upgrades, without `--adopt`: a destructive change,
-   * asked with the others (destructive.ts `adopt`).
-   */
-  readonly asked?: boolean;
-}
+export type { PlannedTakeover } from '../safety/ownership';
+
 
 export type ObjectAction =
   | 'create' | 'unchanged' | 'update' | 'relabel' | 'recreate' | 'blocked-immutable' | 'skip-complete' | 'skip' | 'running' | 'failed' | 'missing-kind'
@@ -220,4 +199,16 @@ export interface PlanResult {
    * `plan` only (run holds the lock itself); never compared by `run FILE`.
    */
   readonly locked?: string;
+}
+
+/** One unmet requirement or gate as one line: what, in which step, why, and how to fix it. */
+export function unmetLine(u: Unmet): string {
+  const steps = u.steps && u.steps.length > 1 ? `steps ${u.steps.join(', ')}` : `step ${u.step}`;
+  const what = u.object ? `${u.object} (${steps}) ${u.reason}` : `step ${u.step}: ${u.reason}`;
+  return `  - ${what}${u.fix ? `; make it with: ${u.fix}` : ''}`;
+}
+
+/** A refusal as a bullet: its first line, then each further line (a list) indented under it. */
+export function refusalLine(r: string): string {
+  return `  - ${r.replace(/\n/g, '\n    ')}`;
 }

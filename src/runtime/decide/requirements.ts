@@ -1,32 +1,14 @@
 /**
- * Requirements: Secrets and ConfigMaps that must exist before a step. `generate` ones are
- * created with random values (crypto-strong, never printed, never written to disk); `fail` ones
- * stop the run with the plan's message.
+ * Requirements: Secrets and ConfigMaps that must exist before a step, decided here for `plan`
+ * and `run` alike (`checkRequirement`: present, generated, or missing with the plan's message);
+ * the run makes the generated ones (apply/requirements.ts).
  */
-import { randomInt } from 'crypto';
 import type { V1ConfigMap, V1PersistentVolumeClaim, V1Secret } from '@kubernetes/client-node';
-import type { GeneratedValue, Plan, Requirement } from '../../plan/types';
-import { LABELS, MANAGED_BY } from '../../plan/types';
+import type { Plan, Requirement } from '../../plan/types';
 import type { Cluster } from '../../kube/cluster';
-import { ApiError, StepFailed } from '../../kube/api-errors';
 import { finishedRuns } from '../safety/history';
 import { selectorString } from '../core/manifests';
-import type { EventSink } from '../core/events';
 import type { LostCredential } from './plan-result';
-
-const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-
-/** Random characters from an alphabet safe in URLs, shells and connection strings. */
-export function randomValue(length: number): string {
-  let s = '';
-  for (let i = 0; i < length; i++) s += ALPHABET[randomInt(ALPHABET.length)];
-  return s;
-}
-
-function generated(g: GeneratedValue | undefined): string {
-  if (!g) return randomValue(24);
-  return 'literal' in g ? g.literal : randomValue(g.random.length);
-}
 
 function keysOf(obj: (V1Secret & V1ConfigMap) | undefined): string[] {
   return [...Object.keys(obj?.data ?? {}), ...Object.keys(obj?.stringData ?? {}), ...Object.keys(obj?.binaryData ?? {})];
@@ -63,47 +45,6 @@ export function fixCommand(r: Requirement, check: RequirementCheck): string | un
   }
   const field = r.kind === 'Secret' ? 'stringData' : 'data';
   return `kubectl -n ${r.namespace} patch ${kind} ${r.name} --type merge -p '{"${field}": {${check.missingKeys.map((k) => `"${k}": "<value>"`).join(', ')}}}'`;
-}
-
-/** Creates; a 409 after a retried create means the first attempt went through (never overwrite a Secret). */
-async function createOnce(cluster: Cluster, obj: V1Secret): Promise<void> {
-  try {
-    await cluster.create(obj);
-  } catch (e) {
-    if (!(e instanceof ApiError && e.status === 409 && cluster.retries > 0)) throw e;
-  }
-}
-
-export async function satisfyRequirements(cluster: Cluster, plan: Plan, step: string, reqs: readonly Requirement[], reporter: EventSink): Promise<void> {
-  for (const r of reqs) {
-    const ref = { apiVersion: 'v1', kind: r.kind, name: r.name, namespace: r.namespace };
-    const existing = await cluster.get<V1Secret & V1ConfigMap>(ref);
-    const check = checkRequirement(r, existing);
-    if (check.state === 'present') {
-      reporter.emit({ type: 'requirement', step, kind: r.kind, name: r.name, namespace: r.namespace, result: 'present', keys: [...r.keys] });
-      continue;
-    }
-    if (check.state === 'missing') throw new StepFailed(step, `${r.kind} ${r.namespace}/${r.name} ${check.why}`);
-    const { missingKeys } = check;
-    const data: Record<string, string> = {};
-    for (const k of missingKeys) data[k] = Buffer.from(generated(r.generate?.[k])).toString('base64');
-    if (existing) {
-      await cluster.mergePatch(ref, { data });
-    } else {
-      await createOnce(cluster, {
-        apiVersion: 'v1',
-        kind: 'Secret',
-        metadata: {
-          name: r.name,
-          namespace: r.namespace,
-          labels: { ...plan.selector, [LABELS.step]: step, [LABELS.managedBy]: MANAGED_BY },
-        },
-        type: r.secretType ?? 'Opaque',
-        data,
-      });
-    }
-    reporter.emit({ type: 'requirement', step, kind: r.kind, name: r.name, namespace: r.namespace, result: existing ? 'completed-keys' : 'generated', keys: [...missingKeys] });
-  }
 }
 
 /** A key whose value would be new random characters (a user name from a literal is no secret). */

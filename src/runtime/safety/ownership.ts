@@ -18,7 +18,32 @@ import { ApiError, MissingKind } from '../../kube/api-errors';
 import { LOCK_NAME } from './lock';
 import { readObjects } from '../core/live-reads';
 import { Manifest, refOf } from '../core/manifests';
-import type { PlannedTakeover } from '../decide/plan-result';
+import type { ObjectId } from '../core/events';
+
+/**
+ * An object the plan writes that exists and belongs to another owner (`Foreign` below), with what
+ * `run` does with it: takes it over (marked `uyuni-cdk.io/adopted-from` once the run goes on) or
+ * refuses the whole run before any write. Part of the plan verdict (decide/plan-result.ts).
+ */
+export interface PlannedTakeover {
+  /** `Service/web (uyuni)` */
+  readonly object: string;
+  readonly id: ObjectId;
+  /** `Helm release uyuni/uyuni`, `field manager kubectl-client-side-apply`, ... */
+  readonly owner: string;
+  /** Why it is not ours. */
+  readonly reason: string;
+  /** `--adopt` may take it over; false for another plan's ApplySet in the namespace. */
+  readonly adoptable: boolean;
+  /** A namespace made by hand for the plan: taken over without `--adopt`, never deleted by destroy. */
+  readonly byDesign?: boolean;
+  readonly action: 'adopt' | 'refuse';
+  /**
+   * An upgrade's take-over of the install it upgrades, without `--adopt`: a destructive change,
+   * asked with the others (destructive.ts `adopt`).
+   */
+  readonly asked?: boolean;
+}
 
 /** Set by `run --adopt` on what it took over: from whom. A Namespace carrying it was not created by the plan. */
 export const ADOPTED_FROM = 'uyuni-cdk.io/adopted-from';

@@ -1,7 +1,8 @@
 import { EXIT } from '../../../src/plan/exit-codes';
 import { canonicalJson, hashSpec, sameSpecHash } from '../../../src/plan/spec-hash';
 import { defaultWait, isWaitCondition, WAIT_CONDITIONS } from '../../../src/plan/waits';
-import { BadInput, MissingKind, StepFailed, Unreachable } from '../../../src/kube/api-errors';
+import { BadInput, MissingKind, Unreachable } from '../../../src/kube/api-errors';
+import { StepFailed } from '../../../src/runtime/core/errors';
 import { specHash } from '../../../src/runtime/core/manifests';
 import { RULES } from '../../../src/runtime/readiness';
 import { decideJob } from '../../../src/runtime/decide/job-decision';

@@ -12,7 +12,7 @@ import type { Records, RecordedIdentity } from '../../../src/runtime/safety/reco
 import { damageRefusals, parseRecords } from '../../../src/runtime/safety/record';
 import { seal } from '../../../src/runtime/safety/record-store';
 import { planDrift } from '../../../src/runtime/decide/saved-plan';
-import { actionEffect } from '../../../src/runtime/apply/steps/actions';
+import { actionEffect } from '../../../src/runtime/decide/action-effect';
 
 const step = (name: string, oneShot?: Step['oneShot']): Step => ({
   name, file: `${name}.k8s.yaml`, description: name, objects: [], waits: [], timeoutSeconds: 60, requires: [], actions: [], gates: [], ...(oneShot ? { oneShot } : {}),

@@ -1,28 +1,14 @@
 /**
  * Stage 3, actions: the step's imperative operations, in order, before its objects are applied.
- * One decision per action for `plan` and `run` (`actionEffect`): an action whose effect already
+ * One decision per action for `plan` and `run` (decide/action-effect.ts): an action whose effect already
  * holds (the Deployment is at that many replicas, the object is gone) is not done at all.
  */
-import type { KubernetesObject } from '@kubernetes/client-node';
 import type { Action, Gate } from '../../../plan/types';
 import { evaluateGate } from '../../decide/gates';
 import { refString } from '../../../kube/cluster';
+import { actionEffect } from '../../decide/action-effect';
 import { objectId } from '../../core/events';
-import type { ActionEffect } from '../../decide/plan-result';
 import type { StepRun } from './context';
-
-/** What the action would do to the object as it is (`live`: undefined when there is none). */
-export function actionEffect(a: Action, live: KubernetesObject | undefined): ActionEffect {
-  const object = refString(a.object);
-  if (a.type === 'delete') {
-    return live ? { effect: 'delete', action: 'delete', object, why: 'exists' } : { effect: 'none', action: 'delete', object, why: 'not present' };
-  }
-  const action = `scale to ${a.replicas}`;
-  if (!live) return { effect: 'none', action, object, why: 'not present, nothing to scale' };
-  const replicas = (live as { spec?: { replicas?: number } }).spec?.replicas ?? 1;
-  if (replicas === a.replicas) return { effect: 'none', action, object, why: `already at ${replicas} replica${replicas === 1 ? '' : 's'}` };
-  return { effect: a.replicas === 0 ? 'stop' : 'scale', action, object, why: `${replicas} replica${replicas === 1 ? '' : 's'} now` };
-}
 
 type Handlers = { readonly [T in Action['type']]: (s: StepRun, a: Extract<Action, { type: T }>) => Promise<string> };
 

@@ -13,7 +13,7 @@ import { StepWaiter } from '../waiter';
 import { changeOf } from '../../decide/field-diff';
 import { ApplyResult, objectId } from '../../core/events';
 import type { StepRun } from './context';
-import type { Decisions } from './resume';
+import type { Decisions } from '../../decide/job-decision';
 
 /**
  * Jobs to re-create (the resume check), and objects whose change the server refuses as immutable

@@ -6,7 +6,7 @@ import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
 import type { ObjectRef, Plan, Step } from '../../../plan/types';
 import type { RunApplySet } from '../../core/applyset';
 import type { Cluster } from '../../../kube/cluster';
-import { StepFailed } from '../../../kube/api-errors';
+import { StepFailed } from '../../core/errors';
 import type { Facts } from '../../core/facts';
 import { jobsOf } from '../../core/jobs';
 import type { StepLogs } from '../step-logs';

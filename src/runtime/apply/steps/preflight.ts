@@ -5,24 +5,12 @@
  * so far, then its required Secrets and ConfigMaps (generated when the plan says so). A refusal
  * fails the step before anything of it is applied.
  */
-import { StepFailed } from '../../../kube/api-errors';
+import { StepFailed } from '../../core/errors';
 import { evaluateGate } from '../../decide/gates';
-import type { Unmet } from '../../decide/plan-result';
-import { satisfyRequirements } from '../../decide/requirements';
+import { refusalLine, Unmet, unmetLine } from '../../decide/plan-result';
+import { satisfyRequirements } from '../requirements';
 import { startAgain } from './actions';
 import type { StepRun } from './context';
-
-/** One unmet requirement or gate as one line: what, in which step, why, and how to fix it. */
-export function unmetLine(u: Unmet): string {
-  const steps = u.steps && u.steps.length > 1 ? `steps ${u.steps.join(', ')}` : `step ${u.step}`;
-  const what = u.object ? `${u.object} (${steps}) ${u.reason}` : `step ${u.step}: ${u.reason}`;
-  return `  - ${what}${u.fix ? `; make it with: ${u.fix}` : ''}`;
-}
-
-/** A refusal as a bullet: its first line, then each further line (a list) indented under it. */
-export function refusalLine(r: string): string {
-  return `  - ${r.replace(/\n/g, '\n    ')}`;
-}
 
 /**
  * What `run` says when requirements of the plan are not met (and the refusals decided with them):

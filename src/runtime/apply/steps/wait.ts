@@ -5,7 +5,8 @@
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import { formatDuration } from '../../../plan/duration';
-import { ApiSilent, StepFailed } from '../../../kube/api-errors';
+import { ApiSilent } from '../../../kube/api-errors';
+import { StepFailed } from '../../core/errors';
 import { StepLogs } from '../step-logs';
 import { refOf } from '../../core/manifests';
 import { followLogsCommand } from '../next-command';
