@@ -14,6 +14,15 @@ export interface BackoffOptions {
 export const BACKOFF_DEFAULTS: Required<BackoffOptions> = { initialMs: 100, maxMs: 5000, attempts: 8 };
 
 /**
+ * The `n`-th delay (1 = the first) of a doubling backoff: `initialMs`, twice that, four times,
+ * ... never beyond `maxMs`. The one doubling of the code: the runtime's API retries (below), the
+ * agent's pod watch, status writes and pod deletions (src/agent).
+ */
+export function doublingMs(n: number, initialMs: number, maxMs: number): number {
+  return Math.min(initialMs * 2 ** (Math.max(n, 1) - 1), maxMs);
+}
+
+/**
  * The delay before retry number `retry` (1 = first retry): doubling from `initialMs`, capped at
  * `maxMs`. A server's Retry-After wins when given (also capped, so a hostile value cannot stall
  * the run past its own deadline by much). `undefined` means: stop retrying.
@@ -24,7 +33,7 @@ export function retryDelayMs(retry: number, retryAfterSeconds?: number, opts: Ba
   if (retryAfterSeconds !== undefined && Number.isFinite(retryAfterSeconds) && retryAfterSeconds >= 0) {
     return Math.min(retryAfterSeconds * 1000, Math.max(o.maxMs, 30_000));
   }
-  return Math.min(o.initialMs * 2 ** (retry - 1), o.maxMs);
+  return doublingMs(retry, o.initialMs, o.maxMs);
 }
 
 /**
