@@ -5,7 +5,8 @@
  * (src/runtime/retry.ts) and discovery through kubectl's disk cache (src/runtime/discovery.ts).
  * Everything above this file deals in objects.
  */
-import { KubeConfig, KubernetesObject, PatchStrategy, V1APIResource } from '@kubernetes/client-node';
+import { ApisApi, CoreV1Api, CustomObjectsApi, KubeConfig, KubernetesObject, PatchStrategy, V1APIResource, V1APIResourceList } from '@kubernetes/client-node';
+import type { Writable } from 'stream';
 import { KubeClient } from './connection';
 import { followLog, readLog } from './logs';
 import { listAll, ListPage } from './pager';
@@ -172,6 +173,23 @@ export class Cluster implements RetryContext {
   }
 
   /**
+   * Every resource list the server serves: core v1, then each group at its preferred version
+   * (what `kubectl api-resources` reads), each with its group version.
+   */
+  async resourceLists(): Promise<Array<{ gv: string; list: V1APIResourceList }>> {
+    const lists: Array<{ gv: string; list: V1APIResourceList }> = [];
+    lists.push({ gv: 'v1', list: await this.call('discovery v1', () => this.kc.makeApiClient(CoreV1Api).getAPIResources()) });
+    const groups = await this.call('discovery /apis', () => this.kc.makeApiClient(ApisApi).getAPIVersions());
+    const custom = this.kc.makeApiClient(CustomObjectsApi);
+    for (const g of groups.groups ?? []) {
+      const pv = g.preferredVersion ?? g.versions[0];
+      if (!pv) continue;
+      lists.push({ gv: pv.groupVersion, list: await this.call(`discovery ${pv.groupVersion}`, () => custom.getAPIResources({ group: g.name, version: pv.version })) });
+    }
+    return lists;
+  }
+
+  /**
    * After a 404 other than the API server's `<resource> "<name>" not found` of an absent object:
    * if the kind's discovery came from disk, ask the server again (MissingKind when it is gone).
    */
@@ -283,5 +301,18 @@ export class Cluster implements RetryContext {
     const end = (err?: Error) => { if (!ended) { ended = true; onEnd(err); } };
     const h = await followLog(this.client, namespace, pod, container, { tailLines, onChunk, onEnd: (err) => end(err ?? undefined) });
     return { stop: () => { h.abort(); end(); } };
+  }
+
+  /**
+   * Runs a command in a container (the pods/exec websocket) with its output into `stdout` and
+   * `stderr`: the API's status when it ends (`Success`, else `Failure` with why; a connection
+   * closed before the command ended is a failure too). Never rejects.
+   */
+  exec(namespace: string, pod: string, container: string, command: string[], stdout: Writable, stderr: Writable): Promise<{ status?: string; message?: string }> {
+    const { Exec } = require('@kubernetes/client-node') as typeof import('@kubernetes/client-node');
+    return new Promise<{ status?: string; message?: string }>((resolve, reject) => {
+      new Exec(this.kc).exec(namespace, pod, container, command, stdout, stderr, null, false, resolve)
+        .then((ws) => ws.on('close', () => resolve({ status: 'Failure', message: 'the connection closed before the command ended' })), reject);
+    }).catch((e: Error) => ({ status: 'Failure', message: e.message }));
   }
 }

@@ -9,7 +9,7 @@
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { importGraph } from './imports';
+import { importGraph, importsOf, sourceFiles } from './imports';
 
 const SRC = path.join(__dirname, '..', '..', 'src');
 
@@ -73,6 +73,15 @@ const mayImportLine = (rooms: readonly Room[], room: Room) => {
   return `May import: ${may.length ? may.join(', ') : 'nothing but itself'}.`;
 };
 
+/**
+ * Value imports (and requires) of a package by the files under `dir`: `file.ts:12`. A type-only
+ * import names a shape and sends nothing.
+ */
+function valueImports(dir: string, pkg: string): string[] {
+  return sourceFiles(dir).flatMap((f) => importsOf(f).filter((i) => i.spec === pkg && !i.typeOnly)
+    .map((i) => `${path.relative(dir, f).split(path.sep).join('/')}:${i.line}`));
+}
+
 describe('the rooms of src/ and their one direction', () => {
   it('every import of src/ points to its own room or a lower one', () => {
     expect(violations(SRC, ROOMS).join('\n')).toBe('');
@@ -82,6 +91,12 @@ describe('the rooms of src/ and their one direction', () => {
     expect(outsideRooms(SRC, ROOMS, 'runtime')).toEqual([]);
     const files = [...importGraph(SRC).keys()].map((f) => path.relative(SRC, f).split(path.sep).join('/'));
     for (const r of ROOMS) expect([r.dir, files.filter((f) => roomOf(ROOMS, f) === r).length > 0]).toEqual([r.dir, true]);
+  });
+
+  it('src/runtime talks to the Kubernetes API only through src/kube: @kubernetes/client-node for types, never a value', () => {
+    expect(valueImports(path.join(SRC, 'runtime'), '@kubernetes/client-node')).toEqual([]);
+    // the check sees what it must refuse: src/kube itself holds such imports
+    expect(valueImports(path.join(SRC, 'kube'), '@kubernetes/client-node').length).toBeGreaterThan(0);
   });
 
   it.each(ROOMS.filter((r) => r.dir.startsWith('runtime/')).map((r) => [r.dir, r]))("%s's README.md says what it may import", (_dir, room) => {
@@ -111,6 +126,8 @@ describe('the rooms of src/ and their one direction', () => {
       write('mid/c/lost.ts', 'export const lost = 3;\n');
       expect(outsideRooms(dir, rooms, 'mid')).toEqual(['mid/c/lost.ts']);
       expect(mayImportLine(rooms, rooms[3])).toBe('May import: low, mid/a, mid/b.');
+      write('top/talks.ts', "import type { V1Pod } from '@kubernetes/client-node';\nimport { CoreV1Api } from '@kubernetes/client-node';\nexport const e = () => require('@kubernetes/client-node') as V1Pod;\nexport const api = CoreV1Api;\n");
+      expect(valueImports(path.join(dir, 'top'), '@kubernetes/client-node')).toEqual(['talks.ts:2', 'talks.ts:3']);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

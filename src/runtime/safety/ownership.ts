@@ -10,7 +10,7 @@
  * (its part-of), a Helm release (`meta.helm.sh/release-name`), another tool
  * (`app.kubernetes.io/managed-by`), another ApplySet, or the field managers of its managedFields.
  */
-import { ApisApi, CoreV1Api, CustomObjectsApi, KubernetesObject, V1APIResourceList } from '@kubernetes/client-node';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import { APPLYSET, BACKUP_PART_OF_SUFFIX, LABELS, MANAGED_BY, ObjectRef, Plan } from '../../plan/types';
 import { applySetOf, TOOLING_NAME } from '../core/applyset';
 import { Cluster, FIELD_MANAGER, refString } from '../../kube/cluster';
@@ -242,15 +242,7 @@ function derived(o: KubernetesObject): boolean {
 
 /** The namespaced kinds the cluster serves that can be listed, each once, at its group's preferred version. */
 async function listableKinds(cluster: Cluster): Promise<Array<{ apiVersion: string; kind: string }>> {
-  const lists: Array<{ gv: string; list: V1APIResourceList }> = [];
-  lists.push({ gv: 'v1', list: await cluster.call('discovery v1', () => cluster.kc.makeApiClient(CoreV1Api).getAPIResources()) });
-  const groups = await cluster.call('discovery /apis', () => cluster.kc.makeApiClient(ApisApi).getAPIVersions());
-  const custom = cluster.kc.makeApiClient(CustomObjectsApi);
-  for (const g of groups.groups ?? []) {
-    const pv = g.preferredVersion ?? g.versions[0];
-    if (!pv) continue;
-    lists.push({ gv: pv.groupVersion, list: await cluster.call(`discovery ${pv.groupVersion}`, () => custom.getAPIResources({ group: g.name, version: pv.version })) });
-  }
+  const lists = await cluster.resourceLists();
   const out: Array<{ apiVersion: string; kind: string }> = [];
   for (const { gv, list } of lists) {
     for (const r of list.resources ?? []) {

@@ -5,7 +5,7 @@
  * is told which, all at once, before anything is written (docs/runtime.md, "Permissions";
  * the documented Role is docs/rbac/uyuni-cdk-operator.yaml).
  */
-import { KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject } from '@kubernetes/client-node';
 import { ObjectRef, Plan } from '../../plan/types';
 import { Manifest } from '../core/manifests';
 import { Cluster } from '../../kube/cluster';

@@ -294,17 +294,13 @@ async function collectSupportconfig(cluster: Cluster, plan: Plan, objectsOf: (st
   }
   const container = server.spec.template?.spec?.containers?.[0]?.name ?? 'uyuni';
   o.progress(`supportconfig in pod ${pod.metadata?.name} (the server's own collection: this takes minutes)`);
-  const { Exec } = require('@kubernetes/client-node') as typeof import('@kubernetes/client-node');
   const chunks: Buffer[] = [];
   const stdout = new PassThrough();
   stdout.on('data', (c: Buffer) => chunks.push(c));
   const stderr = new PassThrough();
   let err = '';
   stderr.on('data', (c: Buffer) => { err += c.toString('utf8'); });
-  const status = await new Promise<{ status?: string; message?: string }>((resolve, reject) => {
-    new Exec(cluster.kc).exec(plan.namespace, pod.metadata?.name ?? '', container, SUPPORTCONFIG, stdout, stderr, null, false, resolve)
-      .then((ws) => ws.on('close', () => resolve({ status: 'Failure', message: 'the connection closed before the command ended' })), reject);
-  }).catch((e: Error) => ({ status: 'Failure', message: e.message }));
+  const status = await cluster.exec(plan.namespace, pod.metadata?.name ?? '', container, SUPPORTCONFIG, stdout, stderr);
   out.text('server/supportconfig.log', err);
   if (status.status !== 'Success') {
     notes.push(`supportconfig: ${status.message ?? 'failed'} (its output: server/supportconfig.log)`);
