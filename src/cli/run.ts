@@ -16,7 +16,7 @@ function keepRuns(value: string): number {
 
 /**
  * Ctrl-C, SIGTERM, SIGHUP: nothing to undo (each step is idempotent or resumable); the run's
- * last event says how to continue and what still runs in the cluster (src/runtime/run.ts).
+ * last event says how to continue and what still runs in the cluster (src/runtime/apply/run.ts).
  */
 const runIo: Io = { ...processIo, onInterrupt: (cleanup) => onEndingSignals(cleanup) };
 

@@ -18,13 +18,13 @@ export { RuntimeError };
 /**
  * An API answer that is not a success (src/kube/errors.ts: one ApiError for the runtime and the
  * agent). Callers that expect one (404 on a read, 422 on a dry run) look at `status`; one that
- * reaches a verb's end is reported with its message and exit code (src/runtime/retry.ts words
+ * reaches a verb's end is reported with its message and exit code (src/kube/retry.ts words
  * and codes it).
  */
 export { ApiError };
 
 /**
- * The API server stopped answering while a step waited (src/runtime/waiter.ts apiSilence): exit
+ * The API server stopped answering while a step waited (src/runtime/apply/waiter.ts apiSilence): exit
  * 3, as an unreachable cluster; what the step's Jobs did is unknown, so the next command attaches
  * to them (no `--rerun`).
  */

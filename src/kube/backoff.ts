@@ -42,7 +42,7 @@ export function retryDelayMs(retry: number, retryAfterSeconds?: number, opts: Ba
  * the API server has not answered since when (instead of the state as of then); after
  * `$UYUNI_CDK_API_SILENT_SECONDS` (default 300, at least three request timeouts) the run stops.
  * A request whose connection is refused or reset once the server had answered (it restarts) is
- * retried as long (src/runtime/retry.ts).
+ * retried as long (src/kube/retry.ts).
  */
 export function apiSilenceBounds(requestTimeoutMs: number): { probeMs: number; nameMs: number; failMs: number } {
   const env = Number(process.env.UYUNI_CDK_API_SILENT_SECONDS);

@@ -2,7 +2,7 @@
  * The runtime's client: server-side apply, reads, lists, deletes, watches and container logs of
  * the objects of a plan, on the Kubernetes layer (src/kube: the bounded transport, credentials per
  * request, one ApiError, the object API, the informer), with the runtime's retries and error words
- * (src/runtime/retry.ts) and discovery through kubectl's disk cache (src/runtime/discovery.ts).
+ * (src/kube/retry.ts) and discovery through kubectl's disk cache (src/kube/discovery.ts).
  * Everything above this file deals in objects.
  */
 import { ApisApi, CoreV1Api, CustomObjectsApi, KubeConfig, KubernetesObject, PatchStrategy, V1APIResource, V1APIResourceList } from '@kubernetes/client-node';
@@ -41,7 +41,7 @@ export class Cluster implements RetryContext {
   retries = 0;
   /**
    * Called before every write (not a dry run) with what it writes: throws to stop it. The lock
-   * of a run (src/runtime/lock.ts) sets it: a run whose lock was taken or could not be renewed
+   * of a run (src/runtime/safety/lock.ts) sets it: a run whose lock was taken or could not be renewed
    * writes nothing more.
    */
   fence?: (ref: ObjectRef, what: string) => void;
@@ -117,7 +117,7 @@ export class Cluster implements RetryContext {
   /**
    * GET /version once, no retry, its failure ignored: asked while waiting when nothing was heard
    * for a while, so that a quiet but healthy API server answers (limits.lastAnswerAt) and a hung
-   * one is told apart from a cluster where nothing changes (src/runtime/waiter.ts).
+   * one is told apart from a cluster where nothing changes (src/runtime/apply/waiter.ts).
    */
   async probe(): Promise<void> {
     await this.client.request('GET', '/version').catch(() => undefined);
@@ -271,7 +271,7 @@ export class Cluster implements RetryContext {
     return r.namespaced && q.namespace ? `${base}/namespaces/${q.namespace}/${r.name}` : `${base}/${r.name}`;
   }
 
-  /** A list-watch (src/runtime/watch.ts); the items are typed as the kind asked for. */
+  /** A list-watch (src/kube/list-watch.ts); the items are typed as the kind asked for. */
   watch<T extends KubernetesObject = KubernetesObject>(q: WatchQuery, onChange: (items: ReadonlyMap<string, T>) => void, onError?: (e: Error) => void): WatchHandle {
     const source: WatchSource = {
       client: this.client,

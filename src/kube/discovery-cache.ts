@@ -4,7 +4,7 @@
  * `$KUBECACHEDIR/discovery/<host_port>/<group>/<version>/serverresources.json` (`~/.kube/cache`
  * without KUBECACHEDIR), each the APIResourceList the server sent, fresh for kubectl's six hours
  * by the file's mtime. A kind missing from a fresh file is asked for again (client-node does), and
- * the client forgets a file that a 404 contradicts (src/runtime/client.ts).
+ * the client forgets a file that a 404 contradicts (src/kube/cluster.ts).
  */
 import * as fs from 'fs';
 import * as os from 'os';

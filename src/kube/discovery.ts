@@ -1,6 +1,6 @@
 /**
  * Discovery: which resource serves a kind, through the object API (src/kube/object-api.ts) and
- * kubectl's cache on disk (src/runtime/discovery-cache.ts), so a command after the first asks the
+ * kubectl's cache on disk (src/kube/discovery-cache.ts), so a command after the first asks the
  * server nothing about its kinds. A kind read from disk that a 404 contradicts is asked again.
  */
 import type { V1APIResource } from '@kubernetes/client-node';
@@ -8,7 +8,7 @@ import { ObjectApi } from './object-api';
 import type { DiscoveryCache } from './discovery-cache';
 
 export class DiscoveringApi extends ObjectApi {
-  /** src/runtime/discovery-cache.ts; unset: every process asks the server. */
+  /** src/kube/discovery-cache.ts; unset: every process asks the server. */
   disk?: DiscoveryCache;
   /** Group versions read from disk that the server has not confirmed in this process. */
   private readonly fromDisk = new Set<string>();

@@ -184,7 +184,7 @@ function prodKubeconfig(where: Place, sim: Simulator): void {
   fs.writeFileSync(path.join(where.home, '.kube', 'uyuni'), YAML.stringify(kc));
 }
 
-/** A lock left behind by a run that died (src/runtime/lock.ts writes it so). */
+/** A lock left behind by a run that died (src/runtime/safety/lock.ts writes it so). */
 function staleLock(sim: Simulator, runId: string): void {
   const a = LOCK_ANNOTATIONS;
   sim.put({

@@ -1,5 +1,5 @@
 /**
- * The support bundle's scrubber (src/runtime/redact.ts), both ways: the secrets a log can show, in
+ * The support bundle's scrubber (src/runtime/verbs/redact.ts), both ways: the secrets a log can show, in
  * every form it prints them, are gone; the words around them (user and database names, volume
  * names that contain a short value) are kept, and redactions.txt says what went where.
  */

@@ -1,6 +1,6 @@
 /**
  * The plan walker: reads the plan directory (every step file parsed before the cluster is
- * touched), decides with `plan`'s own computation (src/runtime/planview.ts) before its first
+ * touched), decides with `plan`'s own computation (src/runtime/decide/plan.ts) before its first
  * write (a finished flow's data step or a change of the server's identity is refused, the
  * destructive changes are shown and must be approved: confirm.ts), then runs each step in order
  * (src/runtime/steps/), then records the finished run, flow and identity (history.ts, record.ts).
@@ -46,7 +46,7 @@ export interface RunOptions extends ApprovalOptions, SafeguardOptions {
   readonly planDir: string;
   readonly cluster: Cluster;
   readonly reporter: RunSink;
-  /** This attempt's directory, as given (no series, no retention). @default `<defaultRunsDir(namespace, plan)>/<series>/<run id>` (src/runtime/run-dirs.ts) */
+  /** This attempt's directory, as given (no series, no retention). @default `<defaultRunsDir(namespace, plan)>/<series>/<run id>` (src/runtime/core/run-dirs.ts) */
   readonly runDir?: string;
   /** The run series kept in the default runs directory after the run. @default RUN_DEFAULTS.keepRuns */
   readonly keepRuns?: number;
@@ -63,7 +63,7 @@ export interface RunOptions extends ApprovalOptions, SafeguardOptions {
   /**
    * What decides the run, passed whole: `--rerun` (steps whose Jobs are deleted, propagationPolicy
    * Background, and re-created), `--no-prune`, `--purge-volumes`, `--adopt`, the `--allow-…`
-   * flags. With `saved`, the saved plan's flags, always (src/runtime/plan-result.ts). @default none
+   * flags. With `saved`, the saved plan's flags, always (src/runtime/decide/plan-result.ts). @default none
    */
   readonly flags?: DecisionFlags;
   /** `run FILE`: apply exactly this saved plan, with its flags and namespace. */
@@ -112,7 +112,7 @@ export async function interruptRun(o: RunOptions, signal: EndingSignal): Promise
   });
 }
 
-/** The UTC time to the millisecond, `20261201T101500.123Z`: run ids sort by it (src/runtime/run-dirs.ts). */
+/** The UTC time to the millisecond, `20261201T101500.123Z`: run ids sort by it (src/runtime/core/run-dirs.ts). */
 export function timestamp(d = new Date()): string {
   return d.toISOString().replace(/[-:]/g, '');
 }
@@ -206,7 +206,7 @@ async function startRun(o: RunOptions, started: number, dirs: RunDirs): Promise<
   const podSecurity = await checkPodSecurity(o.cluster, plan, (s) => objects.get(s) ?? []);
   if (podSecurity) o.reporter.emit({ type: 'pod-security', report: podSecurity });
   // the lock (deferred past the namespace step of a first install), what is refused outright
-  // (src/runtime/safeguards.ts), then what plan decides, asked before the first write
+  // (src/runtime/apply/safeguards.ts), then what plan decides, asked before the first write
   const { lock, namespaceExists } = await guardRun(o.cluster, plan, runId, o.reporter, o);
   try {
     const set = applySetOf(plan);
@@ -241,7 +241,7 @@ async function startRun(o: RunOptions, started: number, dirs: RunDirs): Promise<
 
 /**
  * Every step is done: the set's members the plan no longer has are deleted (propagationPolicy
- * Background; src/runtime/prune.ts decides, as for `plan`), then the parent records the kinds of
+ * Background; src/runtime/decide/prune.ts decides, as for `plan`), then the parent records the kinds of
  * the members that remain.
  */
 async function pruneSet(run: RunContext, objectsOf: ReadonlyMap<string, Manifest[]>, o: RunOptions, approved: ReadonlySet<string>): Promise<void> {

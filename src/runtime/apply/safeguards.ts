@@ -1,10 +1,10 @@
 /**
- * What `run` checks before its first write, under the lock (src/runtime/lock.ts): nothing of
- * another owner is taken over unless `--adopt` or an upgrade's question (src/runtime/ownership.ts),
- * and no credential is generated beside data made with a lost one (src/runtime/secrets.ts
+ * What `run` checks before its first write, under the lock (src/runtime/safety/lock.ts): nothing of
+ * another owner is taken over unless `--adopt` or an upgrade's question (src/runtime/safety/ownership.ts),
+ * and no credential is generated beside data made with a lost one (src/runtime/decide/requirements.ts
  * `lostCredentials`). Both are part of the plan's verdict (plan-result.ts), computed under the
  * lock by `planSteps`. A refusal releases the lock and writes nothing: what is taken over is
- * marked only once the run goes on (`adopt`, after the question: src/runtime/run.ts).
+ * marked only once the run goes on (`adopt`, after the question: src/runtime/apply/run.ts).
  */
 import type { ObjectRef, Plan } from '../../plan/types';
 import type { Cluster } from '../../kube/cluster';

@@ -10,7 +10,7 @@ import { RuntimeError } from '../../kube/api-errors';
 export class StepFailed extends RuntimeError {
   /** The step timed out while the server was still in its startup probe: not broken, the same command waits on (exit 4). */
   readonly stillStarting: boolean;
-  /** The steps the next command re-runs, when not the failed one (src/runtime/run.ts). */
+  /** The steps the next command re-runs, when not the failed one (src/runtime/apply/run.ts). */
   readonly rerun?: readonly string[];
 
   constructor(readonly step: string, message: string, o: { readonly stillStarting?: boolean; readonly rerun?: readonly string[] } = {}) {

@@ -44,7 +44,7 @@ export function objectId(r: { readonly kind: string; readonly name: string; read
   return { kind: r.kind, name: r.name, ...(r.namespace ? { namespace: r.namespace } : {}) };
 }
 
-/** `Deployment/uyuni (uyuni)`, as refString writes it (src/runtime/client.ts). */
+/** `Deployment/uyuni (uyuni)`, as refString writes it (src/kube/cluster.ts). */
 export function idText(id: ObjectId): string {
   return `${id.kind}/${id.name}${id.namespace ? ` (${id.namespace})` : ''}`;
 }
@@ -86,7 +86,7 @@ export interface WaitingPod extends PodProgress {
 }
 
 /**
- * A copy's overall progress as a step's Job prints it (`@progress …` lines, src/runtime/logs.ts;
+ * A copy's overall progress as a step's Job prints it (`@progress …` lines, src/runtime/apply/step-logs.ts;
  * data-sync.sh: rsync's --info=progress2 per claim).
  */
 export interface CopyProgress {
@@ -142,7 +142,7 @@ export function inStartupProbe(p: WaitingPod): boolean {
 
 export type RunEvent =
   | { type: 'run-start'; plan: string; runId: string; runDir: string; steps: number; server: string; context?: string }
-  /** Before the first write: the plan's destructive changes (src/runtime/destructive.ts)... */
+  /** Before the first write: the plan's destructive changes (src/runtime/decide/destructive.ts)... */
   | { type: 'destructive'; changes: DestructiveChange[] }
   /** ...and what let them go ahead (`--yes`, the answer on the terminal, a saved plan), or not. */
   | { type: 'approval'; result: Approval }
@@ -181,7 +181,7 @@ export type RunEvent =
     /** What the run changed (the Reporter counts it from the events before; given: these counts). */
     resources?: RunTally;
     /**
-     * A run that resumed a series (src/runtime/run-dirs.ts): how many attempts it has now, and
+     * A run that resumed a series (src/runtime/core/run-dirs.ts): how many attempts it has now, and
      * what they changed together, this one included (the closing line counts the series).
      */
     series?: { attempts: number; resources: RunTally };

@@ -2,7 +2,7 @@
  * Facts: the `key=value` lines a facts-producing Job printed; later gates read them.
  *
  * They are read from the Job's succeeded pods while those exist, and recorded in the cluster
- * (ConfigMap uyuni-cdk-history, src/runtime/record.ts) when the step completes: a resumed run
+ * (ConfigMap uyuni-cdk-history, src/runtime/safety/record.ts) when the step completes: a resumed run
  * whose facts pods are gone (a TTL, a drained node, `kubectl delete pod`) takes them from the
  * record. Only when neither exists are they lost, and then the step is named, to be run again.
  */

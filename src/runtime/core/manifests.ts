@@ -145,7 +145,7 @@ export function relocateObject(obj: Manifest, from: string, to: string | undefin
 
 /**
  * What the runtime adds at apply time: the run label, a spec hash on Jobs that lack one, and on
- * members of the plan's ApplySet (src/runtime/applyset.ts) its label, as kubectl adds it.
+ * members of the plan's ApplySet (src/runtime/core/applyset.ts) its label, as kubectl adds it.
  */
 export function stampForApply(obj: Manifest, runId: string, applySetId?: string): Manifest {
   const o = structuredClone(obj);

@@ -5,7 +5,7 @@
  * (src/plan/run-defaults.ts `defaultRunsDir`). A **series** is the runs of one plan in one
  * namespace from the first run after the last finished one up to and including the run that
  * finishes it: a run that stops (a failed step, a refusal, Ctrl-C, a lost connection) is resumed by
- * running the same command again (src/runtime/resume.ts: finished steps are skipped, running Jobs
+ * running the same command again (src/runtime/decide/job-decision.ts: finished steps are skipped, running Jobs
  * attached to), and that run is the next attempt of the same series, so one migration's logs are
  * in one place. A series ends with an attempt whose `events.jsonl` ends in `run-done` with status
  * `done`; the next run starts a new one. The series is named after its first attempt's run id, and

@@ -1,10 +1,10 @@
 /**
  * The destructive changes of a plan: what `run` shows and asks about before its first write
- * (src/runtime/confirm.ts), read from the plan's one verdict (src/runtime/plan-result.ts), which
+ * (src/runtime/apply/confirm.ts), read from the plan's one verdict (src/runtime/decide/plan-result.ts), which
  * `plan` shows and saves and `run FILE` compares again.
  *
  * One rule per kind, in RULES. To add a kind (an adoption of another tool's object, say): add
- * its name to `DestructiveKind` (src/runtime/events.ts: the run's `destructive` event carries the changes), and a rule that reads it from the PlanResult (a new field of
+ * its name to `DestructiveKind` (src/runtime/core/events.ts: the run's `destructive` event carries the changes), and a rule that reads it from the PlanResult (a new field of
  * the plan if the plan does not show it yet) into the table. `plan` lists the same changes, and
  * `run` asks about them with the others; nothing else changes.
  */

@@ -23,7 +23,7 @@ export type JobDecision =
   | { readonly action: 'refuse'; readonly why: string; readonly failed: boolean };
 
 /**
- * `finished`: uids of Jobs that belong to runs that finished (src/runtime/history.ts). A changed
+ * `finished`: uids of Jobs that belong to runs that finished (src/runtime/safety/history.ts). A changed
  * Job among them is history, re-created for this run; a changed Job of an unfinished run is refused.
  */
 export function decideJob(
@@ -79,7 +79,7 @@ export interface JobsOfStep {
   readonly jobs: readonly Manifest[];
   /** Steps given to `--rerun`. */
   readonly rerun: readonly string[];
-  /** Uids of Jobs of finished runs (src/runtime/history.ts). */
+  /** Uids of Jobs of finished runs (src/runtime/safety/history.ts). */
   readonly finished: ReadonlySet<string>;
 }
 

@@ -1,5 +1,5 @@
 /**
- * The one plan verdict (issue 34): what `plan` computes (src/runtime/planview.ts), shows, and
+ * The one plan verdict (issue 34): what `plan` computes (src/runtime/decide/plan.ts), shows, and
  * saves with `--out` (saved-plan.ts), and what `run` decides with before its first write and
  * `run FILE` compares with the cluster again: per step its objects, requirements, gates and
  * actions; pruning; what run refuses; the server's identity; the objects it takes over from

@@ -469,7 +469,7 @@ export async function planSteps(cluster: Cluster, plan: Plan, objectsOf: (step: 
   };
 }
 
-/** The lock `run` would find held (src/runtime/lock.ts): its refusal as `plan` predicts it, or undefined when a run would take it. */
+/** The lock `run` would find held (src/runtime/safety/lock.ts): its refusal as `plan` predicts it, or undefined when a run would take it. */
 async function heldLock(cluster: Cluster, namespace: string): Promise<string | undefined> {
   const lease = await cluster.get<V1Lease>({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', name: LOCK_NAME, namespace }).catch(() => undefined);
   if (!lease || staleness(lease)) return undefined;

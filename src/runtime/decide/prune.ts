@@ -1,5 +1,5 @@
 /**
- * Pruning: the members of the plan's ApplySet (src/runtime/applyset.ts) that the plan no longer
+ * Pruning: the members of the plan's ApplySet (src/runtime/core/applyset.ts) that the plan no longer
  * contains. One decision for `plan` (which lists them) and `run` (which deletes them after its
  * last step succeeded):
  *

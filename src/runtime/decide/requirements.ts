@@ -58,7 +58,7 @@ const randomKey = (r: Requirement, k: string) => !(r.generate?.[k] && 'literal' 
  * resumed before it finished, has no finished run: its credentials are generated as before.
  */
 export async function lostCredentials(cluster: Cluster, plan: Plan): Promise<LostCredential[]> {
-  // finished runs only: a flow record of a migration under way (src/runtime/record.ts) is no kept data
+  // finished runs only: a flow record of a migration under way (src/runtime/safety/record.ts) is no kept data
   // The history and the claims together, then every generated Secret together (issue 36: 2 round
   // trips, not one per read).
   const [history, listed] = await Promise.all([

@@ -1,6 +1,6 @@
 /**
  * Saved plans, as `terraform plan -out` / `terraform apply PLANFILE`: `plan --out FILE` writes
- * what it showed, the whole verdict (src/runtime/plan-result.ts: the steps, pruning, refusals,
+ * what it showed, the whole verdict (src/runtime/decide/plan-result.ts: the steps, pruning, refusals,
  * identity, the take-overs of other owners' objects and the lost credentials) with the decision
  * flags it was made with and the plan directory's digest, and `run FILE` applies exactly that
  * plan directory with those flags, refusing before any write when the plan directory or the

@@ -13,7 +13,7 @@ import { NO_COLOUR, paintAction, paintDiffLine, Palette } from './colour';
 export interface RenderPlanOptions {
   /** `-v`: every unchanged object and every wait listed, not counted. */
   readonly verbose?: boolean;
-  /** Colour on a terminal (src/runtime/colour.ts). @default none */
+  /** Colour on a terminal (src/runtime/report/colour.ts). @default none */
   readonly palette?: Palette;
   /** The cluster compared against, for the header. */
   readonly target?: Target;

@@ -25,7 +25,7 @@ export interface ReporterOptions {
   readonly intervalSeconds?: number;
   /** Clock, for tests. */
   readonly now?: () => number;
-  /** Text modes: colours (src/runtime/colour.ts). @default none */
+  /** Text modes: colours (src/runtime/report/colour.ts). @default none */
   readonly palette?: Palette;
   /** json mode: one JSON event a line, or YAML documents (`---` before each). @default json */
   readonly format?: 'json' | 'yaml';

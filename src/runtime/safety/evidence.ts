@@ -1,9 +1,9 @@
 /**
  * What the cluster shows of a server when its records are gone (no ConfigMap uyuni-cdk-history
- * entry and no copy on the namespace: src/runtime/record-store.ts): a server Deployment made by
+ * entry and no copy on the namespace: src/runtime/safety/record-store.ts): a server Deployment made by
  * uyuni-cdk and the image it runs, the fqdn in ConfigMap uyuni-config, the CA in Secret uyuni-ca.
  * Any of the first two means a server was set up here; the runtime then refuses a migration's
- * data steps and an identity change exactly as a record would (src/runtime/record.ts
+ * data steps and an identity change exactly as a record would (src/runtime/safety/record.ts
  * `withEvidence`). Bound claims alone are not evidence: a migration interrupted during its data
  * sync has them, and its data sync must go on; the setup marker on them
  * (/var/spacewalk/.MANAGER_SETUP_COMPLETE) is read only by a pod (the inspect step), never by

@@ -6,7 +6,7 @@
  * run), but one left by a run that finished is history: the next migration or upgrade
  * re-creates it without asking. The runtime records the Jobs of every finished run in a
  * ConfigMap in the plan's namespace, keyed by plan, and tells the two apart by Job uid. The same
- * ConfigMap holds the records of one-shot flows and the server's identity (src/runtime/record.ts).
+ * ConfigMap holds the records of one-shot flows and the server's identity (src/runtime/safety/record.ts).
  */
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { HISTORY_CONFIGMAP, LABELS, MANAGED_BY, Plan } from '../../plan/types';
@@ -48,7 +48,7 @@ export function finishedJobUids(history: Readonly<Record<string, string>>): Set<
   return new Set(Object.values(parse(history)).flatMap((r) => Object.values(r.jobs)));
 }
 
-/** The history ConfigMap's entries as they are (plans' finished runs, flow records: src/runtime/record.ts). */
+/** The history ConfigMap's entries as they are (plans' finished runs, flow records: src/runtime/safety/record.ts). */
 export async function readHistory(cluster: Cluster, namespace: string): Promise<Record<string, string>> {
   return (await cluster.get<V1ConfigMap>(ref(namespace)))?.data ?? {};
 }

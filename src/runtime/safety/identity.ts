@@ -2,7 +2,7 @@
  * The server's identity is kept: a plan that would change the recorded fqdn, move the server to
  * an older image generation, or replace its CA is refused before any write, naming the recorded
  * and the planned value, unless the flag for that kind of change is given (then it is a
- * destructive change that asks first: src/runtime/destructive.ts).
+ * destructive change that asks first: src/runtime/decide/destructive.ts).
  */
 import type { Plan } from '../../plan/types';
 import type { RecordedIdentity } from './record';

@@ -1,14 +1,14 @@
 /**
  * One-shot flows never repeat. A migration's and an upgrade's data steps (stop the old host and
  * copy its data, import its secrets, upgrade the database, finalize it) run once per flow: what
- * decides is the flow's record in the cluster (src/runtime/record.ts), not the step's Jobs. One
+ * decides is the flow's record in the cluster (src/runtime/safety/record.ts), not the step's Jobs. One
  * decision for `plan` (which shows it) and `run` (which acts on it before its first write).
  */
 import type { Plan, Step } from '../../plan/types';
 import { currentFlow, damagedFlowRefusal, FlowRecord, Records } from './record';
 
 export type OneShotDecision =
-  /** Not a one-shot step, or its flow has not done it: the Jobs decide, as for any step (src/runtime/resume.ts). */
+  /** Not a one-shot step, or its flow has not done it: the Jobs decide, as for any step (src/runtime/decide/job-decision.ts). */
   | { readonly action: 'normal' }
   /** Done in this flow with the same spec: skipped, whatever the Jobs in the cluster (gone, changed); `facts`: what its Job printed. */
   | { readonly action: 'done'; readonly why: string; readonly facts?: Readonly<Record<string, string>> }

@@ -1,5 +1,5 @@
 /**
- * The guarded records (`flow.migration`, `flow.upgrade`, `identity`: src/runtime/record.ts) are
+ * The guarded records (`flow.migration`, `flow.upgrade`, `identity`: src/runtime/safety/record.ts) are
  * what keeps a finished flow's data steps from running twice and the server's identity from
  * changing unasked. They fail closed:
  *

@@ -1,16 +1,16 @@
 /**
  * What the cluster remembers of a server, beside the run history (same ConfigMap,
- * uyuni-cdk-history, src/runtime/history.ts; the flows and the identity also sealed and copied
- * onto the namespace, and read fail-closed: src/runtime/record-store.ts):
+ * uyuni-cdk-history, src/runtime/safety/history.ts; the flows and the identity also sealed and copied
+ * onto the namespace, and read fail-closed: src/runtime/safety/record-store.ts):
  *
  * - per one-shot flow (`flow.migration`, `flow.upgrade`): each data step done, with the spec hash
  *   of what it ran, and when the flow finished (time, run, source host, image generation). This
- *   record, not the Jobs, decides whether a data step may run (src/runtime/oneshot.ts): deleting
+ *   record, not the Jobs, decides whether a data step may run (src/runtime/safety/oneshot.ts): deleting
  *   the Jobs changes nothing;
  * - `identity`: the server's fqdn, product, image generation, TLS mode and CA fingerprint at the
- *   end of the last install, migration or upgrade (src/runtime/identity.ts checks the next plan);
+ *   end of the last install, migration or upgrade (src/runtime/safety/identity.ts checks the next plan);
  * - `facts`: per `factsFrom` Job, the facts it printed, with its uid, recorded when its step
- *   completed: a resumed run whose pods of that Job are gone reads them here (src/runtime/facts.ts).
+ *   completed: a resumed run whose pods of that Job are gone reads them here (src/runtime/core/facts.ts).
  */
 import { createHash, X509Certificate } from 'crypto';
 import type { V1Secret } from '@kubernetes/client-node';
@@ -44,7 +44,7 @@ export interface FlowRecord {
   /** Set when the plan that finishes the flow finished. */
   readonly finishedAt?: string;
   readonly steps: Readonly<Record<string, StepDone>>;
-  /** Not a record: what the cluster shows of a set-up server while no record is left (src/runtime/evidence.ts). */
+  /** Not a record: what the cluster shows of a set-up server while no record is left (src/runtime/safety/evidence.ts). */
   readonly evidence?: string;
   /** Rebuilt by `repair-record`: from what. */
   readonly repaired?: string;
@@ -56,7 +56,7 @@ export interface RecordedIdentity extends ServerIdentity {
   readonly plan: string;
   readonly run: string;
   readonly at: string;
-  /** Not a record: where the values come from instead (the live cluster, src/runtime/evidence.ts). */
+  /** Not a record: where the values come from instead (the live cluster, src/runtime/safety/evidence.ts). */
   readonly source?: string;
   /** Rebuilt by `repair-record`: from what. */
   readonly repaired?: string;
@@ -75,7 +75,7 @@ export interface Records {
   readonly identity?: RecordedIdentity;
   /** By Job name. */
   readonly facts?: Readonly<Record<string, JobFacts>>;
-  /** Guarded records that exist but cannot be read (src/runtime/record-store.ts): they refuse the runs they protect. */
+  /** Guarded records that exist but cannot be read (src/runtime/safety/record-store.ts): they refuse the runs they protect. */
   readonly damage?: readonly Damage[];
   /** How a guarded record was read, when not plainly (from its copy, two differing copies). */
   readonly notes?: readonly string[];
@@ -99,7 +99,7 @@ function json<T>(text: string | undefined, ok: (v: Partial<T>) => boolean): T | 
 }
 
 /**
- * The records from both places (src/runtime/record-store.ts): the guarded ones (flows, identity)
+ * The records from both places (src/runtime/safety/record-store.ts): the guarded ones (flows, identity)
  * read, fallen back to their copy, or damaged; the facts from the ConfigMap.
  */
 export function parseRecords(sources: RecordSources): Records {
@@ -154,7 +154,7 @@ export function damagedFlowRefusal(plan: Plan, records: Records, flow: Flow): st
   return damagedRefusal(plan, records, key, `it is what keeps the ${flow}'s data steps (${steps.join(', ')}) from running twice`);
 }
 
-/** The recorded facts of Job `name` as it is now (same uid), for factsOfStep (src/runtime/facts.ts). */
+/** The recorded facts of Job `name` as it is now (same uid), for factsOfStep (src/runtime/core/facts.ts). */
 export function recordedJobFacts(records: Records, name: string, uid: string | undefined): JobFacts | undefined {
   const r = records.facts?.[name];
   return r && uid && r.uid === uid ? r : undefined;

@@ -62,7 +62,7 @@ function machine(o: CommonOptions, doc: object): string {
   return o.output === 'yaml' ? stringify(doc) : `${JSON.stringify(doc)}\n`;
 }
 
-/** Colour only for text on a terminal, never with `--no-color` or NO_COLOR (src/runtime/colour.ts). */
+/** Colour only for text on a terminal, never with `--no-color` or NO_COLOR (src/runtime/report/colour.ts). */
 function paletteOf(o: CommonOptions, io: Io): Palette {
   return paletteFor({ isTTY: io.isTTY, format: o.output ?? 'text', color: o.color });
 }
@@ -197,7 +197,7 @@ export interface PlanCommandOptions extends CommonOptions, DecisionFlags {
   readonly detailedExitcode?: boolean;
   /** `--bookkeeping-drift`: with detailedExitcode, objects to relabel (only bookkeeping labels differ) are changes too. @default false */
   readonly bookkeepingDrift?: boolean;
-  /** `--out FILE`: save what was shown, for `run FILE` (src/runtime/saved-plan.ts). */
+  /** `--out FILE`: save what was shown, for `run FILE` (src/runtime/decide/saved-plan.ts). */
   readonly out?: string;
   /** `-v`: every unchanged object and every wait listed (default: counted). */
   readonly verbose?: boolean;
@@ -239,7 +239,7 @@ export async function planCommand(planDir: string, o: PlanCommandOptions, io: Io
 export function statusCommand(planDir: string, o: CommonOptions, io: Io): Promise<number> {
   return guarded(io, async () => {
     const mode = outputMode(o, io);
-    // The index's summaries of the step files synth wrote, not their parse (src/runtime/plan-dir.ts).
+    // The index's summaries of the step files synth wrote, not their parse (src/runtime/core/plan-dir.ts).
     const { plan, viewOf } = openPlanView(planDir, o.namespace);
     const cluster = connect(o, io);
     // The reads go with the ping (one round trip less, issue 36); an unreachable cluster is
@@ -278,7 +278,7 @@ export interface SupportCommandOptions extends CommonOptions {
   readonly withoutLogs?: boolean;
 }
 
-/** `support`: one .tar.gz with what helping needs and nothing secret (src/runtime/support.ts). */
+/** `support`: one .tar.gz with what helping needs and nothing secret (src/runtime/verbs/support.ts). */
 export function supportCommand(planDir: string, o: SupportCommandOptions, io: Io): Promise<number> {
   return guarded(io, async () => {
     const { dir, plan, cluster, objectsOf } = await openPlan(planDir, o, io);
@@ -375,7 +375,7 @@ export interface RepairRecordCommandOptions {
   readonly yes?: boolean;
 }
 
-/** `repair-record PLAN_DIR`: rebuilds the plan's damaged or half-lost records, shown and asked first (src/runtime/repair.ts). */
+/** `repair-record PLAN_DIR`: rebuilds the plan's damaged or half-lost records, shown and asked first (src/runtime/verbs/repair.ts). */
 export function repairRecordCommand(planDir: string, o: RepairRecordCommandOptions, io: Io): Promise<number> {
   return guarded(io, async () => {
     const { plan, objectsOf, cluster } = await openPlan(planDir, o, io);

@@ -68,7 +68,7 @@ export async function logSources(cluster: Cluster, plan: Plan, objectsOf: (step:
   return { namespace: plan.namespace, sources };
 }
 
-/** The saved logs of a step in the newest attempt (of any run series: src/runtime/run-dirs.ts) that has any: `{ runDir, files }`. */
+/** The saved logs of a step in the newest attempt (of any run series: src/runtime/core/run-dirs.ts) that has any: `{ runDir, files }`. */
 export function savedLogs(plan: Plan, step: string, runsDir = defaultRunsDir(plan.namespace, plan.name)): { runDir: string; files: string[] } | undefined {
   for (const attempt of attemptsNewestFirst(runsDir)) {
     const dir = path.join(attempt, safeComponent(step));

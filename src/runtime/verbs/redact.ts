@@ -1,5 +1,5 @@
 /**
- * The scrubber of the support bundle (src/runtime/support.ts): replaces secret values, as whole
+ * The scrubber of the support bundle (src/runtime/verbs/support.ts): replaces secret values, as whole
  * tokens, in each form they are printed in, and credentials that common patterns give away, and
  * counts what it replaced where, for the bundle's `redactions.txt`.
  *

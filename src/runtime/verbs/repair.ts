@@ -1,12 +1,12 @@
 /**
  * `uyuni-cdk repair-record PLAN_DIR`: the explicit way out of a damaged or half-lost guarded
- * record (src/runtime/record-store.ts), which refuses every run it protects. For each record the
+ * record (src/runtime/safety/record-store.ts), which refuses every run it protects. For each record the
  * plan depends on (its flow, its identity) it decides, shows, asks (`--yes`, or `yes` on a
  * terminal), then writes both places under the namespace's lock:
  *
  * - missing from one place, intact in the other: restored from the intact one;
  * - damaged, intact in the other place: rebuilt from that one;
- * - damaged in every place: rebuilt from the cluster's evidence (src/runtime/evidence.ts): a
+ * - damaged in every place: rebuilt from the cluster's evidence (src/runtime/safety/evidence.ts): a
  *   migration into a namespace where a server is set up is recorded finished, with every data
  *   step of the plan done as it is now; an upgrade is recorded finished when the server runs the
  *   plan's image generation; the identity is the live one (the server Deployment's image,

@@ -94,7 +94,7 @@ async function judgeWaits(cluster: Cluster, step: Step, scan: Scan, classes: Cla
   }
 }
 
-/** A completed facts Job's facts: its pods', else (its pods gone) the record's (src/runtime/facts.ts). */
+/** A completed facts Job's facts: its pods', else (its pods gone) the record's (src/runtime/core/facts.ts). */
 async function stepFacts(cluster: Cluster, step: Step, present: readonly KubernetesObject[], records: Records): Promise<Facts | undefined> {
   const factsJob = step.factsFrom && present.find((p) => p.kind === 'Job' && p.metadata?.name === step.factsFrom!.name) as V1Job | undefined;
   if (!factsJob || jobPhase(factsJob) !== 'complete') return undefined;
@@ -102,7 +102,7 @@ async function stepFacts(cluster: Cluster, step: Step, present: readonly Kuberne
   return 'facts' in found ? found.facts : undefined;
 }
 
-/** Each step's state; `viewOf` gives a step's objects and Jobs' spec hashes (src/runtime/plan-dir.ts `openPlanView`). */
+/** Each step's state; `viewOf` gives a step's objects and Jobs' spec hashes (src/runtime/core/plan-dir.ts `openPlanView`). */
 export async function stepStatuses(cluster: Cluster, plan: Plan, viewOf: (step: string) => StepView): Promise<StepStatus[]> {
   // together, at most READ_CONCURRENCY requests in flight
   const classes: Classes = { limit: limiter(READ_CONCURRENCY) };

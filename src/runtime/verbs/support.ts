@@ -10,7 +10,7 @@
  * directory, not a nested archive (uyuni-tools f7703be6).
  *
  * Nothing secret: Secret values are never written; every text file but the plan copy is scrubbed
- * (src/runtime/redact.ts) of the values of the namespace's Secret keys that hold secrets and of
+ * (src/runtime/verbs/redact.ts) of the values of the namespace's Secret keys that hold secrets and of
  * the kubeconfig user's credentials, as whole tokens and in their encoded forms, and of credential
  * patterns (`password=…`, `Authorization: …`); env values whose names say they are secret are
  * replaced; `redactions.txt` says what was replaced where. When the Secrets cannot be read their
@@ -262,7 +262,7 @@ function collectRuns(runsDir: string, out: Staging, withoutLogs: boolean): numbe
     }
   };
   walk(runsDir, 'runs');
-  // what each series and attempt is, and how it ended (src/runtime/run-dirs.ts)
+  // what each series and attempt is, and how it ended (src/runtime/core/run-dirs.ts)
   if (copied) out.text('runs/index.txt', describeRuns(runsDir));
   return copied;
 }

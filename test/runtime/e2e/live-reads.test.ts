@@ -1,5 +1,5 @@
 /**
- * The live objects a decision reads (src/runtime/live-reads.ts, issue 36), against the simulator:
+ * The live objects a decision reads (src/runtime/core/live-reads.ts, issue 36), against the simulator:
  * one LIST per kind and namespace that holds several, a GET for the others, each object read once
  * per snapshot, and a LIST that RBAC forbids read by GETs instead.
  */

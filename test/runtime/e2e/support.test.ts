@@ -135,7 +135,7 @@ describe('uyuni-cdk support', () => {
     const b64 = (s: string) => Buffer.from(s).toString('base64');
     sim.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
     sim.put({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db-credentials', namespace: NS }, data: { username: b64('spacewalk'), password: b64(SECRETS[0]), database: b64('susemanager') } });
-    // the default run directory: <runs>/<series>/<attempt>/ (src/runtime/run-dirs.ts)
+    // the default run directory: <runs>/<series>/<attempt>/ (src/runtime/core/run-dirs.ts)
     expect((await cli('run', dir, { kubeconfig, runDir: undefined })).code).toBe(0);
     const [attempt] = attemptsNewestFirst(path.join(process.env.XDG_STATE_HOME, 'uyuni-cdk', NS, 'migrate'));
     const runPath = `${path.basename(path.dirname(attempt))}/${path.basename(attempt)}`;

@@ -1,6 +1,6 @@
 /**
  * A copy's progress (`@progress` lines of a step's Job, src/scripts/data-sync.sh): parsed by
- * src/runtime/logs.ts, shown by the Reporter on the live line, as a plain line once an interval
+ * src/runtime/apply/step-logs.ts, shown by the Reporter on the live line, as a plain line once an interval
  * and when a claim is done, recorded as rarely.
  */
 import { parseProgress } from '../../../src/runtime/apply/step-logs';

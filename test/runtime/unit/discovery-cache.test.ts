@@ -1,5 +1,5 @@
 /**
- * kubectl's discovery cache on disk (src/runtime/discovery-cache.ts), against the API simulator
+ * kubectl's discovery cache on disk (src/kube/discovery-cache.ts), against the API simulator
  * through the real client: a second command asks nothing about its kinds, an expired file or a
  * kind missing from one is asked for again, and a 404 that contradicts a file is believed.
  */

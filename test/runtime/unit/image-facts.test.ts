@@ -1,4 +1,4 @@
-// The images a step's facts decide (src/runtime/image-facts.ts): a restore's recorded images.
+// The images a step's facts decide (src/runtime/core/image-facts.ts): a restore's recorded images.
 import { imagesFromFacts } from '../../../src/runtime/core/image-facts';
 import type { Manifest } from '../../../src/runtime/core/manifests';
 

@@ -1,4 +1,4 @@
-/** Whose an object is (src/runtime/ownership.ts), whether a lock is stale (src/runtime/lock.ts), --lock-timeout's durations. */
+/** Whose an object is (src/runtime/safety/ownership.ts), whether a lock is stale (src/runtime/safety/lock.ts), --lock-timeout's durations. */
 import * as os from 'os';
 import { duration } from '../../../src/cli/unlock';
 import { applySetOf } from '../../../src/runtime/core/applyset';

@@ -1,5 +1,5 @@
 /**
- * Run directories (src/runtime/run-dirs.ts): one per run series with its attempts inside, a
+ * Run directories (src/runtime/core/run-dirs.ts): one per run series with its attempts inside, a
  * series ending with the attempt that finished the plan, retention of the newest N series, and
  * the directories of the layout before series read as series of one attempt.
  */

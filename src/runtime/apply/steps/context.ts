@@ -36,7 +36,7 @@ export interface RunContext {
   readonly finished: ReadonlySet<string>;
   /** Steps whose Jobs are deleted and re-created. */
   readonly rerun: readonly string[];
-  /** The one-shot flows' records as the run found them (src/runtime/record.ts). */
+  /** The one-shot flows' records as the run found them (src/runtime/safety/record.ts). */
   readonly records: Records;
   readonly stuckGraceSeconds: number;
   /** The plan's ApplySet: its members get its label, its parent is written before the first of them. */
@@ -76,7 +76,7 @@ export interface StepContext extends RunContext {
   readonly objects: readonly Manifest[];
 }
 
-/** The stages of a step, in order (src/runtime/steps/index.ts). */
+/** The stages of a step, in order (src/runtime/apply/steps/index.ts). */
 export type Stage = 'resume' | 'preflight' | 'actions' | 'apply' | 'wait' | 'finish';
 
 export class StepRun {

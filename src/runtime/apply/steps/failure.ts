@@ -2,7 +2,7 @@
  * The failure report of a step: for each terminated or stuck container of its pods, the exit
  * code, reason and last log lines, from the live stream, the cluster, or (when the pods are
  * gone) the logs an earlier attempt saved (`<runs>/<series>/<attempt>/<step>/<pod>.<container>.log`,
- * src/runtime/run-dirs.ts).
+ * src/runtime/core/run-dirs.ts).
  */
 import * as fs from 'fs';
 import * as path from 'path';
@@ -15,7 +15,7 @@ import { earlierAttempts } from '../../core/run-dirs';
 
 const TAIL = 20;
 
-/** A log's lines, without the empty one after its last newline, nor a copy's file list and progress (src/runtime/logs.ts). */
+/** A log's lines, without the empty one after its last newline, nor a copy's file list and progress (src/runtime/apply/step-logs.ts). */
 const logLines = (text: string) => text.split('\n')
   .filter((l, i, a) => (l !== '' || i < a.length - 1) && !l.startsWith(FILE_MARK) && !l.startsWith(PROGRESS_MARK));
 

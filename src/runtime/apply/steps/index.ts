@@ -24,7 +24,7 @@ import { waitStage } from './wait';
 export type { RunContext, StepContext } from './context';
 
 /**
- * A one-shot step with Jobs is done: recorded for its flow (src/runtime/record.ts) unless it is
+ * A one-shot step with Jobs is done: recorded for its flow (src/runtime/safety/record.ts) unless it is
  * already, so that its Jobs going does not make it run again. A step that stops workloads (the
  * upgrade's stop-server and stop-db, whose Jobs only wait for the pods to go) or of actions only
  * is recorded when the flow finishes: until then a resumed run stops again what someone started
@@ -47,7 +47,7 @@ async function recordDone(s: StepRun, hash: string): Promise<void> {
   s.emit({ type: 'action', step: s.step.name, action: `record data step of the ${flow} done`, object: { kind: 'ConfigMap', name: HISTORY_CONFIGMAP, namespace: s.c.plan.namespace }, result });
 }
 
-/** The step's objects with the images its facts decide (src/runtime/image-facts.ts): changed ones are applied whatever the dry runs found. */
+/** The step's objects with the images its facts decide (src/runtime/core/image-facts.ts): changed ones are applied whatever the dry runs found. */
 function withImagesFromFacts(c: StepContext): { c: StepContext; pinned: PinnedObjects } {
   const pinned = imagesFromFacts(c.step, c.objects, c.facts);
   if (pinned.changed.size === 0) return { c, pinned };

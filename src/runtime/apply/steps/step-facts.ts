@@ -1,8 +1,8 @@
 /**
  * A step's facts (`factsFrom`) join the run's: from its Job's pods while they exist, else from
- * the record in the cluster (src/runtime/facts.ts `factsOfStep`). What the pods printed is
+ * the record in the cluster (src/runtime/core/facts.ts `factsOfStep`). What the pods printed is
  * recorded when the step completes; facts that are lost are noted, and the gate that needs them
- * names the step to run again (src/runtime/gates.ts).
+ * names the step to run again (src/runtime/decide/gates.ts).
  */
 import * as fs from 'fs';
 import * as path from 'path';
