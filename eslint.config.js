@@ -4,7 +4,9 @@
 // (eslint-plugin-import-x 4.18.1 lib/rules/no-cycle.js:69-76), so it sees cycles of values
 // only: the promise "no import cycles" with type imports counted is kept by
 // test/architecture/cycles.test.ts (`npm test`), which reads every import of src/ with the
-// TypeScript parser.
+// TypeScript parser. The rooms inside src/runtime (core, safety, decide, apply, report, verbs: each
+// imports only lower ranks) are checked the same way, type imports counted, by
+// test/architecture/rooms.test.ts.
 const tseslint = require('typescript-eslint');
 const importX = require('eslint-plugin-import-x');
 

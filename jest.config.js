@@ -1,7 +1,7 @@
 // @kubernetes/client-node 1.x and its auth dependencies are ESM-only: swc transpiles them
 // to CommonJS for jest, together with our own TypeScript.
 const esm = ['@kubernetes/client-node', 'openid-client', 'oauth4webapi', 'jose'];
-// kubectl's discovery cache (src/runtime/discovery-cache.ts) of the simulators' short-lived
+// kubectl's discovery cache (src/kube/discovery-cache.ts) of the simulators' short-lived
 // servers goes into a directory of the test run, not the home directory.
 process.env.KUBECACHEDIR ||= require('fs').mkdtempSync(require('path').join(require('os').tmpdir(), 'uyuni-cdk-test-kubecache-'));
 // So does the compiled code of the bundles (bin/code-cache.js), under $XDG_CACHE_HOME/uyuni-cdk.

@@ -11,7 +11,7 @@ import { createServer, Server } from 'http';
 import type { AddressInfo } from 'net';
 import * as path from 'path';
 import { BACKUP_RECORD_FILE, BACKUP_RECORD_FORMAT, BackupRecord } from '../src/model/backup-record';
-import { parseFacts } from '../src/runtime/facts';
+import { parseFacts } from '../src/runtime/core/facts';
 import { runScript, serviceAccountDir } from './helpers/script-run';
 import { readScript } from '../src/constructs/script-job';
 import { Simulator, startSimulator } from './sim';

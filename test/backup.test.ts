@@ -7,7 +7,7 @@ import { parse } from 'yaml';
 import { ConfigError, parseConfig, plansOf } from '../src/config/load';
 import { readScript } from '../src/constructs/script-job';
 import { INSTALL_VOLUMES } from '../src/model/volumes';
-import { evaluateGate } from '../src/runtime/gates';
+import { evaluateGate } from '../src/runtime/decide/gates';
 import { envOf, podSpec, ROOT, synthYaml } from './helpers/synth';
 import { validateObject } from './helpers/validate';
 

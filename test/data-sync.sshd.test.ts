@@ -13,7 +13,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { readScript } from '../src/constructs/script-job';
-import { FILE_MARK, parseProgress, PROGRESS_MARK } from '../src/runtime/logs';
+import { FILE_MARK, parseProgress, PROGRESS_MARK } from '../src/runtime/apply/step-logs';
 import { LEGACY_DB_VOLUME, SERVER_VOLUMES } from '../src/model/volumes';
 import {
   IMAGE_TREE, jobSshDir, OLD_SECRETS, oldServer, SourceHost, sourceHost, Sshd, startSshd, writeTree,

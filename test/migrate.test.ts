@@ -7,7 +7,7 @@ import { hashSpec, readScript } from '../src/constructs/script-job';
 import { SERVER_VOLUMES } from '../src/model/volumes';
 import { LABELS } from '../src/plan/types';
 import type { Gate } from '../src/plan/types';
-import { evaluateGate } from '../src/runtime/gates';
+import { evaluateGate } from '../src/runtime/decide/gates';
 import { SYNTH_APP } from './helpers/entry';
 import { envOf, podSpec, readPlanDir, ROOT, SynthesizedPlan, synthYaml, tempDir } from './helpers/synth';
 import { validateObject } from './helpers/validate';

@@ -3,7 +3,7 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { readScript, SCRIPTS_DIR } from '../src/constructs/script-job';
-import { parseFacts } from '../src/runtime/facts';
+import { parseFacts } from '../src/runtime/core/facts';
 import {
   IMAGE_TREE, localSshBin, OLD_RHN_CONF, OLD_SECRETS, oldServer, sourceHost, writeTree,
 } from './helpers/sshd';

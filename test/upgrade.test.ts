@@ -5,7 +5,7 @@ import { ConfigError, parseConfig } from '../src/config/load';
 import { hashSpec, readScript } from '../src/constructs/script-job';
 import { LABELS } from '../src/plan/types';
 import type { Gate } from '../src/plan/types';
-import { evaluateGate } from '../src/runtime/gates';
+import { evaluateGate } from '../src/runtime/decide/gates';
 import { defaultConfigWith, envOf, podSpec, ROOT, SynthesizedPlan, synthYaml } from './helpers/synth';
 import { K8sObject, validateObject } from './helpers/validate';
 

@@ -27,6 +27,7 @@ import { executableProblem, readUnitFile } from './unit-files';
 import { pool, UnitLifecycle } from './unit-lifecycle';
 import type { UnitTracker } from './unit-state';
 import { WorkQueue } from './work-queue';
+import { doublingMs } from '../kube/backoff';
 
 const RETRY_FIRST_MS = 200;
 const RETRY_MAX_MS = 10_000;
@@ -65,8 +66,8 @@ export class Reconciler {
   private stopped = false;
   /** Pods whose units are being stopped and removed, each on its own (a grace period may take minutes). */
   private readonly tearingDown = new Map<string, Promise<void>>();
-  /** The next wait before deleting a pod's object again, per pod whose DELETE failed. */
-  private readonly deleteBackoff = new Map<string, number>();
+  /** How many DELETEs of a pod's object failed in a row (its next wait doubles with each). */
+  private readonly deleteFailures = new Map<string, number>();
   /**
    * Pods whose object this agent deleted (key → uid): the watch may show them terminating once more
    * before their DELETED event (the teardown looks at the pod again at once), and a second DELETE
@@ -199,13 +200,13 @@ export class Reconciler {
   private async deletePod(pod: ApiPod): Promise<void> {
     const key = podKeyOf(pod);
     if (await deletePodObject(this.o.api, pod, this.o.log)) {
-      this.deleteBackoff.delete(key);
+      this.deleteFailures.delete(key);
       if (pod.metadata?.uid) this.deleted.set(key, pod.metadata.uid);
       return;
     }
-    const wait = this.deleteBackoff.get(key) ?? RETRY_FIRST_MS;
-    this.deleteBackoff.set(key, Math.min(wait * 2, RETRY_MAX_MS));
-    this.retryLater(key, wait);
+    const failures = (this.deleteFailures.get(key) ?? 0) + 1;
+    this.deleteFailures.set(key, failures);
+    this.retryLater(key, doublingMs(failures, RETRY_FIRST_MS, RETRY_MAX_MS));
   }
 
   private retryLater(key: string, ms: number): void {

@@ -9,6 +9,7 @@ import type { Managed } from './pod-book';
 import { statusIsCurrent } from './pod-status';
 import { podPath } from './pod-deletion';
 import { pool } from './unit-lifecycle';
+import { doublingMs } from '../kube/backoff';
 
 const MERGE = 'application/merge-patch+json';
 const STATUS_DEBOUNCE_MS = 15;
@@ -24,8 +25,8 @@ export class StatusWriter {
   private timer?: NodeJS.Timeout;
   private running?: Promise<void>;
   private stopped = false;
-  /** The next wait before writing a pod's status again, per pod whose last write failed. */
-  private readonly backoff = new Map<string, number>();
+  /** How many writes of a pod's status failed in a row (its next wait doubles with each). */
+  private readonly failures = new Map<string, number>();
   private readonly retries = new Map<string, NodeJS.Timeout>();
 
   constructor(private readonly api: ApiClient, private readonly source: StatusSource, private readonly log: Logger) {}
@@ -73,8 +74,9 @@ export class StatusWriter {
 
   private retryLater(key: string): void {
     if (this.stopped || this.retries.has(key)) return;
-    const wait = this.backoff.get(key) ?? RETRY_FIRST_MS;
-    this.backoff.set(key, Math.min(wait * 2, RETRY_MAX_MS));
+    const failures = (this.failures.get(key) ?? 0) + 1;
+    this.failures.set(key, failures);
+    const wait = doublingMs(failures, RETRY_FIRST_MS, RETRY_MAX_MS);
     this.retries.set(key, setTimeout(() => {
       this.retries.delete(key);
       this.mark(key);
@@ -90,7 +92,7 @@ export class StatusWriter {
     try {
       await this.api.request('PATCH', `${podPath(pod)}/status`, { contentType: MERGE, body: { status: want } });
       m.sent = want;
-      this.backoff.delete(key);
+      this.failures.delete(key);
       const states = (want.containerStatuses as Array<{ name: string; state: Record<string, unknown> }>).map((c) => `${c.name} ${Object.keys(c.state)[0] ?? 'unknown'}`);
       this.log.log('INFO', `The status of pod [${key}] was updated: ${want.phase} (${states.join(', ')}).`, { pod: key, action: 'status' });
     } catch (e) {

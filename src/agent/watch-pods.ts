@@ -8,6 +8,7 @@
  */
 import type { ApiClient } from './api';
 import type { ApiPod } from './api-pod';
+import { doublingMs } from '../kube/backoff';
 import { Informer } from '../kube/informer';
 import { listNodePodList, nodeSelector } from './pods';
 
@@ -51,7 +52,7 @@ export class PodWatcher {
       timeoutSeconds: () => 300 + Math.floor(Math.random() * 300),
       idleMs: (timeoutSeconds) => (timeoutSeconds + 60) * 1000,
       resyncMs: options.resyncMs,
-      backoffMs: (failures) => Math.min(first * 2 ** (failures - 1), options.maxBackoffMs ?? 10_000),
+      backoffMs: (failures) => doublingMs(failures, first, options.maxBackoffMs ?? 10_000),
     }, {
       listed: (pods) => {
         this.setReachable(true);

@@ -1,7 +1,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { EXIT } from '../plan/exit-codes';
 import { RUN_DEFAULTS } from '../plan/run-defaults';
-import type { DestroyCommandOptions, Io } from '../runtime/commands';
+import type { DestroyCommandOptions, Io } from '../runtime/verbs/commands';
 import { addClusterOptions, exitWith, INPUT_AND_CLUSTER, loadRuntime, processIo } from './options';
 import { onEndingSignals } from './parse';
 

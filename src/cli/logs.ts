@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { EXIT } from '../plan/exit-codes';
-import type { Io, LogsCommandOptions } from '../runtime/commands';
+import type { Io, LogsCommandOptions } from '../runtime/verbs/commands';
 import { addConnectionOptions, exitWith, loadRuntime, positiveNumber, processIo } from './options';
 
 /** Ctrl-C while following: the streams stop; the pods keep running. */

@@ -4,7 +4,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 // (ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING). eslint.config.js and scripts/build.js keep it so.
 import * as readline from 'readline';
 import { EXIT } from '../plan/exit-codes';
-import type { Io } from '../runtime/commands';
+import type { Io } from '../runtime/verbs/commands';
 import { stdoutGone } from './parse';
 
 /** How a verb reaches the cluster, named as kubectl names them. */
@@ -120,8 +120,8 @@ exit 130; both write nothing). Without a terminal and without --yes such a run e
 writes nothing. A run with nothing destructive (a first install) asks nothing.`;
 
 /** Loads the runtime, only when a verb runs (so `--help` never loads the Kubernetes client). */
-export async function loadRuntime(): Promise<typeof import('../runtime/commands')> {
-  return import('../runtime/commands');
+export async function loadRuntime(): Promise<typeof import('../runtime/verbs/commands')> {
+  return import('../runtime/verbs/commands');
 }
 
 /** Runs a lazily loaded command and sets the process exit code. */

@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander';
 import { EXIT } from '../plan/exit-codes';
-import type { PlanCommandOptions } from '../runtime/commands';
+import type { PlanCommandOptions } from '../runtime/verbs/commands';
 import { addClusterOptions, addIdentityOptions, collectList, exitWith, INPUT_AND_CLUSTER, loadRuntime, processIo } from './options';
 
 /** What `plan` exits with: it shows a run that would stop, it does not stop (Terraform's plan). */

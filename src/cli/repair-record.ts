@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { EXIT } from '../plan/exit-codes';
-import type { RepairRecordCommandOptions } from '../runtime/commands';
+import type { RepairRecordCommandOptions } from '../runtime/verbs/commands';
 import { addConnectionOptions, exitWith, loadRuntime, processIo } from './options';
 
 export function register(program: Command): void {

@@ -1,6 +1,6 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { RUN_DEFAULTS, RUNS_DIR_HELP } from '../plan/run-defaults';
-import type { Io, RunCommandOptions } from '../runtime/commands';
+import type { Io, RunCommandOptions } from '../runtime/verbs/commands';
 import {
   addClusterOptions, addIdentityOptions, collectList, EXIT_CODES_HELP, exitWith, loadRuntime, positiveNumber, processIo, SAFETY_HELP,
 } from './options';
@@ -16,7 +16,7 @@ function keepRuns(value: string): number {
 
 /**
  * Ctrl-C, SIGTERM, SIGHUP: nothing to undo (each step is idempotent or resumable); the run's
- * last event says how to continue and what still runs in the cluster (src/runtime/run.ts).
+ * last event says how to continue and what still runs in the cluster (src/runtime/apply/run.ts).
  */
 const runIo: Io = { ...processIo, onInterrupt: (cleanup) => onEndingSignals(cleanup) };
 

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { CommonOptions } from '../runtime/commands';
+import type { CommonOptions } from '../runtime/verbs/commands';
 import { addClusterOptions, STATUS_EXIT_CODES_HELP, exitWith, loadRuntime, processIo } from './options';
 
 export function register(program: Command): void {

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { EXIT } from '../plan/exit-codes';
-import type { SupportCommandOptions } from '../runtime/commands';
+import type { SupportCommandOptions } from '../runtime/verbs/commands';
 import { addConnectionOptions, exitWith, loadRuntime, processIo } from './options';
 
 type SupportFlags = Omit<SupportCommandOptions, 'output'> & { output?: string };

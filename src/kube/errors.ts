@@ -34,7 +34,7 @@ export function parseRetryAfter(value: string | undefined, now = Date.now()): nu
  * An API answer that is not a success, with the Status body's reason, message and causes.
  * Callers that expect one (404 on a read, 409, 422 on a dry run) look at `status`; one that
  * reaches a command's end is reported with its message and exit code (the runtime words and
- * codes it: src/runtime/retry.ts).
+ * codes it: src/kube/retry.ts).
  */
 export class ApiError extends CodedError {
   constructor(

@@ -45,7 +45,7 @@ export interface BackupRecord {
   readonly configuration: Readonly<Record<string, unknown>>;
   /**
    * The server's identity as the runtime keeps it (key `identity` of ConfigMap
-   * uyuni-cdk-history, sealed: src/runtime/record-store.ts), as found; null when none was recorded.
+   * uyuni-cdk-history, sealed: src/runtime/safety/record-store.ts), as found; null when none was recorded.
    */
   readonly planIdentity: Readonly<Record<string, unknown>> | null;
 }

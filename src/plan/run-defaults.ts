@@ -11,7 +11,7 @@ export const RUN_DEFAULTS = {
   stuckGraceSeconds: 120,
   /** `--progress-interval`: without a terminal, a waiting line at least this often. */
   progressIntervalSeconds: 10,
-  /** `--keep-runs`: the run series (src/runtime/run-dirs.ts) of a plan and namespace kept after a run. */
+  /** `--keep-runs`: the run series (src/runtime/core/run-dirs.ts) of a plan and namespace kept after a run. */
   keepRuns: 20,
   /** `destroy --yes --timeout`: how long it waits for what it deleted to be gone. */
   destroyTimeoutSeconds: 600,
@@ -22,7 +22,7 @@ export const RUNS_DIR_HELP = '$XDG_STATE_HOME/uyuni-cdk/<namespace>/<plan>/<seri
 
 /**
  * Where a plan's runs keep their logs and events without `--run-dir`, a directory per run series
- * with one per attempt inside (src/runtime/run-dirs.ts): the user's state directory (XDG Base Directory; a relative $XDG_STATE_HOME is ignored,
+ * with one per attempt inside (src/runtime/core/run-dirs.ts): the user's state directory (XDG Base Directory; a relative $XDG_STATE_HOME is ignored,
  * as the specification says), per namespace and plan. Never the plan directory (dist/ is
  * committed) nor wherever the shell happens to be; earlier runs of the same plan and namespace
  * sit beside each other, where a failure report finds their saved logs.

@@ -59,7 +59,7 @@ export const BACKUP_PART_OF_SUFFIX = '-backup';
 
 /**
  * The ConfigMap in a plan's namespace where the runtime keeps its records (the run history, the
- * server's identity: src/runtime/history.ts, record.ts); a backup records the identity from it.
+ * server's identity: src/runtime/safety/history.ts, record.ts); a backup records the identity from it.
  */
 export const HISTORY_CONFIGMAP = 'uyuni-cdk-history';
 

@@ -250,7 +250,7 @@ export class PlanApp {
 /**
  * What `status` reads instead of parsing the step file (types.ts `StepFileSummary`): the digest
  * of the text cdk8s wrote, and each Job's spec hash as the runtime would take it from the file
- * (src/runtime/manifests.ts `specHash`: the annotation, else the hash of the spec). Only the Jobs
+ * (src/runtime/core/manifests.ts `specHash`: the annotation, else the hash of the spec). Only the Jobs
  * are resolved again, not the chart.
  */
 function fileSummary(text: string, objects: readonly ApiObject[]): StepFileSummary {

@@ -77,7 +77,7 @@ export function proxyPlan(config: UyuniConfig): PlanApp {
   // 00f177a9); with proxy.tls.issuer they come from the server's Certificate instead.
   const derivedBy = issued ? undefined : ProxyCertsJob.NAME;
   // The certs step's Job makes them: `madeBy`, so a check of the whole plan before the first
-  // write does not count them missing (src/runtime/planview.ts `made-earlier`).
+  // write does not count them missing (src/runtime/decide/plan.ts `made-earlier`).
   const requirements = proxyConfigRequirements({ namespace: ns, fqdn: proxy.fqdn, issued, derivedBy })
     .map((r) => (derivedBy && (r.name === PROXY_CONFIG.cert || r.name === PROXY_CONFIG.ca) ? { ...r, madeBy: CERTS_STEP } : r));
 

@@ -22,7 +22,7 @@ fail() {
 # shellcheck source-path=SCRIPTDIR source=lib/kube-api.sh
 . "$(dirname "$0")/lib/kube-api.sh"
 
-# LENGTH random characters of the runtime's alphabet (src/runtime/secrets.ts: letters and
+# LENGTH random characters of the runtime's alphabet (src/runtime/apply/requirements.ts: letters and
 # digits, safe in URLs, shells and connection strings), from the kernel's CSPRNG. tr keeps only
 # those bytes, so every character is equally likely.
 random_value() {

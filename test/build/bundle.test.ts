@@ -143,7 +143,7 @@ describe('scripts/build.js', () => {
     // Not vacuous: the walk follows requires (the verbs' modules), and what the verbs need is in
     // the bundles, behind their import().
     expect(statically('cli')).toEqual(expect.arrayContaining(['src/cli/status.ts', 'node_modules/commander/esm.mjs']));
-    expect(Object.keys(meta.cli.inputs)).toEqual(expect.arrayContaining(['src/runtime/commands.ts', 'node_modules/@kubernetes/client-node/dist/index.js']));
+    expect(Object.keys(meta.cli.inputs)).toEqual(expect.arrayContaining(['src/runtime/verbs/commands.ts', 'node_modules/@kubernetes/client-node/dist/index.js']));
     // The agent's bundle leaves the full client to a bundle of its own, which it requires when reached.
     expect(Object.keys(meta.agent.inputs)).not.toContain('node_modules/@kubernetes/client-node/dist/index.js');
     expect(Object.keys(meta['agent-client'].inputs)).toContain('node_modules/@kubernetes/client-node/dist/index.js');

@@ -6,7 +6,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { EXIT } from '../../src/plan/exit-codes';
-import { MissingKind } from '../../src/runtime/errors';
+import { MissingKind } from '../../src/kube/api-errors';
 import { startFaultProxy } from '../sim/faults';
 import { startSimulator, Simulator } from '../sim';
 import { cli, spawnCli, tmpDir } from '../runtime/e2e/harness';

@@ -13,7 +13,7 @@ import * as path from 'path';
 import YAML from 'yaml';
 import { EXIT } from '../../src/plan/exit-codes';
 import { readPlan } from '../../src/plan/reader';
-import { LOCK_ANNOTATIONS } from '../../src/runtime/lock';
+import { LOCK_ANNOTATIONS } from '../../src/runtime/safety/lock';
 import { tempDir } from '../helpers/synth';
 import { BIN, cli, ROOT } from '../runtime/e2e/harness';
 import { inspectJobs, putClaims } from '../runtime/e2e/inspect-facts';
@@ -184,7 +184,7 @@ function prodKubeconfig(where: Place, sim: Simulator): void {
   fs.writeFileSync(path.join(where.home, '.kube', 'uyuni'), YAML.stringify(kc));
 }
 
-/** A lock left behind by a run that died (src/runtime/lock.ts writes it so). */
+/** A lock left behind by a run that died (src/runtime/safety/lock.ts writes it so). */
 function staleLock(sim: Simulator, runId: string): void {
   const a = LOCK_ANNOTATIONS;
   sim.put({

@@ -12,7 +12,7 @@ import * as os from 'os';
 import * as path from 'path';
 import * as YAML from 'yaml';
 import { BackupRecord } from '../../src/model/backup-record';
-import { parseFacts } from '../../src/runtime/facts';
+import { parseFacts } from '../../src/runtime/core/facts';
 import { runScript } from '../helpers/script-run';
 import { plane, until } from './helpers';
 

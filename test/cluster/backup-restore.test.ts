@@ -145,7 +145,7 @@ describe('dist/backup then dist/restore against kube-apiserver', () => {
     const mark = auditSize(p.dir);
     const again = await cli('run', dist('restore'), { ...opts, yes: true });
     expect({ code: again.code, err: again.err }).toEqual({ code: 0, err: expect.any(String) });
-    // The parent of the ApplySet the install and the restore share (both part-of uyuni, src/runtime/applyset.ts) names the
+    // The parent of the ApplySet the install and the restore share (both part-of uyuni, src/runtime/core/applyset.ts) names the
     // run that last applied members: the Deployments started again are, so it is written again.
     const applyset = /^patch configmaps\/uyuni-applyset 200$/;
     const sent = writes(p, mark, ns).filter((w) => !runOwn(w) && !applyset.test(w));

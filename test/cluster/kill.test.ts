@@ -4,7 +4,7 @@
  * same command again against kube-apiserver. The killed run leaves its lock (Lease
  * uyuni-cdk-lock, its pid and host in the annotations) and a step half done (Deployment db
  * created, not yet rolled out; its generated Secrets written). The next run takes the lock over,
- * saying from whom and why (its holder's pid no longer runs on this host: src/runtime/lock.ts
+ * saying from whom and why (its holder's pid no longer runs on this host: src/runtime/safety/lock.ts
  * `staleness`), keeps the Secrets, and converges: plan then shows nothing to do, and one more
  * run writes only its own bookkeeping.
  */

@@ -15,7 +15,7 @@ import { listNodePodList } from '../../src/agent/pods';
 import { PodWatcher } from '../../src/agent/watch-pods';
 import { KubeClient } from '../../src/kube/connection';
 import { loadKubeConfig } from '../../src/kube/kubeconfig';
-import { Cluster } from '../../src/runtime/client';
+import { Cluster } from '../../src/kube/cluster';
 import { startSimulator, Simulator } from '../sim';
 import { until } from '../sim/helpers';
 import { TOLERATIONS } from '../agent/harness/tolerations';

@@ -9,8 +9,8 @@ import { ApiError as AgentApiError } from '../../src/agent/api';
 import { KubeClient } from '../../src/kube/connection';
 import { ApiError, Refused } from '../../src/kube/errors';
 import { loadKubeConfig } from '../../src/kube/kubeconfig';
-import { Cluster } from '../../src/runtime/client';
-import { ApiError as RuntimeApiError, ClusterMisbehaved, RuntimeError } from '../../src/runtime/errors';
+import { Cluster } from '../../src/kube/cluster';
+import { ApiError as RuntimeApiError, ClusterMisbehaved, RuntimeError } from '../../src/kube/api-errors';
 import { EXIT } from '../../src/plan/exit-codes';
 import { startSimulator, Simulator } from '../sim';
 

@@ -14,8 +14,8 @@ import { RequestTimeout, StreamIdle } from '../../src/kube/errors';
 import { loadKubeConfig } from '../../src/kube/kubeconfig';
 import { followLog, readLog } from '../../src/kube/logs';
 import { defaultLimits } from '../../src/kube/transport';
-import { Cluster } from '../../src/runtime/client';
-import { StepLogs } from '../../src/runtime/logs';
+import { Cluster } from '../../src/kube/cluster';
+import { StepLogs } from '../../src/runtime/apply/step-logs';
 
 /** A log endpoint that sends the first line, then nothing, keeping the connection open. */
 async function stallingServer(): Promise<{ url: string; requests: URL[]; close(): Promise<void> }> {

@@ -1,9 +1,9 @@
 /**
- * The support bundle's scrubber (src/runtime/redact.ts), both ways: the secrets a log can show, in
+ * The support bundle's scrubber (src/runtime/verbs/redact.ts), both ways: the secrets a log can show, in
  * every form it prints them, are gone; the words around them (user and database names, volume
  * names that contain a short value) are kept, and redactions.txt says what went where.
  */
-import { Redactor, REDACTED, SecretValue } from '../../src/runtime/redact';
+import { Redactor, REDACTED, SecretValue } from '../../src/runtime/verbs/redact';
 
 const PASSWORD = 'Xk9"mQ2\\vL7&pR4!tW8@zN3%'; // 24 characters, with what URLs and JSON escape
 const TOKEN = 'eyJhbGciOiJSUzI1NiJ9.c2VydmljZWFjY291bnQ.sig_4711abcd';

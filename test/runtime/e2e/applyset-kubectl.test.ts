@@ -6,7 +6,7 @@
  */
 import { execFile } from 'child_process';
 import * as path from 'path';
-import { applySetId } from '../../../src/runtime/applyset';
+import { applySetId } from '../../../src/runtime/core/applyset';
 import { APPLYSET } from '../../../src/plan/types';
 import { KUBECTL } from '../../sim/helpers';
 import { startSimulator, Simulator } from '../../sim';

@@ -6,7 +6,7 @@ import { spawn, ChildProcess } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { destroyCommand, Io, planCommand, runCommand, statusCommand } from '../../../src/runtime/commands';
+import { destroyCommand, Io, planCommand, runCommand, statusCommand } from '../../../src/runtime/verbs/commands';
 import { UYUNI_CDK } from '../../helpers/entry';
 
 export const ROOT = path.join(__dirname, '..', '..', '..');

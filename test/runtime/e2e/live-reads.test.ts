@@ -1,14 +1,14 @@
 /**
- * The live objects a decision reads (src/runtime/live-reads.ts, issue 36), against the simulator:
+ * The live objects a decision reads (src/runtime/core/live-reads.ts, issue 36), against the simulator:
  * one LIST per kind and namespace that holds several, a GET for the others, each object read once
  * per snapshot, and a LIST that RBAC forbids read by GETs instead.
  */
 import { loadKubeConfig } from '../../../src/kube/kubeconfig';
 import { limiter } from '../../../src/kube/limit';
 import type { ObjectRef } from '../../../src/plan/types';
-import { Cluster } from '../../../src/runtime/client';
-import { MissingKind } from '../../../src/runtime/errors';
-import { prefetchObjects, readObjects, withSnapshot } from '../../../src/runtime/live-reads';
+import { Cluster } from '../../../src/kube/cluster';
+import { MissingKind } from '../../../src/kube/api-errors';
+import { prefetchObjects, readObjects, withSnapshot } from '../../../src/runtime/core/live-reads';
 import { startSimulator, Simulator } from '../../sim';
 
 const NS = 'uyuni';

@@ -4,7 +4,7 @@
  */
 import * as fs from 'fs';
 import { startSimulator, Simulator } from '../../sim';
-import { logsCommand } from '../../../src/runtime/commands';
+import { logsCommand } from '../../../src/runtime/verbs/commands';
 import { cli, tmpDir, until } from './harness';
 import { deployment, job, namespace, NS, writePlan } from '../plans';
 import { EXIT } from '../../../src/plan/exit-codes';
@@ -52,10 +52,10 @@ describe('uyuni-cdk logs', () => {
       await fetch(`${sim.url}/api/v1/namespaces/${NS}/pods/${p.metadata.name}?gracePeriodSeconds=0`, { method: 'DELETE' });
     }
     await until('the Job pods are gone', () => !sim.list('v1', 'Pod', NS).some((x) => x.metadata.name.startsWith('db-migrate-')));
-    const { showLogs } = await import('../../../src/runtime/pod-logs');
-    const { openPlanDir } = await import('../../../src/runtime/plan-dir');
-    const { Cluster } = await import('../../../src/runtime/client');
-    const { loadKubeConfig } = await import('../../../src/runtime/kubeconfig');
+    const { showLogs } = await import('../../../src/runtime/verbs/logs');
+    const { openPlanDir } = await import('../../../src/runtime/core/plan-dir');
+    const { Cluster } = await import('../../../src/kube/cluster');
+    const { loadKubeConfig } = await import('../../../src/kube/load-kubeconfig');
     const { plan: p, objectsOf } = openPlanDir(dir);
     const c = captured();
     await showLogs(new Cluster(loadKubeConfig({ kubeconfig: sim.kubeconfigPath })), p, objectsOf, { step: 'migrate', runsDir }, c.io);

@@ -6,7 +6,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import { parse } from 'yaml';
-import { Io, planCommand, statusCommand } from '../../../src/runtime/commands';
+import { Io, planCommand, statusCommand } from '../../../src/runtime/verbs/commands';
 import { startSimulator, Simulator } from '../../sim';
 import { cli, tmpDir } from './harness';
 import { deployment, namespace, NS, writePlan } from '../plans';

@@ -5,7 +5,7 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { applySetOf } from '../../../src/runtime/applyset';
+import { applySetOf } from '../../../src/runtime/core/applyset';
 import { APPLYSET } from '../../../src/plan/types';
 import { defaultConfigWith, synthYaml } from '../../helpers/synth';
 import { startSimulator, Simulator } from '../../sim';

@@ -6,7 +6,7 @@
  * cluster shows (a server Deployment, ConfigMap uyuni-config) refuses as a record would.
  */
 import { Simulator } from '../../sim';
-import { repairRecordCommand } from '../../../src/runtime/commands';
+import { repairRecordCommand } from '../../../src/runtime/verbs/commands';
 import { changes, cli } from './harness';
 import { deleteJobs, dist, finishedMigration, synthExample } from './migration';
 import { startSimulator } from '../../sim';

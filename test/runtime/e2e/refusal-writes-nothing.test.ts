@@ -9,7 +9,7 @@
  * migration's key Secrets, a bare namespace that `run` takes over by design, but only once it goes on.
  */
 import { startSimulator, Simulator } from '../../sim';
-import { runCommand } from '../../../src/runtime/commands';
+import { runCommand } from '../../../src/runtime/verbs/commands';
 import { cli, tmpDir } from './harness';
 import { dist, handMadeNamespace, migrationFacts, migrationInputs } from './migration';
 

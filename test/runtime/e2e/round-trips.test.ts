@@ -54,7 +54,7 @@ describe('round trips against a slow API, dist/install installed', () => {
     // walk, the take-over and lost-credentials checks after it (listing the kinds again): 137
     // requests, 24 round trips. The chain is 6 on an idle machine; under load a bound's slot may
     // free a moment after the next request was due, and a seventh round shows: at most 7.
-    // 82 with the PodSecurity check (src/runtime/pod-security.ts): a dry run of each workload
+    // 82 with the PodSecurity check (src/runtime/core/pod-security.ts): a dry run of each workload
     // (Deployments db and uyuni) for the admission's warnings; its Namespace comes from the snapshot.
     expect(m.requests).toBe(82);
     expect(m.roundTrips).toBeLessThanOrEqual(7);

@@ -8,7 +8,7 @@
 import { spawn } from 'child_process';
 import * as path from 'path';
 import { startSimulator, Simulator } from '../../sim';
-import { runCommand } from '../../../src/runtime/commands';
+import { runCommand } from '../../../src/runtime/verbs/commands';
 import { changes, BIN, cli, tmpDir, until, writesTo } from './harness';
 import { inspectJobs, lines, SERVER_FACTS, putClaims } from './inspect-facts';
 import { deleteJobs as deleteJobsOf, dist, finishedMigration as finishedMigrationOn, migrationFacts, migrationInputs, synthExample } from './migration';

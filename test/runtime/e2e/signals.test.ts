@@ -5,7 +5,7 @@
  */
 import * as fs from 'fs';
 import * as path from 'path';
-import { LOCK_NAME } from '../../../src/runtime/lock';
+import { LOCK_NAME } from '../../../src/runtime/safety/lock';
 import { startSimulator, Simulator } from '../../sim';
 import { spawnCli, tmpDir, until } from './harness';
 import { job, namespace, NS, writePlan } from '../plans';

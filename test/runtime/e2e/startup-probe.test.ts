@@ -7,7 +7,7 @@ import * as fs from 'fs';
 import { EXIT } from '../../../src/plan/exit-codes';
 import * as path from 'path';
 import type { V1DeploymentCondition } from '@kubernetes/client-node';
-import type { RunEvent, WaitingPod } from '../../../src/runtime/events';
+import type { RunEvent, WaitingPod } from '../../../src/runtime/core/events';
 import { startSimulator, Simulator, SimOptions } from '../../sim';
 import { cli, tmpDir, until } from './harness';
 import { namespace, NS, writePlan } from '../plans';

@@ -7,10 +7,10 @@
 import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
-import { attemptsNewestFirst } from '../../../src/runtime/run-dirs';
+import { attemptsNewestFirst } from '../../../src/runtime/core/run-dirs';
 import { startSimulator, Simulator } from '../../sim';
-import { supportCommand } from '../../../src/runtime/commands';
-import { SUPPORTCONFIG, SUPPORTCONFIG_BATCH } from '../../../src/runtime/support';
+import { supportCommand } from '../../../src/runtime/verbs/commands';
+import { SUPPORTCONFIG, SUPPORTCONFIG_BATCH } from '../../../src/runtime/verbs/support';
 import { EXIT } from '../../../src/plan/exit-codes';
 import { cli, tmpDir, until } from './harness';
 import { deployment, job, namespace, NS, writePlan } from '../plans';
@@ -135,7 +135,7 @@ describe('uyuni-cdk support', () => {
     const b64 = (s: string) => Buffer.from(s).toString('base64');
     sim.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
     sim.put({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db-credentials', namespace: NS }, data: { username: b64('spacewalk'), password: b64(SECRETS[0]), database: b64('susemanager') } });
-    // the default run directory: <runs>/<series>/<attempt>/ (src/runtime/run-dirs.ts)
+    // the default run directory: <runs>/<series>/<attempt>/ (src/runtime/core/run-dirs.ts)
     expect((await cli('run', dir, { kubeconfig, runDir: undefined })).code).toBe(0);
     const [attempt] = attemptsNewestFirst(path.join(process.env.XDG_STATE_HOME, 'uyuni-cdk', NS, 'migrate'));
     const runPath = `${path.basename(path.dirname(attempt))}/${path.basename(attempt)}`;

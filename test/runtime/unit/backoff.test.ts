@@ -1,9 +1,13 @@
-import { parseRetryAfter, retryDelayMs } from '../../../src/runtime/backoff';
+import { doublingMs, parseRetryAfter, retryDelayMs } from '../../../src/kube/backoff';
 
 describe('retry backoff', () => {
   it('doubles from the initial delay up to the cap', () => {
     const o = { initialMs: 100, maxMs: 1000, attempts: 10 };
     expect([1, 2, 3, 4, 5, 6].map((r) => retryDelayMs(r, undefined, o))).toEqual([100, 200, 400, 800, 1000, 1000]);
+  });
+
+  it("the agent's doubling (pod watch, status writes, pod deletions) is the same one: 0.2 s to 10 s", () => {
+    expect([1, 2, 3, 6, 7, 50, 2000].map((n) => doublingMs(n, 200, 10_000))).toEqual([200, 400, 800, 6400, 10_000, 10_000, 10_000]);
   });
 
   it('stops after the last attempt', () => {

@@ -1,10 +1,11 @@
 import { EXIT } from '../../../src/plan/exit-codes';
 import { canonicalJson, hashSpec, sameSpecHash } from '../../../src/plan/spec-hash';
 import { defaultWait, isWaitCondition, WAIT_CONDITIONS } from '../../../src/plan/waits';
-import { BadInput, MissingKind, StepFailed, Unreachable } from '../../../src/runtime/errors';
-import { specHash } from '../../../src/runtime/manifests';
+import { BadInput, MissingKind, Unreachable } from '../../../src/kube/api-errors';
+import { StepFailed } from '../../../src/runtime/core/errors';
+import { specHash } from '../../../src/runtime/core/manifests';
 import { RULES } from '../../../src/runtime/readiness';
-import { decideJob } from '../../../src/runtime/resume';
+import { decideJob } from '../../../src/runtime/decide/job-decision';
 
 describe('the wait conditions: one list in src/plan, a rule for each in the runtime', () => {
   it('files every rule under its own condition, and every condition has one', () => {

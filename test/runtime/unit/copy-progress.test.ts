@@ -1,11 +1,11 @@
 /**
  * A copy's progress (`@progress` lines of a step's Job, src/scripts/data-sync.sh): parsed by
- * src/runtime/logs.ts, shown by the Reporter on the live line, as a plain line once an interval
+ * src/runtime/apply/step-logs.ts, shown by the Reporter on the live line, as a plain line once an interval
  * and when a claim is done, recorded as rarely.
  */
-import { parseProgress } from '../../../src/runtime/logs';
-import type { RunEvent } from '../../../src/runtime/events';
-import { copyText, Reporter, size } from '../../../src/runtime/progress';
+import { parseProgress } from '../../../src/runtime/apply/step-logs';
+import type { RunEvent } from '../../../src/runtime/core/events';
+import { copyText, Reporter, size } from '../../../src/runtime/report/reporter';
 
 function reporter(mode: 'tty' | 'plain' | 'json', intervalSeconds = 10) {
   let t = 1_000_000;

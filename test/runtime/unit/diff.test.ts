@@ -1,4 +1,4 @@
-import { diffLines, unifiedDiff } from '../../../src/runtime/diff';
+import { diffLines, unifiedDiff } from '../../../src/runtime/decide/line-diff';
 
 /** Applies an edit script to `a`: what it yields must be `b`, and its kept lines must be `a`'s in order. */
 function replay(a: string[], b: string[]): void {

@@ -1,15 +1,15 @@
 /**
- * kubectl's discovery cache on disk (src/runtime/discovery-cache.ts), against the API simulator
+ * kubectl's discovery cache on disk (src/kube/discovery-cache.ts), against the API simulator
  * through the real client: a second command asks nothing about its kinds, an expired file or a
  * kind missing from one is asked for again, and a 404 that contradicts a file is believed.
  */
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { Cluster } from '../../../src/runtime/client';
-import { DISCOVERY_TTL_MS, DiscoveryCache, discoveryCacheDir } from '../../../src/runtime/discovery-cache';
-import { MissingKind } from '../../../src/runtime/errors';
-import { loadKubeConfig } from '../../../src/runtime/kubeconfig';
+import { Cluster } from '../../../src/kube/cluster';
+import { DISCOVERY_TTL_MS, DiscoveryCache, discoveryCacheDir } from '../../../src/kube/discovery-cache';
+import { MissingKind } from '../../../src/kube/api-errors';
+import { loadKubeConfig } from '../../../src/kube/load-kubeconfig';
 import { spawnCli } from '../e2e/harness';
 import { certificate, deployment, namespace, writePlan } from '../plans';
 import { Simulator, startSimulator } from '../../sim';

@@ -1,6 +1,6 @@
-import { applySetId, groupKind, kindsAnnotation, splitGroupKind } from '../../../src/runtime/applyset';
-import { fieldDiff, SENSITIVE, SENSITIVE_CHANGED } from '../../../src/runtime/field-diff';
-import { relocateHint } from '../../../src/runtime/manifests';
+import { applySetId, groupKind, kindsAnnotation, splitGroupKind } from '../../../src/runtime/core/applyset';
+import { fieldDiff, SENSITIVE, SENSITIVE_CHANGED } from '../../../src/runtime/decide/field-diff';
+import { relocateHint } from '../../../src/runtime/core/manifests';
 
 const secret = (data: Record<string, string>, extra: Record<string, unknown> = {}) => ({
   apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db-credentials', namespace: 'uyuni', uid: 'u1', resourceVersion: '7', labels: { 'uyuni-cdk.io/run': 'install-1' } }, data, ...extra,

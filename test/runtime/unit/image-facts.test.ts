@@ -1,6 +1,6 @@
-// The images a step's facts decide (src/runtime/image-facts.ts): a restore's recorded images.
-import { imagesFromFacts } from '../../../src/runtime/image-facts';
-import type { Manifest } from '../../../src/runtime/manifests';
+// The images a step's facts decide (src/runtime/core/image-facts.ts): a restore's recorded images.
+import { imagesFromFacts } from '../../../src/runtime/core/image-facts';
+import type { Manifest } from '../../../src/runtime/core/manifests';
 
 const SERVER = 'registry.opensuse.org/uyuni/server:2026.08';
 const PINNED = `registry.opensuse.org/uyuni/server@sha256:${'ab'.repeat(32)}`;

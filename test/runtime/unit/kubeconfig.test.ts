@@ -1,8 +1,8 @@
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { loadKubeConfig } from '../../../src/runtime/kubeconfig';
-import { BadInput } from '../../../src/runtime/errors';
+import { loadKubeConfig } from '../../../src/kube/load-kubeconfig';
+import { BadInput } from '../../../src/kube/api-errors';
 
 function kubeconfig(dir: string, file: string, cluster: string, server: string, current?: string): string {
   const p = path.join(dir, file);

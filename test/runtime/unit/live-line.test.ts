@@ -2,7 +2,7 @@
  * The live line of a server in its first start, at the widths terminals have: what it is doing
  * (`starting (startup probe)`) stays whole; the pod's name, then the namespace, give way.
  */
-import { Reporter } from '../../../src/runtime/progress';
+import { Reporter } from '../../../src/runtime/report/reporter';
 
 const columns = process.stdout.columns;
 const terminalWidth = (n: number) => Object.defineProperty(process.stdout, 'columns', { value: n, configurable: true, writable: true });

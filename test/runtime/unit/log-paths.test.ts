@@ -1,6 +1,6 @@
-import { safeComponent } from '../../../src/runtime/logs';
+import { safeComponent } from '../../../src/runtime/apply/step-logs';
 
-describe('run log file names (src/runtime/logs.ts)', () => {
+describe('run log file names (src/runtime/apply/step-logs.ts)', () => {
   it.each([
     ['setup-x7k2p', 'setup-x7k2p'],
     ['../../etc', '_._.._etc'],

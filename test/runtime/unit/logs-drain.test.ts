@@ -11,7 +11,7 @@ const ROOT = path.join(__dirname, '..', '..', '..');
 
 const SCRIPT = `
 const fs = require('fs'), os = require('os'), path = require('path');
-const { StepLogs } = require(${JSON.stringify(path.join(ROOT, 'src/runtime/logs.ts'))});
+const { StepLogs } = require(${JSON.stringify(path.join(ROOT, 'src/runtime/apply/step-logs.ts'))});
 // A cluster whose log request never answers and holds nothing open.
 const cluster = { followLog: () => new Promise(() => {}) };
 const logs = new StepLogs(cluster, fs.mkdtempSync(path.join(os.tmpdir(), 'drain-')), 'step', { emit() {} });

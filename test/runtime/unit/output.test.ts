@@ -2,10 +2,10 @@
 import { parseAllDocuments } from 'yaml';
 import { formatDuration } from '../../../src/plan/duration';
 import type { Gate } from '../../../src/plan/types';
-import { COLOUR, NO_COLOUR, paintDiffLine, paletteFor } from '../../../src/runtime/colour';
-import { fieldDiff, isBookkeeping } from '../../../src/runtime/field-diff';
-import { evaluateGate } from '../../../src/runtime/gates';
-import { Reporter } from '../../../src/runtime/progress';
+import { COLOUR, NO_COLOUR, paintDiffLine, paletteFor } from '../../../src/runtime/report/colour';
+import { fieldDiff, isBookkeeping } from '../../../src/runtime/decide/field-diff';
+import { evaluateGate } from '../../../src/runtime/decide/gates';
+import { Reporter } from '../../../src/runtime/report/reporter';
 
 describe('formatDuration', () => {
   it('prints a plan deadline, a step timeout and elapsed time as people read them', () => {

@@ -1,9 +1,9 @@
-/** Whose an object is (src/runtime/ownership.ts), whether a lock is stale (src/runtime/lock.ts), --lock-timeout's durations. */
+/** Whose an object is (src/runtime/safety/ownership.ts), whether a lock is stale (src/runtime/safety/lock.ts), --lock-timeout's durations. */
 import * as os from 'os';
 import { duration } from '../../../src/cli/unlock';
-import { applySetOf } from '../../../src/runtime/applyset';
-import { staleness } from '../../../src/runtime/lock';
-import { ownerOf } from '../../../src/runtime/ownership';
+import { applySetOf } from '../../../src/runtime/core/applyset';
+import { staleness } from '../../../src/runtime/safety/lock';
+import { ownerOf } from '../../../src/runtime/safety/ownership';
 import type { Plan } from '../../../src/plan/types';
 
 const plan = { name: 'proxy', namespace: 'uyuni', selector: { 'app.kubernetes.io/part-of': 'uyuni-proxy', 'app.kubernetes.io/managed-by': 'uyuni-cdk' }, steps: [] } as unknown as Plan;

@@ -3,7 +3,7 @@
  * the `Warning` header's text, which level and what breaks it, and what plan and run print.
  */
 import { warningText } from '../../../src/kube/transport';
-import { podSecurityText, podSecurityWarning } from '../../../src/runtime/pod-security';
+import { podSecurityText, podSecurityWarning } from '../../../src/runtime/core/pod-security';
 
 // a Warning header as kube-apiserver sent it for a dry run of dist/install's Deployment uyuni under enforce=baseline
 const HEADER = '299 - "would violate PodSecurity \\"baseline:latest\\": non-default capabilities (container \\"uyuni\\" must not include \\"SYS_ADMIN\\" in securityContext.capabilities.add)"';

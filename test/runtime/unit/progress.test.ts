@@ -1,7 +1,7 @@
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { Reporter } from '../../../src/runtime/progress';
+import { Reporter } from '../../../src/runtime/report/reporter';
 
 function reporter(mode: 'tty' | 'plain' | 'json', intervalSeconds = 10) {
   let t = 1_000_000;

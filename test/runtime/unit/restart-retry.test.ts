@@ -2,7 +2,7 @@
  * A refused connection after the API server had answered is a restart (test/cluster/api-restart.test.ts
  * shows it on kube-apiserver): retried past the usual attempts, said once, and said again when it answers.
  */
-import { RetryContext, withRetries } from '../../../src/runtime/retry';
+import { RetryContext, withRetries } from '../../../src/kube/retry';
 
 function context(reachable: boolean, lastAnswerAt = Date.now()) {
   const said: string[] = [];

@@ -1,4 +1,4 @@
-import { decideJob } from '../../../src/runtime/resume';
+import { decideJob } from '../../../src/runtime/decide/job-decision';
 
 const job = (hash: string, conditions: any[] = []) => ({
   metadata: { name: 'uyuni-setup', annotations: { 'uyuni-cdk.io/spec-hash': hash } },

@@ -1,5 +1,5 @@
 /**
- * Run directories (src/runtime/run-dirs.ts): one per run series with its attempts inside, a
+ * Run directories (src/runtime/core/run-dirs.ts): one per run series with its attempts inside, a
  * series ending with the attempt that finished the plan, retention of the newest N series, and
  * the directories of the layout before series read as series of one attempt.
  */
@@ -8,8 +8,8 @@ import * as os from 'os';
 import * as path from 'path';
 import {
   attemptsNewestFirst, attemptStatus, compareRunNames, describeRuns, earlierAttempts, listSeries, openAttempt, pruneSeries, SERIES_FILE,
-} from '../../../src/runtime/run-dirs';
-import { timestamp } from '../../../src/runtime/run';
+} from '../../../src/runtime/core/run-dirs';
+import { timestamp } from '../../../src/runtime/apply/run';
 
 const plan = { name: 'migrate', namespace: 'uyuni' };
 const runs = () => fs.mkdtempSync(path.join(os.tmpdir(), 'uyuni-runs-'));

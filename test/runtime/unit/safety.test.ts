@@ -4,15 +4,15 @@
  * list (destructive.ts), and what a saved plan's verdict does not list (saved-plan.ts `planDrift`).
  */
 import type { Plan, Step } from '../../../src/plan/types';
-import { destructiveChanges } from '../../../src/runtime/destructive';
-import { identityChanges } from '../../../src/runtime/identity';
-import { decideOneShot, finishedPlanRefusal } from '../../../src/runtime/oneshot';
-import type { PlanResult, PlannedStep, PlannedTakeover } from '../../../src/runtime/plan-result';
-import type { Records, RecordedIdentity } from '../../../src/runtime/record';
-import { damageRefusals, parseRecords } from '../../../src/runtime/record';
-import { seal } from '../../../src/runtime/record-store';
-import { planDrift } from '../../../src/runtime/saved-plan';
-import { actionEffect } from '../../../src/runtime/steps/actions';
+import { destructiveChanges } from '../../../src/runtime/decide/destructive';
+import { identityChanges } from '../../../src/runtime/safety/identity';
+import { decideOneShot, finishedPlanRefusal } from '../../../src/runtime/safety/oneshot';
+import type { PlanResult, PlannedStep, PlannedTakeover } from '../../../src/runtime/decide/plan-result';
+import type { Records, RecordedIdentity } from '../../../src/runtime/safety/record';
+import { damageRefusals, parseRecords } from '../../../src/runtime/safety/record';
+import { seal } from '../../../src/runtime/safety/record-store';
+import { planDrift } from '../../../src/runtime/decide/saved-plan';
+import { actionEffect } from '../../../src/runtime/decide/action-effect';
 
 const step = (name: string, oneShot?: Step['oneShot']): Step => ({
   name, file: `${name}.k8s.yaml`, description: name, objects: [], waits: [], timeoutSeconds: 60, requires: [], actions: [], gates: [], ...(oneShot ? { oneShot } : {}),

@@ -10,9 +10,9 @@ import * as path from 'path';
 import { PLAN_INDEX, PlanError, readPlan } from '../../../src/plan/reader';
 import { hashText } from '../../../src/plan/spec-hash';
 import type { Step } from '../../../src/plan/types';
-import { BadInput } from '../../../src/runtime/errors';
-import { loadStepObjects, refOf, specHash } from '../../../src/runtime/manifests';
-import { openPlanDir, openPlanView } from '../../../src/runtime/plan-dir';
+import { BadInput } from '../../../src/kube/api-errors';
+import { loadStepObjects, refOf, specHash } from '../../../src/runtime/core/manifests';
+import { openPlanDir, openPlanView } from '../../../src/runtime/core/plan-dir';
 import { job, namespace, NS, service, writePlan } from '../plans';
 
 const ROOT = path.join(__dirname, '..', '..', '..');

@@ -1,6 +1,6 @@
-import { compareVersions, parseVersion } from '../../../src/runtime/versions';
-import { evaluateGate } from '../../../src/runtime/gates';
-import { parseFacts } from '../../../src/runtime/facts';
+import { compareVersions, parseVersion } from '../../../src/runtime/core/versions';
+import { evaluateGate } from '../../../src/runtime/decide/gates';
+import { parseFacts } from '../../../src/runtime/core/facts';
 
 describe('version comparison', () => {
   it('compares numerically, part by part', () => {
