@@ -1,6 +1,6 @@
 /**
  * The documented Role (docs/rbac/uyuni-cdk-operator.yaml) grants everything `run`'s pre-flight
- * asks the API server for (src/runtime/permissions.ts), for every plan in dist/: the check the
+ * asks the API server for (src/runtime/safety/permissions.ts), for every plan in dist/: the check the
  * cluster suite makes on kube-apiserver for install, upgrade, backup and restore
  * (test/cluster/rbac.test.ts), made here for all plans without a control plane. It failed before
  * the file held the ServiceAccounts, Roles and RoleBindings of the steps' Jobs.
@@ -9,9 +9,9 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { parseAllDocuments } from 'yaml';
 import { loadKubeConfig } from '../../../src/kube/kubeconfig';
-import { Cluster } from '../../../src/runtime/client';
-import { openPlanDir } from '../../../src/runtime/plan-dir';
-import { neededPermissions, Permission, resourceName } from '../../../src/runtime/permissions';
+import { Cluster } from '../../../src/kube/cluster';
+import { openPlanDir } from '../../../src/runtime/core/plan-dir';
+import { neededPermissions, Permission, resourceName } from '../../../src/runtime/safety/permissions';
 import { startSimulator, Simulator } from '../../sim';
 import { ROOT } from './harness';
 
