@@ -26,6 +26,7 @@ import { evaluateGate } from './gates';
 import { imagesFromFacts } from './image-facts';
 import { withEvidence } from './evidence';
 import { finishedJobUids } from './history';
+import { rotationFacts } from './ca-trust';
 import { identityChanges } from './identity';
 import { jobsOf } from './jobs';
 import { Manifest, refOf, sameRef, stampForApply } from './manifests';
@@ -443,7 +444,11 @@ export async function planSteps(cluster: Cluster, plan: Plan, objectsOf: (step: 
   const prefetched = prefetch(dry, snap, plan, objectsOf, records, rerun, set.id, o.diff ?? true, o.seen);
   const pruning = parentRefused ? Promise.resolve([]) : pruneCandidates(snap, plan, objectsOf, set, parentKinds, flags);
   pruning.catch(() => undefined);
-  const identity = identityChanges(records.identity, plan, records.identity ? await caFingerprint(snap, plan.namespace) : undefined, flags);
+  const [caNow, rotation] = await Promise.all([
+    records.identity ? caFingerprint(snap, plan.namespace, plan.identity?.caSecret) : undefined,
+    rotationFacts(snap, plan),
+  ]);
+  const identity = identityChanges(records.identity, plan, caNow, flags, rotation);
   const identityRefusals = identity.filter((c) => !c.allowed).map((c) => `${c.message}: refused (${c.flag} allows it)`);
   // a damaged flow record refuses on its own: no second line for the flow it cannot tell
   const damaged = damageRefusals(plan, records);
