@@ -555,6 +555,8 @@ const RULES: readonly Rule[] = [
       if (c.tls.mode === 'third-party' && r.ca !== 'secret') {
         return ['caRotation.ca: must be secret with tls.mode third-party (no cert-manager issues the certificates: name the new CA\'s Secret)'];
       }
+      const addca = (c.plans ?? []).indexOf('ssl-addca');
+      if (r.emergency && addca >= 0) return [`plans[${addca}]: ssl-addca has no place with caRotation.emergency (dist/ssl-rotate/ makes the new CA and switches at once)`];
       if (c.tls.mode === 'third-party' && r.emergency) {
         return ['caRotation.emergency: not with tls.mode third-party (the new certificates are yours to put into Secrets uyuni-cert and db-cert; run dist/ssl-rotate/ after that)'];
       }
