@@ -134,7 +134,7 @@ describe('a backup section', () => {
     const check = envOf(r.find('Job', 'uyuni-restore-check'));
     expect(JSON.parse(check.CURRENT_IMAGES).server).toEqual({ image: expect.stringMatching(/\/server:/), key: 'server' });
     expect(JSON.parse(check.CONFIGURATION).fqdn).toBe('uyuni.example.com');
-    expect([check.ALLOW_NEWER_IMAGES, check.ALLOW_CONFIG_CHANGES, check.ALLOW_MISSING_RECORD, check.IGNORED]).toEqual(['false', 'false', 'false', 'backup restore namespace']);
+    expect([check.ALLOW_NEWER_IMAGES, check.ALLOW_CONFIG_CHANGES, check.ALLOW_MISSING_RECORD, check.IGNORED]).toEqual(['false', 'false', 'false', 'backup restore namespace caRotation']);
     const [empty] = r.step('restore').gates;
     expect(evaluateGate(empty, { target_empty: 'false' }).ok).toBe(false);
     expect(evaluateGate(empty, { target_empty: 'true' }).ok).toBe(true);

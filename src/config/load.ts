@@ -449,7 +449,8 @@ export function plansOf(config: UyuniConfig): PlanName[] {
   if (config.plans) return [...new Set(config.plans)];
   const server: PlanName[] = config.migration ? ['migrate', 'migrate-prepare'] : config.upgrade ? ['upgrade'] : ['install'];
   return [...server, ...(config.proxy ? ['proxy' as const] : []), ...(config.nodeServices ? ['node-services' as const] : []),
-    ...(config.backup ? ['backup' as const, 'restore' as const] : [])];
+    ...(config.backup ? ['backup' as const, 'restore' as const] : []),
+    ...(config.caRotation ? (config.caRotation.emergency ? ['ssl-rotate' as const] : ['ssl-addca' as const, 'ssl-rotate' as const]) : [])];
 }
 
 const suggestService = (name: string, names: readonly string[]) => {
@@ -520,13 +521,13 @@ interface Rule {
 }
 
 /** What plansOf reads. */
-const PLAN_SECTIONS = ['plans', 'migration', 'upgrade', 'proxy', 'nodeServices', 'backup'] as const;
+const PLAN_SECTIONS = ['plans', 'migration', 'upgrade', 'proxy', 'nodeServices', 'backup', 'caRotation'] as const;
 /** What portFeatures reads: which Services exist. */
 const FEATURE_SECTIONS = ['tftp', 'debugJava', 'monitoring', 'hubApi'] as const;
 
 const SECTION_OF_PLAN: Partial<Record<PlanName, keyof UyuniConfig>> = {
   'migrate': 'migration', 'migrate-prepare': 'migration', 'upgrade': 'upgrade', 'proxy': 'proxy', 'node-services': 'nodeServices',
-  'backup': 'backup', 'restore': 'backup',
+  'backup': 'backup', 'restore': 'backup', 'ssl-addca': 'caRotation', 'ssl-rotate': 'caRotation',
 };
 
 /** Names the server pod has volumes of already (a user's extra volume may not take one). */
@@ -543,6 +544,24 @@ const RULES: readonly Rule[] = [
   {
     reads: ['restore', 'backup'],
     check: (c) => (c.restore && !c.backup ? ['restore: needs a backup section (backup.claim is where the backups are)'] : []),
+  },
+  {
+    reads: ['caRotation', 'tls'],
+    applies: (c) => c.caRotation !== undefined,
+    check: (c) => {
+      const r = c.caRotation!;
+      if (r.ca === 'secret' && !r.secret) return ['caRotation.secret: needed with caRotation.ca secret (the Secret that holds the new CA)'];
+      if (r.ca === 'generated' && r.secret) return ['caRotation.secret: only with caRotation.ca secret (a generated CA is made by cert-manager)'];
+      if (c.tls.mode === 'third-party' && r.ca !== 'secret') {
+        return ['caRotation.ca: must be secret with tls.mode third-party (no cert-manager issues the certificates: name the new CA\'s Secret)'];
+      }
+      const addca = (c.plans ?? []).indexOf('ssl-addca');
+      if (r.emergency && addca >= 0) return [`plans[${addca}]: ssl-addca has no place with caRotation.emergency (dist/ssl-rotate/ makes the new CA and switches at once)`];
+      if (c.tls.mode === 'third-party' && r.emergency) {
+        return ['caRotation.emergency: not with tls.mode third-party (the new certificates are yours to put into Secrets uyuni-cert and db-cert; run dist/ssl-rotate/ after that)'];
+      }
+      return [];
+    },
   },
   {
     reads: ['migration', 'upgrade'],

@@ -420,6 +420,17 @@ const restore = section({
 });
 
 /**
+ * A CA rotation in two phases (dist/ssl-addca/, dist/ssl-rotate/; docs/ca-rotation.md), as
+ * uyuni-tools' `mgradm ssl addca` and `mgradm ssl rotate` (c46f1238).
+ */
+const caRotation = section({
+  ca: about('Where the new root CA comes from. generated: cert-manager makes a new self-signed root (Certificate uyuni-ca-next). secret: the Secret named by caRotation.secret holds it (a third-party CA). Default: generated.', defaulted(oneOf(['generated', 'secret'] as const), 'generated')),
+  secret: about("With ca: secret, the new CA's Secret in the server's namespace: ca.crt; with tls.mode generated or migrated also tls.crt and tls.key (cert-manager issues the server's certificates from it). Default: none.", optional(dnsSubdomain)),
+  emergency: about('Replace the CA at once, without an overlap (a compromised CA): dist/ssl-rotate/ makes the new CA and switches to it, and every client breaks until it is given the new CA. Default: false.', defaulted(boolean(), false)),
+  force: about('Let dist/ssl-rotate/ run although dist/ssl-addca/ has not run for this CA, or although a proxy does not trust the new CA yet. Default: false: refused.', defaulted(boolean(), false)),
+});
+
+/**
  * Deployment db (server-helm `db.*`). Only `podsCIDR` is offered: PostgreSQL always runs in
  * Deployment db (an external database, `db.enable: false`, is "not supported yet" upstream).
  */
@@ -434,7 +445,7 @@ const db = section({
   podsCIDR: about("The network the server's pods connect from: the database allows plain-text (non-SSL) connections from it only (server-helm `db.podsCIDR`, bsc#1270038). Set it to the cluster's pod network, e.g. GKE's, a multi-pool or an IPv6 one. Default: 10.42.0.0/16 (RKE2's and K3s' default).", defaulted(cidr, '10.42.0.0/16')),
 });
 
-export const PLAN_NAMES = ['install', 'migrate', 'migrate-prepare', 'upgrade', 'proxy', 'node-services', 'backup', 'restore'] as const;
+export const PLAN_NAMES = ['install', 'migrate', 'migrate-prepare', 'upgrade', 'proxy', 'node-services', 'backup', 'restore', 'ssl-addca', 'ssl-rotate'] as const;
 export type PlanName = (typeof PLAN_NAMES)[number];
 
 /** Settings that existed in earlier versions, with what replaced them. */
@@ -476,6 +487,7 @@ export const configSchema = section({
   nodeServices: about('Pods that run as systemd services on systemd-backed nodes: dist/node-services/ and dist/agent/ (docs/agent.md). Default: none.', optional(nodeServices)),
   backup: about('Backups: dist/backup/ and dist/restore/ (docs/backup.md). Default: none.', optional(backup)),
   restore: about('What dist/restore/ restores (with backup). Default: from latest, not forced.', optional(restore)),
+  caRotation: about('A rotation of the server\'s CA: dist/ssl-addca/ (phase 1: clients learn the new CA) and dist/ssl-rotate/ (phase 2: the server switches to it; docs/ca-rotation.md). Default: none.', optional(caRotation)),
   plans: about('Which plans to write. Default: the server flow (install, or migrate / upgrade when configured), plus proxy and node-services when configured.', optional(refine(array(oneOf(PLAN_NAMES)), 'non-empty', (v) => v.length > 0 || 'must list at least one plan'))),
 });
 
@@ -488,3 +500,4 @@ export type NodePodConfig = NodeServicesConfig['pods'][number];
 export type ExposureConfig = Infer<typeof exposure>;
 export type VolumeSettings = Infer<typeof volumeSettings>;
 export type BackupConfig = NonNullable<UyuniConfig['backup']>;
+export type CaRotationConfig = NonNullable<UyuniConfig['caRotation']>;

@@ -35,6 +35,8 @@ export interface DbDeploymentProps {
    * @default no archiving
    */
   readonly archiving?: boolean;
+  /** Annotations of the pod (a CA rotation's phase: a change restarts the pod, which reads its certificate at its start). @default none */
+  readonly podAnnotations?: Readonly<Record<string, string>>;
 }
 
 /** The settings of `db.archiving` as postgresql.conf lines (init container archiving), archiving into `dir`. */
@@ -72,6 +74,7 @@ export class DbDeployment extends Construct {
       component: 'db',
       replicas: 1,
       recreate: true,
+      ...(props.podAnnotations ? { podAnnotations: { ...props.podAnnotations } } : {}),
       pod: {
         securityContext: { fsGroup: POSTGRES_UID },
         // Upstream's TimeoutStopSec=180: the fast shutdown below has time to finish.

@@ -53,6 +53,13 @@ export interface ServerPodProps {
   readonly extraVolumes?: readonly object[];
   /** Mounts of the main container passed through as plain JSON. @default none */
   readonly extraVolumeMounts?: readonly object[];
+  /**
+   * A CA rotation's overlap (dist/ssl-addca/): the new CA's certificate (a Secret and its key),
+   * published and trusted beside the running CA (init container ca-bundle). @default the running CA only
+   */
+  readonly nextCa?: { readonly secret: string; readonly key: string };
+  /** Annotations of the pod (a CA rotation's phase: a change restarts the pod). @default none */
+  readonly podAnnotations?: Readonly<Record<string, string>>;
 }
 
 /** The main container's name. */
@@ -120,22 +127,57 @@ function serverEnv(props: ServerPodProps): k8s.EnvVar[] {
   ];
 }
 
-/** The CA certificate files: every place the images read the CA from (subPath, read-only). */
-function caMounts(): k8s.VolumeMount[] {
+/**
+ * The CA certificate files: every place the images read the CA from (subPath, read-only). During
+ * a CA rotation's overlap, the bundles of init container ca-bundle instead.
+ */
+function caMounts(overlap: boolean): k8s.VolumeMount[] {
+  const [ca, caFile, dbCa, dbCaFile] = overlap ? [CA_BUNDLE_VOLUME, 'ca.crt', CA_BUNDLE_VOLUME, 'db-ca.crt'] : ['ca-cert', 'ca.crt', 'db-ca-cert', 'ca.crt'];
   return [
-    ...[CA_PATHS.local, CA_PATHS.salt, CA_PATHS.pub].map((mountPath) => ({ name: 'ca-cert', mountPath, subPath: 'ca.crt', readOnly: true })),
-    { name: 'db-ca-cert', mountPath: CA_PATHS.db, subPath: 'ca.crt', readOnly: true },
+    ...[CA_PATHS.local, CA_PATHS.salt, CA_PATHS.pub].map((mountPath) => ({ name: ca, mountPath, subPath: caFile, readOnly: true })),
+    { name: dbCa, mountPath: CA_PATHS.db, subPath: dbCaFile, readOnly: true },
   ];
+}
+
+const CA_BUNDLE_VOLUME = 'ca-bundle';
+const CA_NEXT_VOLUME = 'ca-next';
+/** Where init container ca-bundle sees its volumes. */
+const CA_BUNDLE_DIRS = { bundle: '/ca/bundle', current: '/ca/current', db: '/ca/db', next: '/ca/next' } as const;
+
+/** Init container ca-bundle (src/scripts/ca-bundle.sh): the running CA and the new one in one file each, for the server's and the database's trust. */
+function caBundleContainer(props: ServerPodProps): k8s.Container {
+  return {
+    name: 'ca-bundle',
+    image: props.image.image,
+    imagePullPolicy: props.image.pullPolicy,
+    command: ['sh', '-c', readScript('ca-bundle.sh')],
+    env: [
+      { name: 'BUNDLE_DIR', value: CA_BUNDLE_DIRS.bundle },
+      { name: 'CURRENT_CA', value: `${CA_BUNDLE_DIRS.current}/ca.crt` },
+      { name: 'CURRENT_DB_CA', value: `${CA_BUNDLE_DIRS.db}/ca.crt` },
+      { name: 'NEXT_CA', value: `${CA_BUNDLE_DIRS.next}/ca.crt` },
+    ],
+    volumeMounts: [
+      { name: CA_BUNDLE_VOLUME, mountPath: CA_BUNDLE_DIRS.bundle },
+      { name: 'ca-cert', mountPath: CA_BUNDLE_DIRS.current, readOnly: true },
+      { name: 'db-ca-cert', mountPath: CA_BUNDLE_DIRS.db, readOnly: true },
+      { name: CA_NEXT_VOLUME, mountPath: CA_BUNDLE_DIRS.next, readOnly: true },
+    ],
+    securityContext: { seLinuxOptions: { level: SELINUX_LEVEL } },
+  };
 }
 
 /**
  * The CA certificates come from the issued Secrets' `ca.crt` (cert-manager writes it; a
  * third-party Secret must carry it), so no trust-manager Bundle and no CA ConfigMap is needed.
  */
-function caVolumes(): k8s.Volume[] {
-  const caItem = (secretName: string, name: string): k8s.Volume =>
-    ({ name, secret: { secretName, defaultMode: CERT_MODE, items: [{ key: 'ca.crt', path: 'ca.crt' }] } });
-  return [caItem(TLS_NAMES.serverCert, 'ca-cert'), caItem(TLS_NAMES.dbCert, 'db-ca-cert')];
+function caVolumes(nextCa: ServerPodProps['nextCa']): k8s.Volume[] {
+  const caItem = (secretName: string, name: string, key = 'ca.crt'): k8s.Volume =>
+    ({ name, secret: { secretName, defaultMode: CERT_MODE, items: [{ key, path: 'ca.crt' }] } });
+  return [
+    caItem(TLS_NAMES.serverCert, 'ca-cert'), caItem(TLS_NAMES.dbCert, 'db-ca-cert'),
+    ...(nextCa ? [caItem(nextCa.secret, CA_NEXT_VOLUME, nextCa.key), { name: CA_BUNDLE_VOLUME, emptyDir: { medium: 'Memory', sizeLimit: k8s.Quantity.fromString('1Mi') } }] : []),
+  ];
 }
 
 /** The pieces of the server pod, shared by Deployment `uyuni` and the Jobs that run the server image on its data. */
@@ -144,7 +186,7 @@ export function serverPodParts(props: ServerPodProps) {
   const mirror = props.mirror;
   const volumes: k8s.Volume[] = [
     ...claimVolumes(props.volumes),
-    ...caVolumes(),
+    ...caVolumes(props.nextCa),
     {
       name: 'tls',
       secret: {
@@ -164,7 +206,7 @@ export function serverPodParts(props: ServerPodProps) {
   ];
   const mounts: k8s.VolumeMount[] = [
     ...claimMounts(props.volumes),
-    ...caMounts(),
+    ...caMounts(Boolean(props.nextCa)),
     { name: 'tls', mountPath: PKI_DIR },
     { name: 'run', mountPath: '/run' },
     { name: 'sys-fs-cgroup', mountPath: '/sys/fs/cgroup' },
@@ -209,10 +251,10 @@ export function serverPodParts(props: ServerPodProps) {
     securityContext: confinementContext(props.confinement),
   };
   return {
-    initContainers: [initVolumes, dbWaiter],
+    initContainers: [initVolumes, dbWaiter, ...(props.nextCa ? [caBundleContainer(props)] : [])],
     container,
     volumes,
-    podAnnotations: appArmorAnnotations(props.confinement),
+    podAnnotations: { ...appArmorAnnotations(props.confinement), ...props.podAnnotations },
     imagePullSecrets: image.pullSecrets ? [...image.pullSecrets] : undefined,
   };
 }

@@ -34,6 +34,8 @@ export interface UyuniTlsProps {
   readonly renewBefore: string;
   /** CA lifetime (generated mode). */
   readonly caDuration: string;
+  /** The Issuer of uyuni-cert and db-cert (a CA rotation's phase 2 names the new CA's). @default 'uyuni-issuer' */
+  readonly leafIssuer?: string;
 }
 
 const SECRET_KEYS = ['tls.crt', 'tls.key', 'ca.crt'];
@@ -136,7 +138,7 @@ export class UyuniTls extends Construct {
           duration: props.duration,
           renewBefore: props.renewBefore,
           ...SERVER_CERT_KEY,
-          issuerRef: { name: TLS_NAMES.caIssuer, kind: 'Issuer', group: 'cert-manager.io' },
+          issuerRef: { name: props.leafIssuer ?? TLS_NAMES.caIssuer, kind: 'Issuer', group: 'cert-manager.io' },
         },
       });
     leaf('ServerCert', TLS_NAMES.serverCert, { dnsNames: [fqdn] });

@@ -52,6 +52,7 @@ export interface BackupRecord {
 
 /**
  * The configuration's top-level keys a restore does not compare with the recorded ones: what
- * says where the backups are and what to restore, and the namespace (a restore may go into another).
+ * says where the backups are and what to restore, the namespace (a restore may go into another),
+ * and a CA rotation (the CA the backup holds is the one restored: the identity check sees a change).
  */
-export const RECORD_UNCOMPARED_KEYS = ['backup', 'restore', 'namespace'] as const;
+export const RECORD_UNCOMPARED_KEYS = ['backup', 'restore', 'namespace', 'caRotation'] as const;

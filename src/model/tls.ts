@@ -13,7 +13,19 @@ export const TLS_NAMES = {
   serverCert: 'uyuni-cert',
   /** The database's certificate (db, reportdb, FQDN): Secret with tls.crt, tls.key, ca.crt. */
   dbCert: 'db-cert',
+  /** A CA rotation's self-signed Issuer for the new root (generated). */
+  nextRootIssuer: 'uyuni-next-root-issuer',
+  /** A CA rotation's new CA: Certificate and Secret (generated). */
+  nextCa: 'uyuni-ca-next',
+  /** A CA rotation's Issuer of the new CA (cert-manager issues the certificates from it in phase 2). */
+  nextCaIssuer: 'uyuni-issuer-next',
 } as const;
+
+/**
+ * The server pod's annotation that names the CA rotation phase its trust comes from: a changed
+ * value restarts the pods, which read the CA files only at their start (subPath mounts never change).
+ */
+export const CA_ROTATION_ANNOTATION = 'uyuni-cdk.io/ca-rotation';
 
 const ANCHORS = '/etc/pki/trust/anchors';
 

@@ -4,7 +4,7 @@
  * "Compatibility"). Each check carries the words a user reads after the field's path
  * (src/plan/reader.ts puts them together).
  */
-import { array, define, dynamic, literal, optional, record, refine, Struct, type } from 'superstruct';
+import { array, boolean, define, dynamic, literal, optional, record, refine, Struct, type } from 'superstruct';
 import type { Action, Gate, GeneratedValue, Operand } from './types';
 import { PLAN_FORMAT_VERSION } from './types';
 import { isWaitCondition, WaitCondition } from './waits';
@@ -102,7 +102,14 @@ export const planSchema = type({
   deadlineSeconds: positive,
   steps: refine(array(step), 'non-empty', (v) => v.length > 0 || 'must be a non-empty list'),
   flow: optional(type({ kind: oneOf(['migration', 'upgrade'] as const), source: optional(text) })),
-  identity: optional(type({ fqdn: text, product: text, imageGeneration: text, tlsMode: text })),
+  identity: optional(type({ fqdn: text, product: text, imageGeneration: text, tlsMode: text, caSecret: optional(text) })),
+  caRotation: optional(type({
+    phase: oneOf(['addca', 'rotate'] as const),
+    caSecret: text,
+    emergency: optional(boolean()),
+    force: optional(boolean()),
+    trustedBy: optional(array(type({ kind: oneOf(['ConfigMap', 'Secret'] as const), name: text, namespace: text, key: text, what: text }))),
+  })),
   notes: optional(type({
     url: text,
     admin: optional(type({ secret: text, usernameKey: text, passwordKey: text })),

@@ -238,6 +238,34 @@ export interface ServerIdentity {
   readonly imageGeneration: string;
   /** generated | third-party | migrated (config `tls.mode`). */
   readonly tlsMode: string;
+  /**
+   * The Secret whose certificate (ca.crt, else tls.crt) is the server's CA, recorded as its
+   * fingerprint: a CA rotation's phase 2 names the new CA's. @default uyuni-ca
+   */
+  readonly caSecret?: string;
+}
+
+/**
+ * A CA rotation in two phases (uyuni-tools c46f1238, `mgradm ssl addca` and `mgradm ssl rotate`;
+ * docs/ca-rotation.md). The runtime records phase 1 with the server's identity, refuses phase 2
+ * without it (unless forced or an emergency), checks the objects that must trust the new CA, and
+ * asks before phase 2 as before any destructive change.
+ */
+export interface CaRotation {
+  /** addca: the new CA joins what clients trust; rotate: the server switches to it, the old one is dropped. */
+  readonly phase: 'addca' | 'rotate';
+  /** The Secret with the new CA's certificate (ca.crt, else tls.crt). */
+  readonly caSecret: string;
+  /** rotate: both phases at once, no overlap (every client breaks until it has the new CA). @default false */
+  readonly emergency?: boolean;
+  /** rotate: go on without a recorded phase 1 and although an object below does not trust the new CA. @default false */
+  readonly force?: boolean;
+  /**
+   * rotate: what must hold the new CA before the switch, as far as the server can tell (the
+   * proxies' CA ConfigMaps, third-party Secrets): each read, its PEM certificates compared by
+   * fingerprint. A missing object counts as not trusting. @default none
+   */
+  readonly trustedBy?: ReadonlyArray<{ readonly kind: 'ConfigMap' | 'Secret'; readonly name: string; readonly namespace: string; readonly key: string; readonly what: string }>;
 }
 
 /**
@@ -277,4 +305,6 @@ export interface Plan {
   readonly identity?: ServerIdentity;
   /** Shown after a successful run (install, migrate). @default none */
   readonly notes?: PlanNotes;
+  /** A phase of a CA rotation (ssl-addca, ssl-rotate). @default none */
+  readonly caRotation?: CaRotation;
 }

@@ -20,6 +20,8 @@ export const PLANS: Record<PlanName, (config: UyuniConfig) => Synthesizer> = {
   'node-services': (config) => (require('./node-services') as typeof import('./node-services')).nodeServicesSynthesizer(config),
   'backup': lazy(() => require('./backup') as typeof import('./backup'), (m) => m.backupPlan),
   'restore': lazy(() => require('./restore') as typeof import('./restore'), (m) => m.restorePlan),
+  'ssl-addca': lazy(() => require('./ca-rotation') as typeof import('./ca-rotation'), (m) => m.sslAddCaPlan),
+  'ssl-rotate': lazy(() => require('./ca-rotation') as typeof import('./ca-rotation'), (m) => m.sslRotatePlan),
 };
 
 /**

@@ -15,7 +15,8 @@ import { CREDENTIALS, credentialRequirement, sccCredentials, userCredentialRequi
 import { commonLabels } from '../model/labels';
 import { containerPorts } from '../model/ports';
 import { INSTALL_VOLUMES, VolumeSpec, WAL_ARCHIVE_VOLUME } from '../model/volumes';
-import type { Action, PlanFlow, PlanNotes, ServerIdentity } from '../plan/types';
+import type { ServerPodProps } from '../constructs/server-pod';
+import type { Action, PlanFlow, PlanNotes, Requirement, ServerIdentity } from '../plan/types';
 import { PlanApp } from './plan-app';
 import {
   adminEmail, claimOf, imageOf, serverPodProps, serverServicesOf,
@@ -76,7 +77,7 @@ export function addVolumesStep(plan: PlanApp, config: UyuniConfig, volumes: read
  * named in the message when it is missing);
  * `actions`: run before the objects are applied (an upgrade that mints a new CA deletes the old Issuer).
  */
-export function addTlsStep(plan: PlanApp, config: UyuniConfig, caMadeBy?: CaMadeBy, actions: readonly Action[] = []): void {
+export function addTlsStep(plan: PlanApp, config: UyuniConfig, caMadeBy?: CaMadeBy, actions: readonly Action[] = [], leafIssuer?: string): void {
   const { tls } = config;
   plan.addStep('tls', {
     description: `TLS (${tls.mode})`,
@@ -91,6 +92,7 @@ export function addTlsStep(plan: PlanApp, config: UyuniConfig, caMadeBy?: CaMade
       duration: tls.duration,
       renewBefore: tls.renewBefore,
       caDuration: tls.caDuration,
+      ...(leafIssuer ? { leafIssuer } : {}),
     });
   });
 }
@@ -110,7 +112,7 @@ export function databaseRequirements(config: UyuniConfig) {
 }
 
 /** Deployment db: PostgreSQL 18 for the product and the report database. */
-export function addDatabaseStep(plan: PlanApp, config: UyuniConfig, requires = databaseRequirements(config)): void {
+export function addDatabaseStep(plan: PlanApp, config: UyuniConfig, requires = databaseRequirements(config), podAnnotations?: Readonly<Record<string, string>>): void {
   plan.addStep('database', {
     description: `Deployment ${DbDeployment.NAME} (PostgreSQL, ${imageOf(config, 'db').image})`,
     timeoutSeconds: config.timeouts.dbStartSeconds,
@@ -123,6 +125,7 @@ export function addDatabaseStep(plan: PlanApp, config: UyuniConfig, requires = d
       ports: containerPorts(serverServicesOf(config), 'db'),
       podsCIDR: config.db.podsCIDR,
       archiving: config.db.archiving?.enabled ?? false,
+      ...(podAnnotations ? { podAnnotations } : {}),
     });
   });
 }
@@ -154,8 +157,14 @@ export function addIngressStep(plan: PlanApp, config: UyuniConfig): void {
   });
 }
 
-/** Deployment uyuni, plus TFTP, the hub API and attestation when configured. */
-export function addServerStep(plan: PlanApp, config: UyuniConfig): void {
+/**
+ * Deployment uyuni, plus TFTP, the hub API and attestation when configured. `trust`: a CA
+ * rotation's (the new CA beside the running one, the pod annotation of its phase); `requires`:
+ * more requirements of the step.
+ */
+export function addServerStep(
+  plan: PlanApp, config: UyuniConfig, trust: Pick<ServerPodProps, 'nextCa' | 'podAnnotations'> = {}, requires: readonly Requirement[] = [],
+): void {
   const ns = config.namespace;
   const extras = [
     config.tftp.enabled ? TftpDeployment.NAME : '',
@@ -169,9 +178,10 @@ export function addServerStep(plan: PlanApp, config: UyuniConfig): void {
     requires: [
       credentialRequirement(CREDENTIALS.admin, ns),
       ...(sccSecret ? [userCredentialRequirement(sccCredentials(sccSecret), ns, 'server.sccSecret')] : []),
+      ...requires,
     ],
   }, (chart) => {
-    new ServerDeployment(chart, 'Server', { namespace: ns, ...serverPodProps(config) });
+    new ServerDeployment(chart, 'Server', { namespace: ns, ...serverPodProps(config), ...trust });
     const services = serverServicesOf(config);
     if (config.tftp.enabled) {
       new TftpDeployment(chart, 'Tftp', {

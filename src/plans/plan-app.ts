@@ -4,7 +4,7 @@ import { ApiObject, App, Chart, YamlOutputType } from 'cdk8s';
 import { Construct } from 'constructs';
 import type { PartOf } from '../model/labels';
 import {
-  Action, ANNOTATIONS, Flow, Gate, ImageFromFact, LABELS, MANAGED_BY, ObjectRef, Plan, PLAN_FORMAT_VERSION, PlanFlow, PlanNotes, Requirement, ServerIdentity, Step, StepFileSummary, Wait,
+  Action, ANNOTATIONS, CaRotation, Flow, Gate, ImageFromFact, LABELS, MANAGED_BY, ObjectRef, Plan, PLAN_FORMAT_VERSION, PlanFlow, PlanNotes, Requirement, ServerIdentity, Step, StepFileSummary, Wait,
 } from '../plan/types';
 import { hashSpec, hashText } from '../plan/spec-hash';
 import { PLAN_INDEX } from '../plan/reader';
@@ -48,6 +48,8 @@ export interface PlanAppProps {
   readonly identity?: ServerIdentity;
   /** Shown by the runtime after a successful run (src/plans/notes.ts). @default none */
   readonly notes?: PlanNotes;
+  /** A phase of a CA rotation. @default none */
+  readonly caRotation?: CaRotation;
 }
 
 /** One step: a chart (its manifest file) plus what the runtime needs to know about it. */
@@ -209,6 +211,7 @@ export class PlanApp {
       ...(this.props.flow ? { flow: this.props.flow } : {}),
       ...(this.props.identity ? { identity: this.props.identity } : {}),
       ...(this.props.notes ? { notes: this.props.notes } : {}),
+      ...(this.props.caRotation ? { caRotation: this.props.caRotation } : {}),
     };
     fs.writeFileSync(path.join(outdir, PLAN_INDEX), `${JSON.stringify(plan, null, 2)}\n`);
     fs.writeFileSync(path.join(outdir, KUSTOMIZATION), kustomization(plan));

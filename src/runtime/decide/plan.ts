@@ -30,6 +30,7 @@ import { jobsOf } from '../core/jobs';
 import { Manifest, refOf, sameRef, stampForApply } from '../core/manifests';
 import { decideOneShot, finishedFlowRefusals, finishedPlanRefusal, OneShotDecision, RefusedDataStep } from '../safety/oneshot';
 import type { FlowRecord } from '../safety/record';
+import { rotationFacts } from '../safety/ca-trust';
 import { pruneCandidates } from './prune';
 import { DRY_RUN_CONCURRENCY, Limit, limiter, READ_CONCURRENCY } from '../../kube/limit';
 import { prefetchObjects, withSnapshot } from '../core/live-reads';
@@ -439,7 +440,11 @@ export async function planSteps(cluster: Cluster, plan: Plan, objectsOf: (step: 
   const prefetched = prefetch(dry, snap, plan, objectsOf, records, rerun, set.id, o.diff ?? true, o.seen);
   const pruning = parentRefused ? Promise.resolve([]) : pruneCandidates(snap, plan, objectsOf, set, parentKinds, flags);
   pruning.catch(() => undefined);
-  const identity = identityChanges(records.identity, plan, records.identity ? await caFingerprint(snap, plan.namespace) : undefined, flags);
+  const [caNow, rotation] = await Promise.all([
+    records.identity ? caFingerprint(snap, plan.namespace, plan.identity?.caSecret) : undefined,
+    rotationFacts(snap, plan),
+  ]);
+  const identity = identityChanges(records.identity, plan, caNow, flags, rotation);
   const identityRefusals = identity.filter((c) => !c.allowed).map((c) => `${c.message}: refused (${c.flag} allows it)`);
   // a damaged flow record refuses on its own: no second line for the flow it cannot tell
   const damaged = damageRefusals(plan, records);

@@ -3,8 +3,14 @@
  * an older image generation, or replace its CA is refused before any write, naming the recorded
  * and the planned value, unless the flag for that kind of change is given (then it is a
  * destructive change that asks first: src/runtime/decide/destructive.ts).
+ *
+ * The one CA change allowed without --allow-new-ca is a CA rotation's phase 2 (dist/ssl-rotate,
+ * src/plans/ca-rotation.ts) after its phase 1 was recorded for the same new CA, with every object
+ * it names trusting that CA; or forced, or an emergency (the configuration says so). It still
+ * asks first, as a destructive change.
  */
 import type { Plan } from '../../plan/types';
+import type { RotationFacts } from './ca-trust';
 import type { RecordedIdentity } from './record';
 import { CA_SECRET } from './record';
 import { compareVersions } from '../core/versions';
@@ -19,8 +25,9 @@ export interface IdentityFlags {
 }
 
 export interface IdentityChange {
-  readonly kind: 'fqdn' | 'downgrade' | 'new-ca';
-  readonly flag: '--allow-fqdn-change' | '--allow-downgrade' | '--allow-new-ca';
+  readonly kind: 'fqdn' | 'downgrade' | 'new-ca' | 'ca-rotation';
+  /** What allows it: a flag of run, or (a CA rotation) a setting the plan was synthesized with. */
+  readonly flag: '--allow-fqdn-change' | '--allow-downgrade' | '--allow-new-ca' | 'caRotation' | 'caRotation.force' | 'caRotation.emergency';
   readonly recorded: string;
   readonly planned: string;
   /** The flag was given: the change goes ahead (after the question). */
@@ -37,13 +44,62 @@ function compareGenerations(a: string, b: string): number | undefined {
   }
 }
 
+const short = (fp: string | undefined) => (fp ? `${fp.slice(0, 23)}…` : 'none');
+
 /**
- * What the plan would change of the recorded identity. `caNow`: the fingerprint of Secret
- * uyuni-ca in the cluster now (none: it is gone).
+ * A CA rotation's phase 2 (or its emergency): allowed after a recorded phase 1 for this CA with
+ * everything trusting it, or by caRotation.force / caRotation.emergency; refused otherwise.
+ * Nothing when the server is on that CA already (a second run converges).
  */
-export function identityChanges(recorded: RecordedIdentity | undefined, plan: Plan, caNow: string | undefined, flags: IdentityFlags): IdentityChange[] {
+function rotationChange(recorded: RecordedIdentity | undefined, plan: Plan, facts: RotationFacts): IdentityChange[] {
+  const r = plan.caRotation!;
+  const from = recorded?.caFingerprint;
+  const to = facts.nextCa;
+  const phase1 = recorded?.caRotation;
+  if (to && from === to && phase1?.phase === 'rotated' && phase1.caFingerprint === to) return [];
+  const base = { kind: 'ca-rotation' as const, recorded: from ?? 'no recorded CA', planned: to ?? `Secret ${r.caSecret} (not there yet)` };
+  if (r.emergency) {
+    return [{
+      ...base, flag: 'caRotation.emergency', allowed: true,
+      message: `EMERGENCY CA ROTATION, no overlap: the server's CA ${short(from)} is replaced by a new CA (Secret ${r.caSecret}) at once; `
+        + 'every client and proxy stops trusting the server until it is given the new CA',
+    }];
+  }
+  const added = phase1?.phase === 'added' && to !== undefined && phase1.caFingerprint === to;
+  const untrusted = facts.untrusted.length ? `; not trusting the new CA yet: ${facts.untrusted.join(', ')}` : '';
+  const switchText = `CA rotation phase 2: the server's certificates are issued from the new CA ${short(to)} (Secret ${r.caSecret}) and the old CA ${short(from)} is dropped; `
+    + 'a client that has not taken the new CA stops trusting the server';
+  if (!to) {
+    return [{ ...base, flag: 'caRotation.force', allowed: false, message: `CA rotation phase 2: the new CA's Secret ${plan.namespace}/${r.caSecret} has no certificate (ca.crt, tls.crt): run dist/ssl-addca first` }];
+  }
+  if (!added) {
+    const why = phase1?.phase === 'added'
+      ? `phase 1 was recorded for another CA ${short(phase1.caFingerprint)} (Secret ${phase1.caSecret}, run ${phase1.run})`
+      : 'no phase 1 (dist/ssl-addca) is recorded for it';
+    return [{
+      ...base, flag: 'caRotation.force', allowed: Boolean(r.force),
+      message: `${switchText}; ${why}: clients have not been given the new CA${untrusted}`,
+    }];
+  }
+  if (facts.untrusted.length) {
+    return [{ ...base, flag: 'caRotation.force', allowed: Boolean(r.force), message: `${switchText}${untrusted}` }];
+  }
+  return [{ ...base, flag: 'caRotation', allowed: true, message: `${switchText} (phase 1: run ${phase1.run} at ${phase1.at})` }];
+}
+
+/**
+ * What the plan would change of the recorded identity. `caNow`: the fingerprint of the plan's CA
+ * Secret (uyuni-ca, or its `identity.caSecret`) in the cluster now (none: it is gone); `rotation`:
+ * what the cluster shows of a CA rotation (src/runtime/ca-trust.ts), for a plan with `caRotation`.
+ */
+export function identityChanges(
+  recorded: RecordedIdentity | undefined, plan: Plan, caNow: string | undefined, flags: IdentityFlags, rotation?: RotationFacts,
+): IdentityChange[] {
   const planned = plan.identity;
-  if (!recorded || !planned) return [];
+  const rotating = plan.caRotation?.phase === 'rotate';
+  // phase 2 is refused without the record of phase 1: a missing record never turns the guard off
+  const rotationChanges = rotating ? rotationChange(recorded, plan, rotation ?? { untrusted: [] }) : [];
+  if (!recorded || !planned) return rotationChanges;
   const out: IdentityChange[] = [];
   const since = recorded.source ?? `recorded by run ${recorded.run} of plan ${recorded.plan} at ${recorded.at}`;
   if (planned.fqdn !== recorded.fqdn) {
@@ -71,6 +127,18 @@ export function identityChanges(recorded: RecordedIdentity | undefined, plan: Pl
     out.push({
       kind: 'new-ca', flag: '--allow-new-ca', recorded: `tls.mode ${recorded.tlsMode} (${ca})`, planned: `tls.mode ${planned.tlsMode}`, allowed: Boolean(flags.allowNewCa),
       message: `the server's CA would be replaced: tls.mode ${recorded.tlsMode} (${ca}, ${since}) → tls.mode ${planned.tlsMode}; every client trusts the old CA`,
+    });
+  } else if (rotating) {
+    out.push(...rotationChanges);
+  } else if (recorded.caFingerprint && caNow && caNow !== recorded.caFingerprint) {
+    const rotated = recorded.caRotation?.phase === 'rotated' && recorded.caRotation.caFingerprint === recorded.caFingerprint
+      ? ` (the CA that plan ${recorded.caRotation.plan} rotated to, run ${recorded.caRotation.run}; this plan does not know the rotation `
+        + 'and would go back to the CA of Secret ' + (planned.caSecret ?? CA_SECRET) + ': docs/ca-rotation.md, "After the rotation")'
+      : '';
+    out.push({
+      kind: 'new-ca', flag: '--allow-new-ca', recorded: recorded.caFingerprint, planned: caNow, allowed: Boolean(flags.allowNewCa),
+      message: `the server's CA would change from ${short(recorded.caFingerprint)} (${since})${rotated} to ${short(caNow)} (Secret ${plan.namespace}/${planned.caSecret ?? CA_SECRET} now): `
+        + 'every client trusts the recorded one; a CA rotation in two phases (docs/ca-rotation.md) keeps them',
     });
   } else if (recorded.caFingerprint && !caNow && planned.tlsMode === 'generated') {
     out.push({

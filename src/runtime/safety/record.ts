@@ -12,12 +12,12 @@
  * - `facts`: per `factsFrom` Job, the facts it printed, with its uid, recorded when its step
  *   completed: a resumed run whose pods of that Job are gone reads them here (src/runtime/core/facts.ts).
  */
-import { createHash, X509Certificate } from 'crypto';
 import type { V1Secret } from '@kubernetes/client-node';
 import { hashSpec } from '../../plan/spec-hash';
 import type { Flow, Plan, ServerIdentity, Step } from '../../plan/types';
 import type { Cluster } from '../../kube/cluster';
 import type { Facts, RecordedFacts } from '../core/facts';
+import { secretCaFingerprint } from './ca-trust';
 import { writeHistory } from './history';
 import { jobsOf } from '../core/jobs';
 import { Manifest, specHash } from '../core/manifests';
@@ -50,9 +50,27 @@ export interface FlowRecord {
   readonly repaired?: string;
 }
 
+/** A CA rotation the runtime ran (src/plans/ca-rotation.ts): its last phase, recorded with the identity. */
+export interface RecordedCaRotation {
+  /** added: phase 1 (dist/ssl-addca) finished; rotated: phase 2 (dist/ssl-rotate) finished, the server is on the new CA. */
+  readonly phase: 'added' | 'rotated';
+  /** The new CA's Secret and its fingerprint when the phase finished. */
+  readonly caSecret: string;
+  readonly caFingerprint: string;
+  /** rotated: the CA the server had before. */
+  readonly from?: string;
+  /** rotated: without an overlap (caRotation.emergency). */
+  readonly emergency?: boolean;
+  readonly plan: string;
+  readonly run: string;
+  readonly at: string;
+}
+
 export interface RecordedIdentity extends ServerIdentity {
-  /** sha256 of the CA certificate (Secret uyuni-ca) when the run ended. */
+  /** sha256 of the CA certificate (Secret uyuni-ca, or the plan's `identity.caSecret`) when the run ended. */
   readonly caFingerprint?: string;
+  /** The last CA rotation's phase. @default none ran */
+  readonly caRotation?: RecordedCaRotation;
   readonly plan: string;
   readonly run: string;
   readonly at: string;
@@ -207,17 +225,23 @@ export async function recordStepDone(cluster: Cluster, plan: Plan, step: Step, h
   await writeGuarded(cluster, plan, runId, { [flowKey(flow)]: next });
 }
 
-/** sha256 of the CA certificate in Secret uyuni-ca (its DER when it parses, else its bytes), or none. */
-export async function caFingerprint(cluster: Cluster, namespace: string): Promise<string | undefined> {
-  const s = await cluster.get<V1Secret>({ apiVersion: 'v1', kind: 'Secret', name: CA_SECRET, namespace });
-  const pem = s?.data?.['ca.crt'] ?? s?.data?.['tls.crt'];
-  if (!pem) return undefined;
-  const bytes = Buffer.from(pem, 'base64');
-  try {
-    return `sha256:${new X509Certificate(bytes).fingerprint256.replace(/:/g, '').toLowerCase()}`;
-  } catch {
-    return `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
-  }
+/** The fingerprint of the CA in Secret uyuni-ca, or `secret` (ca-trust.ts secretCaFingerprint), or none. */
+export async function caFingerprint(cluster: Cluster, namespace: string, secret: string = CA_SECRET): Promise<string | undefined> {
+  return secretCaFingerprint(await cluster.get<V1Secret>({ apiVersion: 'v1', kind: 'Secret', name: secret, namespace }));
+}
+
+/** The CA rotation phase a finished plan records (its new CA read now), or the one recorded before. */
+async function rotationRecord(cluster: Cluster, plan: Plan, previous: RecordedIdentity | undefined, runId: string, at: string): Promise<RecordedCaRotation | undefined> {
+  const r = plan.caRotation;
+  if (!r) return previous?.caRotation;
+  const fp = await caFingerprint(cluster, plan.namespace, r.caSecret);
+  if (!fp) return previous?.caRotation;
+  return {
+    phase: r.phase === 'addca' ? 'added' : 'rotated', caSecret: r.caSecret, caFingerprint: fp,
+    ...(r.phase === 'rotate' && previous?.caFingerprint ? { from: previous.caFingerprint } : {}),
+    ...(r.phase === 'rotate' && r.emergency ? { emergency: true } : {}),
+    plan: plan.name, run: runId, at,
+  };
 }
 
 /**
@@ -247,8 +271,13 @@ export async function recordPlanFinished(cluster: Cluster, plan: Plan, objectsOf
     if (Object.keys(done.steps).length) entries[flowKey(plan.flow.kind) as GuardedKey] = done;
   }
   if (plan.identity) {
-    const ca = await caFingerprint(cluster, plan.namespace);
-    const id: RecordedIdentity = { ...plan.identity, ...(ca ? { caFingerprint: ca } : {}), plan: plan.name, run: runId, at };
+    const ca = await caFingerprint(cluster, plan.namespace, plan.identity.caSecret);
+    const previous = (await readRecords(cluster, plan.namespace)).identity;
+    const rotation = await rotationRecord(cluster, plan, previous, runId, at);
+    // an install or upgrade after a rotation names Secret uyuni-ca (the identity check refused it unless allowed)
+    const id: RecordedIdentity = {
+      ...plan.identity, ...(ca ? { caFingerprint: ca } : {}), ...(rotation ? { caRotation: rotation } : {}), plan: plan.name, run: runId, at,
+    };
     entries[IDENTITY_KEY] = id;
   }
   if (Object.keys(entries).length) await writeGuarded(cluster, plan, runId, entries);

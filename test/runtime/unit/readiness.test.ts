@@ -197,6 +197,15 @@ describe('Certificate / Issuer readiness', () => {
     expect(v.state).toBe('waiting');
     expect(v.reason).toContain('Pending');
   });
+
+  it('waits while Ready=True is of an older generation than the spec (an issuerRef just changed)', () => {
+    const ready = (observedGeneration: number) => ({ type: 'Ready', status: 'True', observedGeneration });
+    const v = readyVerdict({ metadata: { generation: 3 }, status: { conditions: [ready(2)] } });
+    expect(v).toEqual({ state: 'waiting', reason: 'Ready of generation 2, the spec is at 3' });
+    expect(readyVerdict({ metadata: { generation: 3 }, status: { conditions: [ready(3)] } }).state).toBe('done');
+    // no observedGeneration (an Issuer of an older cert-manager): Ready=True is enough
+    expect(readyVerdict({ metadata: { generation: 3 }, status: { conditions: [cond('Ready')] } }).state).toBe('done');
+  });
 });
 
 describe('PVC readiness', () => {
