@@ -248,6 +248,11 @@ export class FakeKubelet {
       state: { terminated: { exitCode: 0, reason: 'Completed', startedAt: started, finishedAt: started } },
     }));
     const base = { hostIP: '127.0.0.1', hostIPs: [{ ip: '127.0.0.1' }], podIP: ip, podIPs: [{ ip }], startTime: started, initContainerStatuses: initStatuses };
+    // A real kubelet serves the log of every container it started, empty when it printed nothing:
+    // the init containers (ended: they ran to completion) and each container, not only the one the
+    // scenario gives lines (`uyuni-cdk logs` of the database asks for its init containers' too).
+    for (const c of pod.spec?.initContainers ?? []) this.containerLog(pod, c.name).end();
+    for (const c of containers) this.containerLog(pod, c.name);
 
     if (owner?.kind === 'Job') {
       const job = labels['batch.kubernetes.io/job-name'] ?? labels['job-name'] ?? owner.name;
