@@ -329,7 +329,7 @@ export function destroyCommand(planDir: string, o: DestroyCommandOptions, io: Io
     }
     const target = targetOf(cluster);
     const wait = opts.yes && o.wait !== false;
-    const shown = items.map(({ ref: _r, ...i }) => i);
+    const shown = items.map(({ ref: _r, uid: _u, ...i }) => i);
     if (mode !== 'json') io.out(renderDestroy(plan, items, opts, target) + '\n');
     let waited: { gone: boolean; seconds?: number; still?: string } | undefined;
     try {

@@ -39,6 +39,12 @@ export interface DestroyItem {
   readonly detail?: string;
   /** What `waitGone` waits for (not in the JSON output: `object` names it). */
   readonly ref?: ObjectRef;
+  /**
+   * The uid of what was deleted (not in the JSON output): an object of that name with another uid
+   * was made again after the delete; what destroy deleted is gone, and the new one is not its to
+   * wait for or delete (kapp's delete change compares uids the same way).
+   */
+  readonly uid?: string;
 }
 
 function carries(obj: KubernetesObject, selector: Readonly<Record<string, string>>): boolean {
@@ -206,7 +212,8 @@ async function destroyOne(d: Destroying, ref: ObjectRef): Promise<DestroyItem> {
   if (!d.o.yes) return { object, result: 'would delete', ...(after ? { detail: `after the pods of ${after} are gone: the database stops last` } : {}) };
   const waited = after ? await serverPodsGone(d, object) : undefined;
   const detail = after ? `after the pods of ${after} were gone (${Math.round(waited ?? 0)}s): the database stops last` : undefined;
-  return (await d.cluster.delete(ref, 'Background')) ? { object, result: 'deleted', ref, ...(detail ? { detail } : {}) } : { object, result: 'absent' };
+  const uid = obj.metadata?.uid;
+  return (await d.cluster.delete(ref, 'Background')) ? { object, result: 'deleted', ref, ...(uid ? { uid } : {}), ...(detail ? { detail } : {}) } : { object, result: 'absent' };
 }
 
 export async function destroyPlan(cluster: Cluster, plan: Plan, objectsOf: (step: string) => Manifest[], o: DestroyOptions): Promise<DestroyItem[]> {
@@ -251,23 +258,25 @@ function lingering(obj: KubernetesObject): string {
 
 /**
  * As `kubectl delete` waits: until every deleted object is gone (a Namespace too, which the API
- * server keeps Terminating until it is empty), or the deadline passes (exit 1, naming what is
+ * server keeps Terminating until it is empty; one made again with another uid counts as gone), or the deadline passes (exit 1, naming what is
  * still there; the cluster goes on deleting it). Returns the seconds waited.
  */
 export async function waitGone(cluster: Cluster, items: readonly DestroyItem[], o: WaitGoneOptions): Promise<number> {
   const started = Date.now();
   const timeout = o.timeoutSeconds ?? RUN_DEFAULTS.destroyTimeoutSeconds;
   const deadline = started + timeout * 1000;
-  let pending = items.filter((i) => i.result === 'deleted' && i.ref).map((i) => i.ref!);
+  let pending = items.filter((i) => i.result === 'deleted' && i.ref).map((i) => ({ ref: i.ref!, uid: i.uid }));
   let said = '';
   let saidAt = 0;
   for (;;) {
-    const still: Array<{ ref: ObjectRef; why: string }> = [];
-    for (const ref of pending) {
+    const still: Array<{ ref: ObjectRef; uid?: string; why: string }> = [];
+    for (const { ref, uid } of pending) {
       const obj = await cluster.get(ref).catch((e) => (e instanceof MissingKind ? undefined : Promise.reject(e)));
-      if (obj) still.push({ ref, why: lingering(obj) });
+      // made again under the same name since the delete: the deleted one is gone
+      const remade = uid !== undefined && obj?.metadata?.uid !== undefined && obj.metadata.uid !== uid;
+      if (obj && !remade) still.push({ ref, uid, why: lingering(obj) });
     }
-    pending = still.map((s) => s.ref);
+    pending = still.map(({ ref, uid }) => ({ ref, uid }));
     const seconds = (Date.now() - started) / 1000;
     if (pending.length === 0) return seconds;
     const what = still.map((s) => `${refString(s.ref)} (${s.why})`);

@@ -49,6 +49,28 @@ describe('destroy --yes waits until what it deleted is gone', () => {
     expect(r.out.trim().split('\n').pop()).toBe('Destroy complete: 5 deleted and gone.');
   });
 
+  it('an object made again under the same name (another uid) while destroy waits: what it deleted is gone, the new one is neither waited for nor deleted', async () => {
+    sim = await startSimulator();
+    // the namespace is not the plan's: only the ConfigMap is deleted and waited for
+    sim.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels: { 'kubernetes.io/metadata.name': NS } }, spec: { finalizers: ['kubernetes'] }, status: { phase: 'Active' } });
+    const dir = writePlan([{ name: 'config', objects: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'held', namespace: NS, finalizers: ['example.com/hold'] }, data: { a: '1' } }] }]);
+    expect((await cli('run', dir, { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
+    const first = sim.get('v1', 'ConfigMap', 'held', NS);
+    const destroying = cli('destroy', dir, { kubeconfig: sim.kubeconfigPath, yes: true, timeout: 4 });
+    await until('the ConfigMap being deleted', () => Boolean(sim.get('v1', 'ConfigMap', 'held', NS)?.metadata?.deletionTimestamp));
+    // its controller lets it go, and someone makes it again at once, with the plan's labels
+    await release();
+    sim.put({ ...first, metadata: { name: 'held', namespace: NS, labels: first.metadata.labels } });
+    const remade = sim.get('v1', 'ConfigMap', 'held', NS);
+    expect(remade.metadata.uid).not.toBe(first.metadata.uid);
+    const r = await destroying;
+    expect(r.code).toBe(0);
+    expect(r.out.trim().split('\n').pop()).toMatch(/^Destroy complete: \d+ deleted and gone/);
+    const after = sim.get('v1', 'ConfigMap', 'held', NS);
+    expect(after?.metadata?.uid).toBe(remade.metadata.uid);
+    expect(after?.metadata?.deletionTimestamp).toBeUndefined();
+  });
+
   it('--timeout: exit 1 naming what is still there, which the cluster goes on deleting', async () => {
     sim = await startSimulator();
     const dir = held();
