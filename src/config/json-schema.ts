@@ -3,7 +3,7 @@
  * (src/config/schema.ts) for editors: `uyuni.yaml` names it in its `yaml-language-server`
  * modeline, so completion, descriptions (`about` in src/config/schema.ts), types, allowed values,
  * patterns and defaults come from the same description synth checks against. Cross-field rules (which plans need which section) stay in
- * src/config/load.ts: an editor is told the shape, synth the whole truth.
+ * src/config/rules.ts: an editor is told the shape, synth the whole truth.
  */
 import type { Struct } from 'superstruct';
 

@@ -108,7 +108,7 @@ export function splitAssignments(text: string): string[] {
 
 /**
  * The layers of one `set` source: one per assignment, each value read by `read` (YAML, see
- * src/config/load.ts). Throws SetSyntaxError naming a bad one.
+ * src/config/yaml-text.ts). Throws SetSyntaxError naming a bad one.
  */
 export function setLayers(read: (text: string) => unknown, source: { set: string; via?: string }): Layer[] {
   const via = source.via ?? '--set';

@@ -33,7 +33,7 @@ export function isFqdn(value: string): boolean {
 }
 
 const REQUIRED = 'is required';
-/** The message of a string setting given something else (src/config/load.ts adds how to quote it). */
+/** The message of a string setting given something else (src/config/problems.ts adds how to quote it). */
 export const STRING_EXPECTED = 'must be a string';
 
 /**

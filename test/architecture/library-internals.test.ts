@@ -4,7 +4,7 @@
 // - dbus-next's `MessageBus._connection.stream` (src/agent/systemd-dbus.ts `busStream`): the
 //   socket whose end shows a bus that went away (dbus-next forwards its errors, not its end), and
 //   whose cork/uncork batch the calls of one tick into one writev(2);
-// - `require('cdk8s/node_modules/yaml')` (src/config/load.ts `yamlLib`): cdk8s's own copy of yaml,
+// - `require('cdk8s/node_modules/yaml')` (src/config/yaml-text.ts `yamlLib`): cdk8s's own copy of yaml,
 //   so that synth loads one yaml, not two;
 // - yaml's parser fed by hand (load.ts `parseYaml`): Lexer, Parser with its `stack` and `offset`
 //   read between lexemes (the depth bound), Composer, LineCounter;
@@ -45,7 +45,7 @@ describe('private library internals src/ relies on', () => {
     }
   });
 
-  it("cdk8s's own yaml is where src/config/load.ts requires it: a yaml 2, the same major as ours", () => {
+  it("cdk8s's own yaml is where src/config/yaml-text.ts requires it: a yaml 2, the same major as ours", () => {
     const own = require('cdk8s/node_modules/yaml/package.json') as { version: string };
     const ours = require('yaml/package.json') as { version: string };
     expect(own.version.split('.')[0]).toBe('2');
