@@ -202,7 +202,6 @@ export function backupPlan(config: UyuniConfig): PlanApp {
   const b = config.backup;
   if (!b) throw new Error('the backup plan needs a backup section');
   const ns = config.namespace;
-  const server = imageOf(config, 'server');
   const plan = new PlanApp({
     name: 'backup',
     description: `Back up Uyuni ${config.fqdn} (namespace ${ns}) onto claim ${b.claim}, keeping ${b.keep}`,
@@ -226,6 +225,28 @@ export function backupPlan(config: UyuniConfig): PlanApp {
     });
   }
 
+  addInspectSteps(plan, config);
+  addRecordStep(plan, config, b);
+  addStopSteps(plan, config, {
+    why: 'and then its database for a consistent copy',
+    gates: backupGates(config),
+    waits: accountWaits(ns, BACKUP_JOBS.backup),
+    partOf: BACKUP_PART_OF,
+    chart: (chart) => stepAccount(chart, ns, BACKUP_JOBS.backup, BACKUP_PART_OF, [
+      { apiGroups: [''], resources: ['secrets'], verbs: ['get'], resourceNames: backedUpSecrets(config) },
+      LIST_PODS,
+    ]),
+  });
+
+  addCopyStep(plan, config, b);
+  addStartStep(plan, config);
+  addPruneStep(plan, config, b);
+  return plan;
+}
+
+/** Steps inspect and inspect-db: the release and name of the server's data, and its database (facts for the gates). */
+function addInspectSteps(plan: PlanApp, config: UyuniConfig): void {
+  const ns = config.namespace;
   const etcRhn = volumeNamed('etc-rhn');
   plan.addStep('inspect', {
     description: `inspect the server's data: release and name (Job ${BACKUP_JOBS.inspect})`,
@@ -248,7 +269,11 @@ export function backupPlan(config: UyuniConfig): PlanApp {
   }, (chart) => {
     inspectDbJob(chart, 'InspectDb', config, BACKUP_JOBS.inspectDb, BACKUP_PART_OF);
   });
+}
 
+/** Step record: the pods' images by digest, the configuration and the identity, written beside the backup (record.json). */
+function addRecordStep(plan: PlanApp, config: UyuniConfig, b: BackupConfig): void {
+  const ns = config.namespace;
   // What the backup is taken with, while the server still runs: its pods' images by digest, the
   // configuration, the identity (record.json: src/model/backup-record.ts).
   const recordClaim = backupClaimVolume(b, false);
@@ -280,18 +305,11 @@ export function backupPlan(config: UyuniConfig): PlanApp {
       volumeMounts: [recordClaim.mount],
     });
   });
+}
 
-  addStopSteps(plan, config, {
-    why: 'and then its database for a consistent copy',
-    gates: backupGates(config),
-    waits: accountWaits(ns, BACKUP_JOBS.backup),
-    partOf: BACKUP_PART_OF,
-    chart: (chart) => stepAccount(chart, ns, BACKUP_JOBS.backup, BACKUP_PART_OF, [
-      { apiGroups: [''], resources: ['secrets'], verbs: ['get'], resourceNames: backedUpSecrets(config) },
-      LIST_PODS,
-    ]),
-  });
-
+/** Step backup: the copy of every claim, the database and the Secrets onto the backup claim, with the server stopped. */
+function addCopyStep(plan: PlanApp, config: UyuniConfig, b: BackupConfig): void {
+  const ns = config.namespace;
   const backups = backupClaimVolume(b, false);
   const claims = claimsAt(true);
   plan.addStep('backup', {
@@ -311,7 +329,7 @@ export function backupPlan(config: UyuniConfig): PlanApp {
         { name: 'DB_CLAIM', value: DB_VOLUME.name },
         { name: 'BACKUP_DIR', value: BACKUP_PATHS.backups },
         { name: 'FQDN', value: config.fqdn },
-        { name: 'SERVER_IMAGE', value: server.image },
+        { name: 'SERVER_IMAGE', value: imageOf(config, 'server').image },
         { name: 'DB_IMAGE', value: imageOf(config, 'db').image },
         { name: 'IMAGE_TAG', value: config.images.tag },
         { name: 'TLS_MODE', value: config.tls.mode },
@@ -324,7 +342,11 @@ export function backupPlan(config: UyuniConfig): PlanApp {
       volumeMounts: [...claims.mounts, backups.mount],
     });
   });
+}
 
+/** Step start-server: the server and its helpers back at their replicas, whatever the copy's result. */
+function addStartStep(plan: PlanApp, config: UyuniConfig): void {
+  const ns = config.namespace;
   const start = runningDeployments(config);
   const startRecord: ObjectRef = { apiVersion: 'v1', kind: 'ConfigMap', name: 'uyuni-backup-server', namespace: ns };
   plan.addStep('start-server', {
@@ -336,7 +358,11 @@ export function backupPlan(config: UyuniConfig): PlanApp {
     const o = flowRecord(chart, 'Record', ns, startRecord.name, { replicas: start.map((d) => `${d.name}=${d.replicas}`).join(' ') });
     o.metadata.addLabel('app.kubernetes.io/part-of', BACKUP_PART_OF);
   });
+}
 
+/** Step prune: gated on the copy's result, the new backup verified and the newest backup.keep kept. */
+function addPruneStep(plan: PlanApp, config: UyuniConfig, b: BackupConfig): void {
+  const ns = config.namespace;
   plan.addStep('prune', {
     description: `verify the new backup, keep the newest ${b.keep} (Job ${BACKUP_JOBS.prune})`,
     gates: [{
@@ -357,5 +383,4 @@ export function backupPlan(config: UyuniConfig): PlanApp {
       volumeMounts: [mine.mount],
     });
   });
-  return plan;
 }
