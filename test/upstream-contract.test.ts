@@ -1366,7 +1366,7 @@ describe('uyuni-tools @ c09ccfba mgradm/cmd/migrate/kubernetes and migrateScript
     expect(envLines(pre)).toContain('PREPARE=true');
     expect(envLines(c)).toContain('PREPARE=false');
     expect(pre.command[pre.command.length - 1]).toBe(script);
-    expect(script).toContain('if [ "$prepare" = false ]; then\n  say "stopping spacewalk-service on $SOURCE_FQDN"');
+    expect(script).toMatch(/if \[ "\$prepare" = false \]; then\n\s+say "stopping spacewalk-service on \$SOURCE_FQDN"/);
     expect(script).toContain('if [ "$path" = /var/lib/pgsql ] && [ "$prepare" = true ]; then');
     expect(presync.step('data-presync').requires.map((r) => r.name)).toEqual(['uyuni-migration-key', 'uyuni-migration-ssh']);
   });
