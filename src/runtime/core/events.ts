@@ -1,7 +1,7 @@
 /**
  * The run's event vocabulary: what the engine (run.ts, safeguards.ts, confirm.ts, the stages in
  * steps/) tells whoever watches it, and the `EventSink` it tells it to. The engine knows only
- * this file; the terminal, plain and JSON renderings implement the sink (progress.ts
+ * this file; the terminal, plain and JSON renderings implement the sink (report/reporter.ts
  * `Reporter`), as kapp's engine talks to its `UI` interface (pkg/kapp/clusterapply/ui.go) and
  * Terraform's to its `Hook` (internal/terraform/hook.go), never to their views. It imports
  * no other file of the runtime but the pod progress of readiness/v1_pod.ts, so anything may
@@ -12,7 +12,7 @@ import type { PlanNotes } from '../../plan/types';
 import type { PodSecurityReport } from './pod-security';
 import type { PodProgress } from '../readiness/v1_pod';
 
-/** Where the engine sends its events, in order: a Reporter (progress.ts), or a test's list. */
+/** Where the engine sends its events, in order: a Reporter (report/reporter.ts), or a test's list. */
 export interface EventSink {
   emit(event: RunEvent): void;
 }

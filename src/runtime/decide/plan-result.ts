@@ -5,9 +5,11 @@
  * actions; pruning; what run refuses; the server's identity; the objects it takes over from
  * other owners and the credentials it would generate beside data they do not open. The
  * destructive changes are read from it (destructive.ts); the flags that decide it are one
- * `DecisionFlags` value, saved with it. It imports types only (events.ts's
- * vocabulary, the flags of identity.ts and prune.ts): the code that computes the verdict and
- * the code that reads it import this file, never the other way.
+ * `DecisionFlags` value, saved with it. It imports types only (core/events.ts's vocabulary, the
+ * flags of safety/identity.ts and prune.ts, safety/ownership.ts's take-overs), and words an unmet
+ * requirement and a refusal once for `plan`'s view and `run`'s refusal (`unmetLine`,
+ * `refusalLine`): the code that computes the verdict and the code that reads it import this
+ * file, never the other way.
  */
 import type { IdentityChange, IdentityFlags } from '../safety/identity';
 import type { PodSecurityReport } from '../core/pod-security';
@@ -192,7 +194,7 @@ export interface PlanResult {
   readonly podSecurity?: PodSecurityReport;
   /** Objects of other owners the plan writes: taken over or refused (ownership.ts). */
   readonly takeovers: PlannedTakeover[];
-  /** Credentials run would generate beside kept data made with the lost ones: run refuses (secrets.ts `lostCredentials`). */
+  /** Credentials run would generate beside kept data made with the lost ones: run refuses (requirements.ts `lostCredentials`). */
   readonly lostCredentials: LostCredential[];
   /**
    * The namespace's lock held by another live run (lock.ts): run refuses while it holds. Read by

@@ -160,7 +160,7 @@ async function plannedObject(cluster: Cluster, obj: Manifest, setId: string, dif
 }
 
 /**
- * A requirement as the preflight of `run` would find it (the same check: secrets.ts
+ * A requirement as the preflight of `run` would find it (the same check: requirements.ts
  * `checkRequirement`). One that is missing now but an earlier step of this run makes (its
  * `madeBy` step runs, or an earlier step applies an object of that name) is `made-earlier`.
  */
@@ -483,7 +483,7 @@ async function heldLock(cluster: Cluster, namespace: string): Promise<string | u
 
 /**
  * What `run` refuses or takes over before its first write, beyond the steps: the objects of other
- * owners (ownership.ts), the credentials it would generate beside kept data (secrets.ts), and for
+ * owners (ownership.ts), the credentials it would generate beside kept data (requirements.ts), and for
  * `plan` the lock. Read on the decision's snapshot (`cluster`), together with the walk's reads
  * (issue 36); `run` reads them under its lock.
  */

@@ -40,7 +40,7 @@ export function paletteFor(c: ColourChoice): Palette {
 }
 
 /**
- * One line of a unified diff (as diff.ts writes it, not indented) coloured by its first
+ * One line of a unified diff (as decide/line-diff.ts writes it, not indented) coloured by its first
  * character: `+` green, `-` red, `@@` cyan, the `---`/`+++` header bold; context lines as they are.
  */
 export function paintDiffLine(line: string, p: Palette): string {

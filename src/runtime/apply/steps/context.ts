@@ -50,7 +50,7 @@ export interface RunContext {
   readonly unchanged?: ReadonlySet<string>;
   /**
    * Objects (not Jobs) the dry runs before the first write found changed in a field the server
-   * keeps once set (planview.ts `recreate` with `immutable`, approved as destructive): deleted,
+   * keeps once set (decide/plan.ts `recreate` with `immutable`, approved as destructive): deleted,
    * waited for until gone, then applied. By refString → why.
    */
   readonly recreate?: ReadonlyMap<string, string>;

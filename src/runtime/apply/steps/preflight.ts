@@ -1,6 +1,6 @@
 /**
  * Preflight, twice. Before the first write of a run (`unmetRefusal`): every requirement of the
- * whole plan and every gate that can be decided now, all listed at once (planview.ts collects
+ * whole plan and every gate that can be decided now, all listed at once (decide/plan.ts collects
  * them). Then stage 2 of each step (`preflightStage`): the step's gates, from the facts gathered
  * so far, then its required Secrets and ConfigMaps (generated when the plan says so). A refusal
  * fails the step before anything of it is applied.
