@@ -7,7 +7,7 @@
  * a PodListError; the caller then removes nothing. The requests go through the shared Kubernetes
  * layer (src/kube), credentials resolved at each one.
  */
-import type { ApiPod } from './api-pod';
+import { ApiPod, keptPod } from './api-pod';
 import { agentError, apiClient, ApiClient, ApiError, KubeconfigUnusable } from './api';
 import { DEFAULT_API_TIMEOUT_SECONDS } from '../systemd/defaults';
 import type { PodLike } from '../systemd/pod';
@@ -86,7 +86,8 @@ export async function listNodePodList(options: PodListOptions): Promise<{ pods: 
         throw new PodListError(`${where}: items[${i}] is not a pod (no metadata.name or spec)`);
       }
       // A server that ignored the field selector must not make other nodes' pods count here.
-      if (pod.spec.nodeName === options.node) pods.push(pod);
+      // only what the agent reads is kept (api-pod.ts keptPod): the page is garbage once read
+      if (pod.spec.nodeName === options.node) pods.push(keptPod(pod));
     }
   };
   try {

@@ -57,7 +57,7 @@ export interface RunResult {
 export async function runAgent(o: RunOptions): Promise<RunResult> {
   const apiTimeoutMs = o.apiTimeoutMs ?? 30_000;
   // Fail closed: without a complete list, nothing is touched (PodListError to the caller).
-  const initial = await listNodePodList({ kubeconfig: o.kubeconfig, node: o.node, timeoutMs: apiTimeoutMs });
+  let initial: { pods: ApiPod[]; resourceVersion: string } | undefined = await listNodePodList({ kubeconfig: o.kubeconfig, node: o.node, timeoutMs: apiTimeoutMs });
   const mgr = await SystemdManager.connect({ session: o.session, address: o.busAddress, callTimeoutMs: o.callTimeoutMs });
   let cleanup: CleanupResult;
   try {
@@ -141,6 +141,8 @@ export async function runAgent(o: RunOptions): Promise<RunResult> {
       },
     );
     watcher.start(initial as { pods: ApiPod[]; resourceVersion: string });
+    // the book has them now: no second copy of the list kept for the life of the run (issue 36)
+    initial = undefined;
     let ticks = 0;
     ticker = setInterval(() => {
       ticks++;

@@ -7,7 +7,7 @@
  * field selector, pods of other nodes taken as gone, and the reachability it logs.
  */
 import type { ApiClient } from './api';
-import type { ApiPod } from './api-pod';
+import { ApiPod, keptPod } from './api-pod';
 import { doublingMs } from '../kube/backoff';
 import { Informer } from '../kube/informer';
 import { listNodePodList, nodeSelector } from './pods';
@@ -58,7 +58,9 @@ export class PodWatcher {
         this.setReachable(true);
         handlers.listed(pods);
       },
-      changed: (type, pod) => {
+      changed: (type, full) => {
+        // only what the agent reads is kept (api-pod.ts keptPod)
+        const pod = keptPod(full);
         // A server that ignored the field selector must not make other nodes' pods count here.
         if (pod.spec?.nodeName !== options.node && type !== 'DELETED') handlers.changed('DELETED', pod);
         else handlers.changed(type, pod);

@@ -2,7 +2,8 @@ import { Command, InvalidArgumentError } from 'commander';
 import { EXIT } from '../plan/exit-codes';
 import { RUN_DEFAULTS } from '../plan/run-defaults';
 import type { DestroyCommandOptions, Io } from '../runtime/verbs/commands';
-import { addClusterOptions, exitWith, INPUT_AND_CLUSTER, loadRuntime, processIo } from './options';
+import { addClusterOptions, exitWith, INPUT_AND_CLUSTER, processIo } from './options';
+import { loadRuntime } from './runtime';
 import { onEndingSignals } from './parse';
 
 const DESTROY_EXIT_CODES_HELP = `

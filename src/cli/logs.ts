@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { EXIT } from '../plan/exit-codes';
 import type { Io, LogsCommandOptions } from '../runtime/verbs/commands';
-import { addConnectionOptions, exitWith, loadRuntime, positiveNumber, processIo } from './options';
+import { addConnectionOptions, exitWith, positiveNumber, processIo } from './options';
+import { loadRuntime } from './runtime';
 
 /** Ctrl-C while following: the streams stop; the pods keep running. */
 const logsIo: Io = {

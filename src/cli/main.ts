@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { parseToExit } from './parse';
-import { packageVersion } from '../version';
+import { newProgram } from './program';
 
 /**
  * `uyuni-cdk`: argument parsing and output only. Each verb module registers itself and loads
@@ -46,16 +46,7 @@ function unknownCommand(program: Command, word: string): void {
 }
 
 export function buildProgram(): Command {
-  const program = new Command('uyuni-cdk')
-    .description('Synthesize an Uyuni server\'s plans into dist/, run them against a cluster, and the node agent.')
-    .version(packageVersion(), '-V, --version', 'print the version of uyuni-cdk')
-    .option('--debug', 'on an error, also print where it happened (its stack trace)')
-    .configureHelp({ showGlobalOptions: true })
-    .exitOverride();
-  // The verbs report errors in one line; --debug (before or after the verb) adds the stack.
-  program.hook('preAction', () => {
-    if (program.opts().debug) process.env.UYUNI_CDK_DEBUG = '1';
-  });
+  const program = newProgram();
   program.on('command:*', (operands: string[]) => unknownCommand(program, operands[0]));
   for (const load of VERBS) load().register(program);
   return program;

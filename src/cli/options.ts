@@ -4,7 +4,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 // (ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING). eslint.config.js and scripts/build.js keep it so.
 import * as readline from 'readline';
 import { EXIT } from '../plan/exit-codes';
-import type { Io } from '../runtime/verbs/commands';
+import type { Io } from '../runtime/verbs/verb';
 import { stdoutGone } from './parse';
 
 /** How a verb reaches the cluster, named as kubectl names them. */
@@ -118,11 +118,6 @@ credentials beside existing data, allowed identity changes) are listed and need 
 "yes" on a terminal, or --yes (anything else stops the run: exit 1; Ctrl-C at the question:
 exit 130; both write nothing). Without a terminal and without --yes such a run exits 2 and
 writes nothing. A run with nothing destructive (a first install) asks nothing.`;
-
-/** Loads the runtime, only when a verb runs (so `--help` never loads the Kubernetes client). */
-export async function loadRuntime(): Promise<typeof import('../runtime/verbs/commands')> {
-  return import('../runtime/verbs/commands');
-}
 
 /** Runs a lazily loaded command and sets the process exit code. */
 export async function exitWith(code: Promise<number>): Promise<void> {

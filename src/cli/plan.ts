@@ -1,7 +1,8 @@
 import { Command, Option } from 'commander';
 import { EXIT } from '../plan/exit-codes';
 import type { PlanCommandOptions } from '../runtime/verbs/commands';
-import { addClusterOptions, addIdentityOptions, collectList, exitWith, INPUT_AND_CLUSTER, loadRuntime, processIo } from './options';
+import { addClusterOptions, addIdentityOptions, collectList, exitWith, INPUT_AND_CLUSTER, processIo } from './options';
+import { loadRuntime } from './runtime';
 
 /** What `plan` exits with: it shows a run that would stop, it does not stop (Terraform's plan). */
 const PLAN_EXIT_CODES_HELP = `

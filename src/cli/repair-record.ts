@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { EXIT } from '../plan/exit-codes';
 import type { RepairRecordCommandOptions } from '../runtime/verbs/commands';
-import { addConnectionOptions, exitWith, loadRuntime, processIo } from './options';
+import { addConnectionOptions, exitWith, processIo } from './options';
+import { loadRuntime } from './runtime';
 
 export function register(program: Command): void {
   addConnectionOptions(program.command('repair-record')

@@ -2,8 +2,9 @@ import { Command, InvalidArgumentError } from 'commander';
 import { RUN_DEFAULTS, RUNS_DIR_HELP } from '../plan/run-defaults';
 import type { Io, RunCommandOptions } from '../runtime/verbs/commands';
 import {
-  addClusterOptions, addIdentityOptions, collectList, EXIT_CODES_HELP, exitWith, loadRuntime, positiveNumber, processIo, SAFETY_HELP,
+  addClusterOptions, addIdentityOptions, collectList, EXIT_CODES_HELP, exitWith, positiveNumber, processIo, SAFETY_HELP,
 } from './options';
+import { loadRuntime } from './runtime';
 import { keepGoingWhenStdoutCloses, onEndingSignals } from './parse';
 import { duration, LOCK_TIMEOUT_HELP } from './unlock';
 

@@ -1,21 +1,11 @@
 import type { Command } from 'commander';
-import type { CommonOptions } from '../runtime/verbs/commands';
-import { addClusterOptions, STATUS_EXIT_CODES_HELP, exitWith, loadRuntime, processIo } from './options';
+import { defineStatus } from './status-verb';
 
+/**
+ * `status` on the CLI's program (`--help`, and `uyuni-cdk --debug status …`), its runtime loaded
+ * when it runs. The installed command runs `uyuni-cdk status …` from a bundle of its own
+ * (src/cli/status-main.ts), which loads none of the other verbs' modules.
+ */
 export function register(program: Command): void {
-  addClusterOptions(program.command('status')
-    .argument('<planDir>', 'a synthesized plan directory, e.g. dist/install')
-    .description('Show each step\'s state read from the cluster: done, not-applied, partly-applied, waiting, running, failed, changed'),
-  'text (a line per step), json (one JSON document: the plan, its namespace and each step with its state) or yaml (the same document)')
-    .addHelpText('after', `
-It reads only; it takes no lock and may run beside a run (watch a long migration from a second
-terminal). A step is done when its objects are there, what it waits for holds (rollouts, bound
-claims, certificates) and its Jobs are Complete; changed: a Job was made from another spec.
-${STATUS_EXIT_CODES_HELP}
-
-Examples:
-  uyuni-cdk status dist/install
-  while uyuni-cdk status dist/install >/dev/null; [ $? = 4 ]; do sleep 60; done   # wait while not finished
-  uyuni-cdk status dist/install --namespace uyuni-test --output json   # exit 4: nothing there yet`)
-    .action((planDir: string, opts: CommonOptions) => exitWith(loadRuntime().then((m) => m.statusCommand(planDir, opts, processIo))));
+  defineStatus(program, (planDir, opts, io) => import('../runtime/verbs/status-command').then((m) => m.statusCommand(planDir, opts, io)));
 }

@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { EXIT } from '../plan/exit-codes';
 import type { SupportCommandOptions } from '../runtime/verbs/commands';
-import { addConnectionOptions, exitWith, loadRuntime, processIo } from './options';
+import { addConnectionOptions, exitWith, processIo } from './options';
+import { loadRuntime } from './runtime';
 
 type SupportFlags = Omit<SupportCommandOptions, 'output'> & { output?: string };
 

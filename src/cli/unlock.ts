@@ -1,7 +1,8 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { EXIT } from '../plan/exit-codes';
 import type { UnlockCommandOptions } from '../runtime/verbs/commands';
-import { exitWith, loadRuntime, processIo } from './options';
+import { exitWith, processIo } from './options';
+import { loadRuntime } from './runtime';
 
 const UNITS: Readonly<Record<string, number>> = { '': 1, s: 1, m: 60, h: 3600 };
 

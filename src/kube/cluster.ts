@@ -5,8 +5,7 @@
  * (src/kube/retry.ts) and discovery through kubectl's disk cache (src/kube/discovery.ts).
  * Everything above this file deals in objects.
  */
-import { ApisApi, CoreV1Api, CustomObjectsApi, KubeConfig, KubernetesObject, PatchStrategy, V1APIResource, V1APIResourceList } from '@kubernetes/client-node';
-import type { Writable } from 'stream';
+import { KubeConfig, KubernetesObject, PatchStrategy, V1APIGroupList, V1APIResource, V1APIResourceList } from '@kubernetes/client-node';
 import { KubeClient } from './connection';
 import { followLog, readLog } from './logs';
 import { listAll, ListPage } from './pager';
@@ -178,13 +177,14 @@ export class Cluster implements RetryContext {
    */
   async resourceLists(): Promise<Array<{ gv: string; list: V1APIResourceList }>> {
     const lists: Array<{ gv: string; list: V1APIResourceList }> = [];
-    lists.push({ gv: 'v1', list: await this.call('discovery v1', () => this.kc.makeApiClient(CoreV1Api).getAPIResources()) });
-    const groups = await this.call('discovery /apis', () => this.kc.makeApiClient(ApisApi).getAPIVersions());
-    const custom = this.kc.makeApiClient(CustomObjectsApi);
+    // through our own client, as discovery reads them (object-api.ts): client-node's generated API
+    // classes would go into `status`'s bundle (test/build/bundle.test.ts)
+    lists.push({ gv: 'v1', list: await this.call('discovery v1', () => this.client.request<V1APIResourceList>('GET', '/api/v1')) });
+    const groups = await this.call('discovery /apis', () => this.client.request<V1APIGroupList>('GET', '/apis'));
     for (const g of groups.groups ?? []) {
       const pv = g.preferredVersion ?? g.versions[0];
       if (!pv) continue;
-      lists.push({ gv: pv.groupVersion, list: await this.call(`discovery ${pv.groupVersion}`, () => custom.getAPIResources({ group: g.name, version: pv.version })) });
+      lists.push({ gv: pv.groupVersion, list: await this.call(`discovery ${pv.groupVersion}`, () => this.client.request<V1APIResourceList>('GET', `/apis/${pv.groupVersion}`)) });
     }
     return lists;
   }
@@ -301,18 +301,5 @@ export class Cluster implements RetryContext {
     const end = (err?: Error) => { if (!ended) { ended = true; onEnd(err); } };
     const h = await followLog(this.client, namespace, pod, container, { tailLines, onChunk, onEnd: (err) => end(err ?? undefined) });
     return { stop: () => { h.abort(); end(); } };
-  }
-
-  /**
-   * Runs a command in a container (the pods/exec websocket) with its output into `stdout` and
-   * `stderr`: the API's status when it ends (`Success`, else `Failure` with why; a connection
-   * closed before the command ended is a failure too). Never rejects.
-   */
-  exec(namespace: string, pod: string, container: string, command: string[], stdout: Writable, stderr: Writable): Promise<{ status?: string; message?: string }> {
-    const { Exec } = require('@kubernetes/client-node') as typeof import('@kubernetes/client-node');
-    return new Promise<{ status?: string; message?: string }>((resolve, reject) => {
-      new Exec(this.kc).exec(namespace, pod, container, command, stdout, stderr, null, false, resolve)
-        .then((ws) => ws.on('close', () => resolve({ status: 'Failure', message: 'the connection closed before the command ended' })), reject);
-    }).catch((e: Error) => ({ status: 'Failure', message: e.message }));
   }
 }

@@ -16,6 +16,14 @@ export const READ_CONCURRENCY = 8;
  */
 export const DRY_RUN_CONCURRENCY = 16;
 
+/**
+ * `status`'s reads (issue 36): one LIST per kind of the plan (11 for dist/install, with the ping,
+ * the records and the StorageClasses), all in one round trip rather than two rounds of
+ * READ_CONCURRENCY. Still bounded, far below kube-apiserver's own limit on read-only requests in
+ * flight (400 by default, `--max-requests-inflight`).
+ */
+export const STATUS_READ_CONCURRENCY = 16;
+
 export type Limit = <T>(fn: () => Promise<T>) => Promise<T>;
 
 export function limiter(n: number = READ_CONCURRENCY): Limit {

@@ -28,6 +28,27 @@ describe('listing the pods of a node (fail closed)', () => {
     expect(new URL(api.requests[2], 'http://x').searchParams.get('continue')).toBeTruthy();
   });
 
+  it('keeps only what the agent reads of each pod: no managedFields, labels, annotations or status it does not write', async () => {
+    const spec = { nodeName: 'node-3', restartPolicy: 'Never', containers: [{ name: 'c', image: 'x:1', command: ['/bin/true'], env: [{ name: 'A', value: 'b' }] }] };
+    const full = {
+      metadata: {
+        name: 'full', namespace: 'ns', uid: 'u-1', resourceVersion: '42', deletionTimestamp: '2026-01-01T00:00:00Z', deletionGracePeriodSeconds: 30,
+        labels: { app: 'x' }, annotations: { 'kubectl.kubernetes.io/last-applied-configuration': 'x'.repeat(1000) },
+        managedFields: [{ manager: 'kubectl', operation: 'Apply', fieldsV1: { 'f:spec': {} } }], ownerReferences: [{ kind: 'ReplicaSet', name: 'r', uid: 'o' }],
+      },
+      spec,
+      status: { phase: 'Running', startTime: '2026-01-01T00:00:00Z', conditions: [{ type: 'Ready', status: 'True' }], qosClass: 'BestEffort', podIP: '10.0.0.1' },
+    };
+    await api.close();
+    api = await startPodsServer([full]);
+    const [kept] = await listNodePods({ kubeconfig: api.kubeconfig, node: 'node-3' });
+    expect(kept).toEqual({
+      metadata: { name: 'full', namespace: 'ns', uid: 'u-1', resourceVersion: '42', deletionTimestamp: '2026-01-01T00:00:00Z', deletionGracePeriodSeconds: 30 },
+      spec,
+      status: { phase: 'Running', startTime: '2026-01-01T00:00:00Z', conditions: [{ type: 'Ready', status: 'True' }], podIP: '10.0.0.1' },
+    });
+  });
+
   it('ignores pods of other nodes even when the server ignores the field selector', async () => {
     api.ignoreFieldSelector = true;
     const pods = await listNodePods({ kubeconfig: api.kubeconfig, node: 'node-2', pageSize: 4 });

@@ -37,9 +37,11 @@ class Snapshot {
 
   /**
    * Starts reading `refs`: one LIST per kind and namespace for several of a kind (not Secrets: a
-   * LIST of them would read every credential of the namespace), a GET for each other.
+   * LIST of them would read every credential of the namespace), a GET for each other. With
+   * `labelSelector` the LISTs carry it (`status`: the plan's selector, which every object of a
+   * plan carries): an object without those labels is read as absent.
    */
-  prefetch(refs: readonly ObjectRef[]): void {
+  prefetch(refs: readonly ObjectRef[], labelSelector?: string): void {
     const groups = new Map<string, ObjectRef[]>();
     for (const r of refs) {
       if (this.read.has(refKey(r))) continue;
@@ -55,7 +57,7 @@ class Snapshot {
         continue;
       }
       const first = g[0];
-      const listing = this.limit(() => this.cluster.list({ apiVersion: first.apiVersion, kind: first.kind, namespace: first.namespace }))
+      const listing = this.limit(() => this.cluster.list({ apiVersion: first.apiVersion, kind: first.kind, namespace: first.namespace, ...(labelSelector ? { labelSelector } : {}) }))
         .then((l) => new Map(l.items.map((it) => [it.metadata?.name ?? '', it])), (e: unknown) => {
           if (e instanceof ApiError && e.status === 403) return undefined;
           throw e;
@@ -96,18 +98,18 @@ export function withSnapshot(cluster: Cluster, limit: Limit = limiter()): Cluste
 }
 
 /** Starts reading `refs` on a snapshot (`withSnapshot`): one LIST per kind and namespace, GETs for the rest. */
-export function prefetchObjects(cluster: Cluster, refs: readonly ObjectRef[]): void {
-  snapshots.get(cluster)?.prefetch(refs);
+export function prefetchObjects(cluster: Cluster, refs: readonly ObjectRef[], labelSelector?: string): void {
+  snapshots.get(cluster)?.prefetch(refs, labelSelector);
 }
 
 /**
  * The objects as the cluster has them, in the order given (undefined: absent, or a kind nobody
  * serves): read together, one LIST per kind and namespace, on `cluster`'s snapshot when it is one,
- * else on one of their own within `limit`.
+ * else on one of their own within `limit`; the LISTs with `labelSelector` when given (prefetch).
  */
-export async function readObjects(cluster: Cluster, refs: readonly ObjectRef[], limit?: Limit): Promise<Array<KubernetesObject | undefined>> {
+export async function readObjects(cluster: Cluster, refs: readonly ObjectRef[], limit?: Limit, labelSelector?: string): Promise<Array<KubernetesObject | undefined>> {
   const view = snapshots.has(cluster) ? cluster : withSnapshot(cluster, limit);
-  prefetchObjects(view, refs);
+  prefetchObjects(view, refs, labelSelector);
   return Promise.all(refs.map((r) => view.get(r).catch((e: unknown) => {
     if (e instanceof MissingKind) return undefined;
     throw e;

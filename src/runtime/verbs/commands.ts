@@ -6,106 +6,26 @@
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { EndingSignal, EXIT } from '../../plan/exit-codes';
-import { printable } from '../../plan/printable';
+import { EXIT } from '../../plan/exit-codes';
 import { RUN_DEFAULTS } from '../../plan/run-defaults';
 import { Cluster } from '../../kube/cluster';
 import { destroyPlan, destroySummary, renderDestroy, waitGone } from './destroy';
-import { BadInput, RuntimeError } from '../../kube/api-errors';
-import { loadKubeConfig } from '../../kube/load-kubeconfig';
+import { BadInput } from '../../kube/api-errors';
 import { forceUnlock, releaseHeldLocks, RunLock } from '../safety/lock';
 import { renderTakeovers } from '../safety/ownership';
 import { DecisionFlags, decisionFlagsOf, givenFlags } from '../decide/plan-result';
-import { openPlanDir, openPlanView, PlanDir } from '../core/plan-dir';
+import { openPlanDir, PlanDir } from '../core/plan-dir';
 import { hasChanges, planSteps } from '../decide/plan';
-import { renderPlan } from '../report/plan-text';
-import { stringify } from 'yaml';
-import { paletteFor, Palette } from '../report/colour';
-import { OutputMode, Reporter } from '../report/reporter';
+import { Reporter } from '../report/reporter';
 import { interruptRun, RunOptions, RunState, runPlan, timestamp } from '../apply/run';
 import { isSavedPlan, planDigest, readSavedPlan, writeSavedPlan } from '../decide/saved-plan';
 import { repairRecords } from './repair';
-import { renderStatus, statusExitCode, stepStatuses } from './status';
 import { targetOf } from '../core/target';
+import { CommonOptions, connect, debugging, guarded, Io, machine, outputMode, paletteOf } from './verb';
 
-export interface CommonOptions {
-  readonly kubeconfig?: string;
-  readonly context?: string;
-  readonly namespace?: string;
-  /** @default text */
-  readonly output?: 'text' | 'json' | 'yaml';
-  /** `--no-color` sets it false: no colour even on a terminal (NO_COLOR does the same). @default true */
-  readonly color?: boolean;
-}
-
-export interface Io {
-  readonly out: (text: string) => void;
-  readonly err: (text: string) => void;
-  readonly isTTY: boolean;
-  /**
-   * Called once a run has started, with what to do when the user interrupts it (Ctrl-C) or a
-   * signal ends it (SIGTERM, SIGHUP: src/cli/parse.ts `onEndingSignals`) before the process
-   * ends; absent: nobody interrupts (tests).
-   */
-  readonly onInterrupt?: (cleanup: (signal?: EndingSignal) => Promise<void>) => void;
-  /** Asks a question on the terminal and returns the answer; absent: no terminal to ask on (a pipe, CI, tests). */
-  readonly ask?: (question: string) => Promise<string>;
-}
-
-function outputMode(o: CommonOptions, io: Io): OutputMode {
-  if (o.output === 'json' || o.output === 'yaml') return 'json';
-  return io.isTTY ? 'tty' : 'plain';
-}
-
-/** A verb's one result document for machines: JSON, or YAML with `-o yaml`. */
-function machine(o: CommonOptions, doc: object): string {
-  return o.output === 'yaml' ? stringify(doc) : `${JSON.stringify(doc)}\n`;
-}
-
-/** Colour only for text on a terminal, never with `--no-color` or NO_COLOR (src/runtime/report/colour.ts). */
-function paletteOf(o: CommonOptions, io: Io): Palette {
-  return paletteFor({ isTTY: io.isTTY, format: o.output ?? 'text', color: o.color });
-}
-
-/** The cluster of the kubeconfig; an API server that stops answering, and answers again, is said on stderr. */
-function connect(o: CommonOptions, io?: Io): Cluster {
-  const cluster = new Cluster(loadKubeConfig({ kubeconfig: o.kubeconfig, context: o.context }));
-  if (io) cluster.onAvailability = (_answers, detail) => io.err(`uyuni-cdk: ${detail}\n`);
-  return cluster;
-}
-
-/**
- * Every verb's failure: one line saying what failed and what to check, the error's exit code;
- * the stack only with `--debug` (the CLI sets UYUNI_CDK_DEBUG=1).
- */
-const debugging = () => process.env.UYUNI_CDK_DEBUG === '1';
-
-function reportFailure(io: Io, e: unknown): number {
-  const debug = debugging();
-  const expected = e instanceof RuntimeError;
-  // what a kubeconfig or an argument carried: no terminal escapes, no 100 kB value
-  const message = printable(e instanceof Error ? e.message : String(e));
-  io.err(`uyuni-cdk: ${message}${expected || debug ? '' : ' (an unexpected error: --debug shows where)'}\n`);
-  if (debug && e instanceof Error && e.stack) io.err(`${e.stack}\n`);
-  return expected ? e.exitCode : EXIT.stepFailed;
-}
-
-async function guarded(io: Io, fn: () => Promise<number>): Promise<number> {
-  // Last resort: should the command ever wait on something that can no longer happen (the event
-  // loop empties), the process must not exit 0 without a result.
-  const silent = () => {
-    io.err('uyuni-cdk: internal error: the command stopped before it finished (no pending request or timer); nothing was reported\n');
-    process.exitCode = EXIT.stepFailed;
-  };
-  process.once('beforeExit', silent);
-  try {
-    return await fn();
-  } catch (e) {
-    return reportFailure(io, e);
-  } finally {
-    process.removeListener('beforeExit', silent);
-  }
-}
+export type { CommonOptions, Io };
+export { statusCommand } from './status-command';
+import { renderPlan } from '../report/plan-text';
 
 /** `run`'s options; the decision flags (`--rerun`, `--no-prune`, `--purge-volumes`, `--adopt`, `--allow-…`) are one value (plan-result.ts). */
 export interface RunCommandOptions extends CommonOptions, DecisionFlags {
@@ -234,24 +154,6 @@ export async function planCommand(planDir: string, o: PlanCommandOptions, io: Io
   // Under --detailed-exitcode 2 means "changes": every error is 1, as Terraform has it.
   if (code !== EXIT.ok) return EXIT.stepFailed;
   return changes ? EXIT.planChanges : EXIT.ok;
-}
-
-export function statusCommand(planDir: string, o: CommonOptions, io: Io): Promise<number> {
-  return guarded(io, async () => {
-    const mode = outputMode(o, io);
-    // The index's summaries of the step files synth wrote, not their parse (src/runtime/core/plan-dir.ts).
-    const { plan, viewOf } = openPlanView(planDir, o.namespace);
-    const cluster = connect(o, io);
-    // The reads go with the ping (one round trip less, issue 36); an unreachable cluster is
-    // still reported by the ping's error, the reads' own errors only once it answered.
-    const reading = stepStatuses(cluster, plan, viewOf);
-    reading.catch(() => undefined);
-    await cluster.ping();
-    const steps = await reading;
-    const target = targetOf(cluster);
-    io.out(mode === 'json' ? machine(o, { plan: plan.name, namespace: plan.namespace, cluster: target, steps }) : renderStatus(plan, steps, target, paletteOf(o, io)) + '\n');
-    return statusExitCode(steps);
-  });
 }
 
 export interface LogsCommandOptions extends CommonOptions {

@@ -1,5 +1,5 @@
 /**
- * `status`: each step's state read from the cluster (a LIST per kind, at most 8 requests in flight, its
+ * `status`: each step's state read from the cluster (a LIST per kind with the plan's selector, at most 16 requests in flight, its
  * waits judged from those answers; no watches; a rollout that is not done also lists its
  * ReplicaSets and pods).
  */
@@ -9,9 +9,9 @@ import { sameSpecHash } from '../../plan/spec-hash';
 import { ANNOTATIONS, Plan, Step, Wait } from '../../plan/types';
 import { Cluster, refString } from '../../kube/cluster';
 import { Facts, factsOfStep } from '../core/facts';
-import { Limit, limiter, READ_CONCURRENCY } from '../../kube/limit';
+import { Limit, limiter, STATUS_READ_CONCURRENCY } from '../../kube/limit';
 import { readObjects } from '../core/live-reads';
-import { isObject } from '../core/manifests';
+import { isObject, selectorString as labelsSelector } from '../core/manifests';
 import { readRecords, recordedJobFacts, Records } from '../safety/record';
 import type { StepView } from '../core/plan-dir';
 import { describePod, podProgress, rolloutPods, selectorString, storageClassOf, Verdict, verdictFor } from '../readiness';
@@ -39,7 +39,7 @@ interface Scan {
 /** The StorageClasses, listed once, when a `bound` wait needs them. */
 interface Classes {
   list?: V1StorageClass[];
-  /** Every read of `status` goes through it: at most READ_CONCURRENCY in flight. */
+  /** Every read of `status` goes through it: at most STATUS_READ_CONCURRENCY in flight. */
   limit: Limit;
 }
 
@@ -104,14 +104,15 @@ async function stepFacts(cluster: Cluster, step: Step, present: readonly Kuberne
 
 /** Each step's state; `viewOf` gives a step's objects and Jobs' spec hashes (src/runtime/core/plan-dir.ts `openPlanView`). */
 export async function stepStatuses(cluster: Cluster, plan: Plan, viewOf: (step: string) => StepView): Promise<StepStatus[]> {
-  // together, at most READ_CONCURRENCY requests in flight
-  const classes: Classes = { limit: limiter(READ_CONCURRENCY) };
-  // Every step's objects read at once (a LIST per kind, as kubectl get), judged step by step.
+  // together, at most STATUS_READ_CONCURRENCY requests in flight: one round trip for the reads
+  const classes: Classes = { limit: limiter(STATUS_READ_CONCURRENCY) };
+  // Every step's objects read at once (a LIST per kind with the plan's selector, as
+  // `kubectl get -l`), judged step by step.
   const all = plan.steps.flatMap((step) => viewOf(step.name).objects);
   // With them, what judging may need: the run records (facts) and, for a `bound` wait, the
   // StorageClasses; one round trip for all (issue 36), not one after another.
   const [read, records, classList] = await Promise.all([
-    readObjects(cluster, all, classes.limit),
+    readObjects(cluster, all, classes.limit, labelsSelector(plan.selector)),
     plan.steps.some((x) => x.factsFrom) ? classes.limit(() => readRecords(cluster, plan.namespace)) : { flows: {} },
     plan.steps.some((x) => x.waits.some((w) => w.for === 'bound')) ? classes.limit(() => storageClasses(cluster)) : undefined,
   ]);

@@ -18,6 +18,7 @@
  * text. What else cannot be read (RBAC, a missing CRD) is noted in `notes.txt`, and the rest is
  * still collected.
  */
+import { execInContainer } from '../../kube/exec';
 import { spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as os from 'os';
@@ -300,7 +301,7 @@ async function collectSupportconfig(cluster: Cluster, plan: Plan, objectsOf: (st
   const stderr = new PassThrough();
   let err = '';
   stderr.on('data', (c: Buffer) => { err += c.toString('utf8'); });
-  const status = await cluster.exec(plan.namespace, pod.metadata?.name ?? '', container, SUPPORTCONFIG, stdout, stderr);
+  const status = await execInContainer(cluster, plan.namespace, pod.metadata?.name ?? '', container, SUPPORTCONFIG, stdout, stderr);
   out.text('server/supportconfig.log', err);
   if (status.status !== 'Success') {
     notes.push(`supportconfig: ${status.message ?? 'failed'} (its output: server/supportconfig.log)`);

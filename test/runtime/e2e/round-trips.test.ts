@@ -5,7 +5,7 @@
  * above the command's own work between requests makes them independent of the machine.
  */
 import * as path from 'path';
-import { DRY_RUN_CONCURRENCY, READ_CONCURRENCY } from '../../../src/kube/limit';
+import { DRY_RUN_CONCURRENCY, READ_CONCURRENCY, STATUS_READ_CONCURRENCY } from '../../../src/kube/limit';
 import { peakInFlight, roundTrips, startSimulator, Simulator } from '../../sim';
 import { cli, ROOT } from './harness';
 
@@ -33,13 +33,19 @@ describe('round trips against a slow API, dist/install installed', () => {
     sim.setLatency(LATENCY);
   });
 
-  it('status: one LIST per kind (or a GET for a kind of one object), the StorageClasses and the ping together, within the read bound: 2 round trips', async () => {
+  it('status: one LIST per kind with the plan\'s selector (or a GET for a kind of one object), the StorageClasses and the ping together: 1 round trip', async () => {
+    const mark = sim.requests.length;
     const m = await measure('status');
     // 8 kinds listed, the plan's Namespace and ConfigMap read by name, the StorageClasses
-    // (bound waits), GET /version: 12 requests, at most 8 reads in flight, so 2 round trips;
-    // before: the ping, then the reads (2 rounds: 10 of them), then the StorageClasses (4).
-    expect(m).toEqual({ requests: 12, roundTrips: 2 });
-    expect(sim.maxInFlight).toBeLessThanOrEqual(READ_CONCURRENCY + 1);
+    // (bound waits), GET /version: 12 requests, all at once (status's bound, 16), so 1 round
+    // trip; before: 2 (a bound of 8), and before that the ping, then the reads (2 rounds), then
+    // the StorageClasses (4).
+    expect(m).toEqual({ requests: 12, roundTrips: 1 });
+    expect(sim.maxInFlight).toBeLessThanOrEqual(STATUS_READ_CONCURRENCY + 1);
+    // each LIST carries the plan's selector (what status judges is what carries its labels)
+    const lists = sim.requests.slice(mark).filter((q) => q.path.startsWith('/api') && /\/namespaces\/uyuni\/[a-z]+$/.test(q.path));
+    expect(lists).toHaveLength(8);
+    for (const q of lists) expect(new URLSearchParams(q.query).get('labelSelector')).toBe('app.kubernetes.io/part-of=uyuni,app.kubernetes.io/managed-by=uyuni-cdk');
   });
 
   it('plan: one LIST per kind with the records, each dry run once its object is read, the checks on the same reads: at most 7 round trips, not 24', async () => {

@@ -1,0 +1,27 @@
+/**
+ * `status`'s entry point, apart from the other verbs' (src/runtime/verbs/commands.ts): what it loads is
+ * the plan's index, the connection and the reads (src/runtime/verbs/status.ts), none of the modules of
+ * `run`, `plan` or `destroy` (issue 36: status start-up, measured with the installed command).
+ */
+import { openPlanView } from '../core/plan-dir';
+import { renderStatus, statusExitCode, stepStatuses } from './status';
+import { targetOf } from '../core/target';
+import { CommonOptions, connect, guarded, Io, machine, outputMode, paletteOf } from './verb';
+
+export function statusCommand(planDir: string, o: CommonOptions, io: Io): Promise<number> {
+  return guarded(io, async () => {
+    const mode = outputMode(o, io);
+    // The index's summaries of the step files synth wrote, not their parse (src/runtime/plan-dir.ts).
+    const { plan, viewOf } = openPlanView(planDir, o.namespace);
+    const cluster = connect(o, io);
+    // The reads go with the ping (one round trip less, issue 36); an unreachable cluster is
+    // still reported by the ping's error, the reads' own errors only once it answered.
+    const reading = stepStatuses(cluster, plan, viewOf);
+    reading.catch(() => undefined);
+    await cluster.ping();
+    const steps = await reading;
+    const target = targetOf(cluster);
+    io.out(mode === 'json' ? machine(o, { plan: plan.name, namespace: plan.namespace, cluster: target, steps }) : renderStatus(plan, steps, target, paletteOf(o, io)) + '\n');
+    return statusExitCode(steps);
+  });
+}
