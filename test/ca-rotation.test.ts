@@ -60,7 +60,8 @@ const stripped = (o: any) => ({ ...o, metadata: { ...o.metadata, labels: undefin
 
 describe('dist/ssl-addca and dist/ssl-rotate (cert-manager)', () => {
   const r = synthYaml(config({}));
-  const install = r.install;
+  // the server before the rotation: the same configuration without caRotation
+  const install = synthYaml(defaultConfigWith({ nodeServices: undefined, plans: ['install'] })).install;
   const addca = r['ssl-addca'];
   const rotate = r['ssl-rotate'];
 
@@ -108,6 +109,20 @@ describe('dist/ssl-addca and dist/ssl-rotate (cert-manager)', () => {
       expect(withoutTrust(rotate.find('Deployment', d))).toEqual(withoutTrust(install.find('Deployment', d)));
     }
     expect(podSpec(rotate.find('Deployment', 'uyuni')).initContainers.map((c: any) => c.name)).toEqual(['init-volumes', 'db-waiter']);
+  });
+
+  it('the install of the configuration keeps the server on the rotated CA: phase 2\'s objects and checks, and the install\'s', () => {
+    const rotatedInstall = r.install;
+    expect(rotatedInstall.plan.steps.map((s) => s.name)).toEqual(['namespace', 'volumes', 'ca-next', 'tls', 'services', 'database', 'ingress', 'server']);
+    expect(rotatedInstall.plan.caRotation).toEqual(rotate.plan.caRotation);
+    expect(rotatedInstall.plan.identity).toEqual(rotate.plan.identity);
+    expect(rotatedInstall.plan.notes).toEqual(install.plan.notes);
+    for (const step of ['ca-next', 'tls', 'database', 'server']) {
+      expect(rotatedInstall.files[rotatedInstall.step(step).file].map(stripped)).toEqual(rotate.files[rotate.step(step).file].map(stripped));
+    }
+    for (const step of ['namespace', 'volumes', 'services', 'ingress']) {
+      expect(rotatedInstall.files[rotatedInstall.step(step).file].map(stripped)).toEqual(install.files[install.step(step).file].map(stripped));
+    }
   });
 
   it('with a proxy, phase 2 checks its CA ConfigMap; emergency and force are in the plan', () => {

@@ -22,6 +22,8 @@ const plans = synthYaml(defaultConfigWith({
   namespace: ns, nodeServices: undefined, plans: ['install', 'ssl-addca', 'ssl-rotate'],
   proxy: { namespace: proxyNs, fqdn: 'proxy.example.com' }, caRotation: {},
 }));
+/** The server before the rotation: the same configuration without caRotation. */
+const before = synthYaml(defaultConfigWith({ namespace: ns, nodeServices: undefined, plans: ['install'] })).install;
 const k = { kubeconfig: p.kubeconfig };
 const dir = tempDir('carot-certs-');
 
@@ -50,7 +52,7 @@ describe('a CA rotation in two phases against kube-apiserver', () => {
   let servedBefore: string;
 
   it('installs, and refuses phase 2 before phase 1 with no write but the run\'s own', async () => {
-    const install = await cli('run', plans.install.dir, { ...k, yes: true });
+    const install = await cli('run', before.dir, { ...k, yes: true });
     expect({ code: install.code, err: install.err }).toEqual({ code: 0, err: expect.any(String) });
     oldCa = await secret('uyuni-ca', 'tls.crt');
     servedBefore = await secret('uyuni-cert', 'tls.crt');
@@ -104,15 +106,20 @@ describe('a CA rotation in two phases against kube-apiserver', () => {
     expect(id.caFingerprint).toBe(id.caRotation.caFingerprint);
   });
 
-  it('a second phase 2 writes nothing but the run\'s own; the install that does not know the rotation is refused', async () => {
+  it('a second phase 2 writes nothing but the run\'s own; the install that does not know the rotation is refused, the rotation\'s install keeps it', async () => {
     let mark = auditSize(p.dir);
     const again = await cli('run', plans['ssl-rotate'].dir, k);
     expect({ code: again.code, err: again.err }).toEqual({ code: 0, err: expect.any(String) });
     expect(writes(p, mark, ns).filter((w) => !runOwn(w))).toEqual([]);
     mark = auditSize(p.dir);
-    const back = await cli('run', plans.install.dir, { ...k, yes: true });
+    const back = await cli('run', before.dir, { ...k, yes: true });
     expect(back.code).toBe(1);
     expect(back.err).toContain('the CA that plan ssl-rotate rotated to');
     expect(writes(p, mark, ns).filter((w) => !runOwn(w))).toEqual([]);
+    // the install of the rotation's configuration keeps the server on the new CA
+    const served = await secret('uyuni-cert', 'tls.crt');
+    const kept = await cli('run', plans.install.dir, { ...k, yes: true });
+    expect({ code: kept.code, err: kept.err }).toEqual({ code: 0, err: expect.any(String) });
+    expect(await secret('uyuni-cert', 'tls.crt')).toBe(served);
   });
 });
