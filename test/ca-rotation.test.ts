@@ -40,6 +40,8 @@ describe('caRotation configuration', () => {
     [{ caRotation: { emergency: true }, plans: ['ssl-addca', 'ssl-rotate'] }, 'plans[0]: ssl-addca has no place with caRotation.emergency (dist/ssl-rotate/ makes the new CA and switches at once)'],
     [{ caRotation: { ca: 'new' } }, 'caRotation.ca: must be one of "generated", "secret"'],
     [{ caRotation: undefined, plans: ['ssl-rotate'] }, 'plans[0]: ssl-rotate needs a caRotation section'],
+    [{ caRotation: {}, upgrade: { postgresql: { from: 18 }, ca: 'new' } }, 'upgrade.ca: must be keep with caRotation (the rotation replaces the CA, with an overlap)'],
+    [{ caRotation: {}, migration: { source: { fqdn: 'old.example.com' }, postgresql: { from: 16 } } }, 'caRotation: not with migration'],
   ])('%j', (change, message) => {
     const found = problems(defaultConfigWith({ nodeServices: undefined, ...change }));
     expect(found.some((p) => p.startsWith(message))).toBe(true);
@@ -123,6 +125,12 @@ describe('dist/ssl-addca and dist/ssl-rotate (cert-manager)', () => {
     for (const step of ['namespace', 'volumes', 'services', 'ingress']) {
       expect(rotatedInstall.files[rotatedInstall.step(step).file].map(stripped)).toEqual(install.files[install.step(step).file].map(stripped));
     }
+  });
+
+  it('the upgrade of the configuration records the server on the rotated CA (its keep-tls step changes no certificate)', () => {
+    const u = synthYaml(config({}, { plans: ['upgrade'], upgrade: { postgresql: { from: 18 } } })).upgrade;
+    expect(u.plan.identity?.caSecret).toBe('uyuni-ca-next');
+    expect(u.plan.caRotation).toBeUndefined();
   });
 
   it('with a proxy, phase 2 checks its CA ConfigMap; emergency and force are in the plan', () => {
