@@ -40,6 +40,8 @@ describe('caRotation configuration', () => {
     [{ caRotation: { emergency: true }, plans: ['ssl-addca', 'ssl-rotate'] }, 'plans[0]: ssl-addca has no place with caRotation.emergency (dist/ssl-rotate/ makes the new CA and switches at once)'],
     [{ caRotation: { ca: 'new' } }, 'caRotation.ca: must be one of "generated", "secret"'],
     [{ caRotation: undefined, plans: ['ssl-rotate'] }, 'plans[0]: ssl-rotate needs a caRotation section'],
+    [{ caRotation: {}, upgrade: { postgresql: { from: 18 }, ca: 'new' } }, 'upgrade.ca: must be keep with caRotation (the rotation replaces the CA, with an overlap)'],
+    [{ caRotation: {}, migration: { source: { fqdn: 'old.example.com' }, postgresql: { from: 16 } } }, 'caRotation: not with migration'],
   ])('%j', (change, message) => {
     const found = problems(defaultConfigWith({ nodeServices: undefined, ...change }));
     expect(found.some((p) => p.startsWith(message))).toBe(true);
@@ -60,7 +62,8 @@ const stripped = (o: any) => ({ ...o, metadata: { ...o.metadata, labels: undefin
 
 describe('dist/ssl-addca and dist/ssl-rotate (cert-manager)', () => {
   const r = synthYaml(config({}));
-  const install = r.install;
+  // the server before the rotation: the same configuration without caRotation
+  const install = synthYaml(defaultConfigWith({ nodeServices: undefined, plans: ['install'] })).install;
   const addca = r['ssl-addca'];
   const rotate = r['ssl-rotate'];
 
@@ -108,6 +111,26 @@ describe('dist/ssl-addca and dist/ssl-rotate (cert-manager)', () => {
       expect(withoutTrust(rotate.find('Deployment', d))).toEqual(withoutTrust(install.find('Deployment', d)));
     }
     expect(podSpec(rotate.find('Deployment', 'uyuni')).initContainers.map((c: any) => c.name)).toEqual(['init-volumes', 'db-waiter']);
+  });
+
+  it('the install of the configuration keeps the server on the rotated CA: phase 2\'s objects and checks, and the install\'s', () => {
+    const rotatedInstall = r.install;
+    expect(rotatedInstall.plan.steps.map((s) => s.name)).toEqual(['namespace', 'volumes', 'ca-next', 'tls', 'services', 'database', 'ingress', 'server']);
+    expect(rotatedInstall.plan.caRotation).toEqual(rotate.plan.caRotation);
+    expect(rotatedInstall.plan.identity).toEqual(rotate.plan.identity);
+    expect(rotatedInstall.plan.notes).toEqual(install.plan.notes);
+    for (const step of ['ca-next', 'tls', 'database', 'server']) {
+      expect(rotatedInstall.files[rotatedInstall.step(step).file].map(stripped)).toEqual(rotate.files[rotate.step(step).file].map(stripped));
+    }
+    for (const step of ['namespace', 'volumes', 'services', 'ingress']) {
+      expect(rotatedInstall.files[rotatedInstall.step(step).file].map(stripped)).toEqual(install.files[install.step(step).file].map(stripped));
+    }
+  });
+
+  it('the upgrade of the configuration records the server on the rotated CA (its keep-tls step changes no certificate)', () => {
+    const u = synthYaml(config({}, { plans: ['upgrade'], upgrade: { postgresql: { from: 18 } } })).upgrade;
+    expect(u.plan.identity?.caSecret).toBe('uyuni-ca-next');
+    expect(u.plan.caRotation).toBeUndefined();
   });
 
   it('with a proxy, phase 2 checks its CA ConfigMap; emergency and force are in the plan', () => {

@@ -95,6 +95,14 @@ const RULES: readonly Rule[] = [
     check: (c) => (c.restore && !c.backup ? ['restore: needs a backup section (backup.claim is where the backups are)'] : []),
   },
   {
+    reads: ['caRotation', 'migration', 'upgrade'],
+    applies: (c) => c.caRotation !== undefined,
+    check: (c) => [
+      ...(c.migration ? ['caRotation: not with migration (the migrated server keeps the old server\'s CA; rotate it once the migration finished)'] : []),
+      ...(c.upgrade?.ca === 'new' ? ['upgrade.ca: must be keep with caRotation (the rotation replaces the CA, with an overlap)'] : []),
+    ],
+  },
+  {
     reads: ['caRotation', 'tls'],
     applies: (c) => c.caRotation !== undefined,
     check: (c) => {

@@ -487,7 +487,7 @@ export const configSchema = section({
   nodeServices: about('Pods that run as systemd services on systemd-backed nodes: dist/node-services/ and dist/agent/ (docs/agent.md). Default: none.', optional(nodeServices)),
   backup: about('Backups: dist/backup/ and dist/restore/ (docs/backup.md). Default: none.', optional(backup)),
   restore: about('What dist/restore/ restores (with backup). Default: from latest, not forced.', optional(restore)),
-  caRotation: about('A rotation of the server\'s CA: dist/ssl-addca/ (phase 1: clients learn the new CA) and dist/ssl-rotate/ (phase 2: the server switches to it; docs/ca-rotation.md). Default: none.', optional(caRotation)),
+  caRotation: about('A rotation of the server\'s CA: dist/ssl-addca/ (phase 1: clients learn the new CA) and dist/ssl-rotate/ (phase 2: the server switches to it; docs/ca-rotation.md); dist/install/ is then the server on the new CA. Default: none.', optional(caRotation)),
   plans: about('Which plans to write. Default: the server flow (install, or migrate / upgrade when configured), plus proxy and node-services when configured.', optional(refine(array(oneOf(PLAN_NAMES)), 'non-empty', (v) => v.length > 0 || 'must list at least one plan'))),
 });
 

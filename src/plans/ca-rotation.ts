@@ -18,13 +18,12 @@ import { NextCa } from '../constructs/next-ca';
 import { PROXY_CONFIG } from '../constructs/proxy-config';
 import { CA_ROTATION_ANNOTATION, TLS_NAMES } from '../model/tls';
 import type { CaRotation, Requirement } from '../plan/types';
-import { addDatabaseStep, addServerStep, addTlsStep, serverIdentity } from './install';
+import {
+  addDatabaseStep, addIngressStep, addNamespaceStep, addServerStep, addServicesStep, addTlsStep, addVolumesStep, rotatedCaSecret, serverIdentity,
+} from './install';
+import { serverNotes } from './notes';
 import { PlanApp } from './plan-app';
 
-/** The Secret with the new CA's certificate (its ca.crt). */
-export function nextCaSecret(r: CaRotationConfig): string {
-  return r.ca === 'secret' ? r.secret! : TLS_NAMES.nextCa;
-}
 
 const certManaged = (config: UyuniConfig) => config.tls.mode !== 'third-party';
 
@@ -33,7 +32,14 @@ function rotationOf(config: UyuniConfig): CaRotationConfig {
   return config.caRotation;
 }
 
-function rotationPlan(config: UyuniConfig, name: string, description: string, caRotation: CaRotation, caSecret?: string): PlanApp {
+/** The new CA's Secret (a configuration with a caRotation section). */
+function nextCaSecret(config: UyuniConfig): string {
+  return rotatedCaSecret(config)!;
+}
+
+/** `rotated`: the plan brings the server onto the new CA (its identity names it); else the server keeps the CA of Secret uyuni-ca. */
+function rotationPlan(config: UyuniConfig, name: string, description: string, caRotation: CaRotation, rotated: boolean, notes = false): PlanApp {
+  const { caSecret, ...kept } = serverIdentity(config);
   return new PlanApp({
     name,
     description,
@@ -41,8 +47,9 @@ function rotationPlan(config: UyuniConfig, name: string, description: string, ca
     partOf: 'uyuni',
     defaultStepTimeoutSeconds: config.timeouts.defaultStepSeconds,
     deadlineSeconds: config.timeouts.deadlineSeconds,
-    identity: { ...serverIdentity(config), ...(caSecret ? { caSecret } : {}) },
+    identity: rotated ? { ...kept, caSecret } : kept,
     caRotation,
+    ...(notes ? { notes: serverNotes(config) } : {}),
   });
 }
 
@@ -76,10 +83,10 @@ function addNextCaStep(plan: PlanApp, config: UyuniConfig, r: CaRotationConfig):
 /** Phase 1: dist/ssl-addca/. */
 export function sslAddCaPlan(config: UyuniConfig): PlanApp {
   const r = rotationOf(config);
-  const secret = nextCaSecret(r);
+  const secret = nextCaSecret(config);
   const plan = rotationPlan(config, 'ssl-addca',
     `CA rotation, phase 1: the new CA (Secret ${secret}) joins what clients trust; the certificates of ${config.fqdn} stay`,
-    { phase: 'addca', caSecret: secret });
+    { phase: 'addca', caSecret: secret }, false);
   addNextCaStep(plan, config, r);
   addServerStep(plan, config, {
     nextCa: { secret, key: 'ca.crt' },
@@ -102,25 +109,50 @@ function trustedBy(config: UyuniConfig): NonNullable<CaRotation['trustedBy']> {
   ];
 }
 
+/** What phase 2 asks of the runtime (plan.json `caRotation`). */
+function rotateField(config: UyuniConfig): CaRotation {
+  const r = rotationOf(config);
+  const checks = trustedBy(config);
+  return {
+    phase: 'rotate', caSecret: nextCaSecret(config),
+    ...(r.emergency ? { emergency: true } : {}), ...(r.force ? { force: true } : {}),
+    ...(checks.length ? { trustedBy: checks } : {}),
+  };
+}
+
+/** The steps of a server on the new CA: the new CA, the certificates from it, the database and the server restarted on them (`withServices`: and the install's Services and Ingresses between). */
+function addRotatedSteps(plan: PlanApp, config: UyuniConfig, withServices: boolean): void {
+  const restart = { [CA_ROTATION_ANNOTATION]: `rotate ${nextCaSecret(config)}` };
+  addNextCaStep(plan, config, rotationOf(config));
+  if (certManaged(config)) addTlsStep(plan, config, undefined, [], TLS_NAMES.nextCaIssuer);
+  if (withServices) addServicesStep(plan, config);
+  addDatabaseStep(plan, config, undefined, restart);
+  if (withServices) addIngressStep(plan, config);
+  addServerStep(plan, config, { podAnnotations: restart });
+}
+
 /** Phase 2, or both at once with caRotation.emergency: dist/ssl-rotate/. */
 export function sslRotatePlan(config: UyuniConfig): PlanApp {
   const r = rotationOf(config);
-  const secret = nextCaSecret(r);
-  const checks = trustedBy(config);
+  const secret = nextCaSecret(config);
   const plan = rotationPlan(config, 'ssl-rotate',
     r.emergency
       ? `CA rotation, EMERGENCY: a new CA (Secret ${secret}) replaces the CA of ${config.fqdn} at once; every client and proxy breaks until it is given the new CA`
       : `CA rotation, phase 2: the certificates of ${config.fqdn} from the new CA (Secret ${secret}); the old CA is dropped`,
-    {
-      phase: 'rotate', caSecret: secret,
-      ...(r.emergency ? { emergency: true } : {}), ...(r.force ? { force: true } : {}),
-      ...(checks.length ? { trustedBy: checks } : {}),
-    },
-    secret);
-  const restart = { [CA_ROTATION_ANNOTATION]: `rotate ${secret}` };
-  addNextCaStep(plan, config, r);
-  if (certManaged(config)) addTlsStep(plan, config, undefined, [], TLS_NAMES.nextCaIssuer);
-  addDatabaseStep(plan, config, undefined, restart);
-  addServerStep(plan, config, { podAnnotations: restart });
+    rotateField(config), true);
+  addRotatedSteps(plan, config, false);
+  return plan;
+}
+
+/**
+ * dist/install of a configuration with a caRotation section: the server on the rotated CA, so
+ * that the install run after phase 2 keeps it (and is refused, as phase 2, before phase 1).
+ */
+export function rotatedInstallPlan(config: UyuniConfig): PlanApp {
+  const plan = rotationPlan(config, 'install', `Install Uyuni ${config.fqdn} into namespace ${config.namespace}, on the CA of Secret ${nextCaSecret(config)} (caRotation)`,
+    rotateField(config), true, true);
+  addNamespaceStep(plan, config);
+  addVolumesStep(plan, config);
+  addRotatedSteps(plan, config, true);
   return plan;
 }

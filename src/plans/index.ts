@@ -12,7 +12,10 @@ function lazy<M>(load: () => M, make: (m: M) => (config: UyuniConfig) => PlanApp
 
 /** Every plan by name (plansOf(config) decides which ones a configuration writes). */
 export const PLANS: Record<PlanName, (config: UyuniConfig) => Synthesizer> = {
-  'install': lazy(() => require('./install') as typeof import('./install'), (m) => m.installPlan),
+  // with a caRotation section the install keeps the server on the rotated CA (src/plans/ca-rotation.ts)
+  'install': (config) => (config.caRotation
+    ? lazy(() => require('./ca-rotation') as typeof import('./ca-rotation'), (m) => m.rotatedInstallPlan)(config)
+    : lazy(() => require('./install') as typeof import('./install'), (m) => m.installPlan)(config)),
   'migrate': lazy(() => require('./migrate') as typeof import('./migrate'), (m) => m.migratePlan),
   'migrate-prepare': lazy(() => require('./migrate') as typeof import('./migrate'), (m) => m.migratePreparePlan),
   'upgrade': lazy(() => require('./upgrade') as typeof import('./upgrade'), (m) => m.upgradePlan),

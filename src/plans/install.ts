@@ -13,6 +13,7 @@ import { UyuniIngresses } from '../constructs/uyuni-ingresses';
 import { CaMadeBy, tlsRequirements, UyuniTls } from '../constructs/uyuni-tls';
 import { CREDENTIALS, credentialRequirement, sccCredentials, userCredentialRequirement } from '../model/credentials';
 import { commonLabels } from '../model/labels';
+import { TLS_NAMES } from '../model/tls';
 import { containerPorts } from '../model/ports';
 import { INSTALL_VOLUMES, VolumeSpec, WAL_ARCHIVE_VOLUME } from '../model/volumes';
 import type { ServerPodProps } from '../constructs/server-pod';
@@ -28,12 +29,29 @@ import { serverNotes } from './notes';
  * reuses these instead of copying them.
  */
 
-/** Who the server is, as the runtime records and checks it (docs/runtime.md, "Safety"). */
+/**
+ * The Secret of the CA a configuration with a `caRotation` section rotates to (docs/ca-rotation.md):
+ * the server's CA once phase 2 ran. @default none: the CA of Secret uyuni-ca
+ */
+export function rotatedCaSecret(config: UyuniConfig): string | undefined {
+  const r = config.caRotation;
+  if (!r) return undefined;
+  return r.ca === 'secret' ? r.secret! : TLS_NAMES.nextCa;
+}
+
+/**
+ * Who the server is, as the runtime records and checks it (docs/runtime.md, "Safety"); with a
+ * `caRotation` section, on the CA it rotates to.
+ */
 export function serverIdentity(config: UyuniConfig): ServerIdentity {
   const image = imageOf(config, 'server').image;
   const at = image.lastIndexOf(':');
   const tagged = at > image.lastIndexOf('/');
-  return { fqdn: config.fqdn, product: tagged ? image.slice(0, at) : image, imageGeneration: tagged ? image.slice(at + 1) : 'latest', tlsMode: config.tls.mode };
+  const caSecret = rotatedCaSecret(config);
+  return {
+    fqdn: config.fqdn, product: tagged ? image.slice(0, at) : image, imageGeneration: tagged ? image.slice(at + 1) : 'latest', tlsMode: config.tls.mode,
+    ...(caSecret ? { caSecret } : {}),
+  };
 }
 
 /**

@@ -2,8 +2,12 @@
  * What cert-manager would write, for the real control plane (no cert-manager controller runs
  * there): Issuers and ClusterIssuers get `Ready=True` (a CA issuer only once its Secret exists),
  * and a Certificate whose issuer is Ready gets its Secret (`kubernetes.io/tls`: a real certificate
- * for its dnsNames signed by the plane's CA, `tls.key`, `ca.crt`) and `Ready=True`, as
- * cert-manager's certificates controller reports it. Runs in the fake kubelet's process.
+ * for its dnsNames, `tls.key`, `ca.crt`) and `Ready=True`, as cert-manager's certificates
+ * controller reports it. As cert-manager signs: a selfSigned Issuer's certificate signs itself
+ * (ca.crt: itself), a CA Issuer's is signed by the key of its Secret (ca.crt: that CA), anything
+ * else by the plane's CA. A Certificate whose Secret names another issuer than its issuerRef
+ * (cert-manager's "IncorrectIssuer" trigger: a CA rotation's phase 2) is issued again. Runs in
+ * the fake kubelet's process.
  */
 import { execFileSync } from 'child_process';
 import * as fs from 'fs';
@@ -106,31 +110,64 @@ export class FakeCertManager {
       return;
     }
     if (!o.spec?.issuerRef || !o.spec.secretName || !(await this.issuerReady(ns, o.spec.issuerRef))) return;
-    if (!(await this.secretExists(ns, o.spec.secretName))) {
-      const pem = this.sign(o);
-      await this.core.createNamespacedSecret({
-        namespace: ns,
-        body: {
-          metadata: { name: o.spec.secretName, namespace: ns, annotations: { 'cert-manager.io/certificate-name': o.metadata!.name!, 'cert-manager.io/issuer-name': o.spec.issuerRef.name, 'cert-manager.io/issuer-kind': o.spec.issuerRef.kind ?? 'Issuer' } },
-          type: 'kubernetes.io/tls',
-          data: { 'tls.crt': Buffer.from(pem.cert).toString('base64'), 'tls.key': Buffer.from(pem.key).toString('base64'), 'ca.crt': Buffer.from(fs.readFileSync(this.ca.cert)).toString('base64') },
-        },
-      }).catch((e) => { if ((e as { code?: number }).code !== 409) throw e; });
+    const existing = await this.core.readNamespacedSecret({ name: o.spec.secretName, namespace: ns }).catch((e) => {
+      if ((e as { code?: number }).code === 404) return undefined;
+      throw e;
+    });
+    if (!existing || existing.metadata?.annotations?.['cert-manager.io/issuer-name'] !== o.spec.issuerRef.name) {
+      const pem = this.sign(o, await this.signer(ns, o.spec.issuerRef));
+      const metadata = { name: o.spec.secretName, namespace: ns, annotations: { 'cert-manager.io/certificate-name': o.metadata!.name!, 'cert-manager.io/issuer-name': o.spec.issuerRef.name, 'cert-manager.io/issuer-kind': o.spec.issuerRef.kind ?? 'Issuer' } };
+      const data = { 'tls.crt': Buffer.from(pem.cert).toString('base64'), 'tls.key': Buffer.from(pem.key).toString('base64'), 'ca.crt': Buffer.from(pem.ca).toString('base64') };
+      if (existing) {
+        await this.core.patchNamespacedSecret({ name: o.spec.secretName, namespace: ns, body: { metadata: { annotations: metadata.annotations }, data } }, mergePatch);
+        this.log(`certificates ${ns}/${o.metadata!.name}: issued again by ${o.spec.issuerRef.name}`);
+      } else {
+        await this.core.createNamespacedSecret({ namespace: ns, body: { metadata, type: 'kubernetes.io/tls', data } })
+          .catch((e) => { if ((e as { code?: number }).code !== 409) throw e; });
+      }
     }
     await this.setReady(plural, o, 'Ready', 'Certificate is up to date and has not expired');
   }
 
-  /** A certificate for the Certificate's names, signed by the plane's CA (openssl, as the plane's PKI). */
-  private sign(o: CmObject): { cert: string; key: string } {
+  /**
+   * Who signs for an issuer: `self` (selfSigned), the CA of a CA Issuer's Secret (its tls.crt and
+   * tls.key), or the plane's CA (a ClusterIssuer, a CA Secret without a PEM certificate and key).
+   */
+  private async signer(ns: string, ref: { name: string; kind?: string }): Promise<'self' | { cert: string; key: string }> {
+    const plane = { cert: fs.readFileSync(this.ca.cert, 'utf8'), key: fs.readFileSync(this.ca.key, 'utf8') };
+    if (ref.kind === 'ClusterIssuer') return plane;
+    const issuer = await this.custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, plural: 'issuers', namespace: ns, name: ref.name }) as CmObject;
+    if (issuer.spec?.selfSigned) return 'self';
+    if (!issuer.spec?.ca) return plane;
+    const secret = await this.core.readNamespacedSecret({ name: issuer.spec.ca.secretName, namespace: ns });
+    const cert = secret.data?.['tls.crt'];
+    const key = secret.data?.['tls.key'];
+    const pem = { cert: Buffer.from(cert ?? '', 'base64').toString('utf8'), key: Buffer.from(key ?? '', 'base64').toString('utf8') };
+    // a suite's stand-in CA Secret (the migration's `tls.crt: c`) cannot sign: the plane's CA does, as before
+    return /-----BEGIN CERTIFICATE-----/.test(pem.cert) && /-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(pem.key) ? pem : plane;
+  }
+
+  /** A certificate for the Certificate's names, signed as its issuer signs (openssl, as the plane's PKI), with the `ca.crt` cert-manager writes. */
+  private sign(o: CmObject, by: 'self' | { cert: string; key: string }): { cert: string; key: string; ca: string } {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fake-cert-manager-'));
     try {
       const names = o.spec?.dnsNames?.length ? o.spec.dnsNames : [o.spec?.commonName ?? o.metadata!.name!];
       const cn = (o.spec?.commonName ?? names[0]).slice(0, 64);
-      fs.writeFileSync(path.join(dir, 'ext'), `basicConstraints=critical,CA:${o.spec?.isCA ? 'TRUE' : 'FALSE'}\nsubjectAltName=${names.map((n) => `DNS:${n}`).join(',')}\n`);
+      const ca = o.spec?.isCA ? 'TRUE' : 'FALSE';
+      fs.writeFileSync(path.join(dir, 'ext'), `basicConstraints=critical,CA:${ca}\n${o.spec?.isCA ? 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature\n' : ''}subjectAltName=${names.map((n) => `DNS:${n}`).join(',')}\n`);
       const run = (args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
       run(['req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'tls.key', '-out', 'tls.csr', '-subj', `/CN=${cn}`]);
-      run(['x509', '-req', '-in', 'tls.csr', '-CA', this.ca.cert, '-CAkey', this.ca.key, '-CAcreateserial', '-CAserial', path.join(dir, 'serial'), '-days', '90', '-extfile', 'ext', '-out', 'tls.crt']);
-      return { cert: fs.readFileSync(path.join(dir, 'tls.crt'), 'utf8'), key: fs.readFileSync(path.join(dir, 'tls.key'), 'utf8') };
+      if (by === 'self') {
+        run(['x509', '-req', '-in', 'tls.csr', '-key', 'tls.key', '-days', '90', '-extfile', 'ext', '-out', 'tls.crt']);
+      } else {
+        fs.writeFileSync(path.join(dir, 'signer.crt'), by.cert);
+        fs.writeFileSync(path.join(dir, 'signer.key'), by.key, { mode: 0o600 });
+        run(['x509', '-req', '-in', 'tls.csr', '-CA', 'signer.crt', '-CAkey', 'signer.key', '-CAcreateserial', '-CAserial', 'serial', '-days', '90', '-extfile', 'ext', '-out', 'tls.crt']);
+      }
+      const cert = fs.readFileSync(path.join(dir, 'tls.crt'), 'utf8');
+      // cert-manager's ca.crt: the self-signed certificate itself, or the signing CA (the first of its chain)
+      const caCert = by === 'self' ? cert : (by.cert.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----\n?/)?.[0] ?? by.cert);
+      return { cert, key: fs.readFileSync(path.join(dir, 'tls.key'), 'utf8'), ca: caCert };
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

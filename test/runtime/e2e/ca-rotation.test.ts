@@ -40,6 +40,12 @@ describe('a CA rotation in two phases', () => {
     expect(changes(sim.requests.slice(mark))).toEqual([]);
     expect(issuerOf('uyuni-cert')).toBe('uyuni-issuer');
 
+    // the install of the rotation's configuration carries phase 2: refused as well
+    const rotatedInstall = synthExample('ca-rotation.yaml', (c) => { c.plans = ['install']; }).install;
+    const installEarly = await cli('run', rotatedInstall, { ...k, yes: true });
+    expect(installEarly.code).toBe(1);
+    expect(installEarly.err).toContain('run dist/ssl-addca first');
+
     // phase 1: the new CA beside the old one; the certificates stay
     const added = await cli('run', dist('ssl-addca'), k);
     expect(added.err).toBe('');
@@ -96,6 +102,11 @@ describe('a CA rotation in two phases', () => {
     expect(back.err).toContain('the CA that plan ssl-rotate rotated to');
     expect(back.err).toContain('refused (--allow-new-ca allows it)');
     expect(changes(sim.requests.slice(mark))).toEqual([]);
+    // the install of the rotation's configuration keeps the new CA, and asks nothing
+    const kept = await cli('run', rotatedInstall, k);
+    expect(kept.err).toBe('');
+    expect(kept.code).toBe(0);
+    expect(issuerOf('uyuni-cert')).toBe('uyuni-issuer-next');
   });
 
   it('an emergency rotation needs no phase 1: it makes the new CA and switches at once, after a loud question', async () => {
