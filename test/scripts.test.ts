@@ -977,3 +977,38 @@ describe('db-finalize.sh, with a stand-in for the image\'s finalize script', () 
     expect(r.log).toBe('');
   });
 });
+
+describe('lib/marked-block.sh, the block db-pods-cidr.sh and db-archiving.sh write', () => {
+  const BEGIN = '# BEGIN test block';
+  const END = '# END test block';
+  /** Calls write_marked_block on `file` with `body`; its stdout is the state it reports. */
+  const write = (file: string, body: string) => spawnSync('sh', ['-c',
+    `${fs.readFileSync(path.join(SCRIPTS_DIR, 'lib', 'marked-block.sh'), 'utf8')}\nset -eu\nwrite_marked_block "$F" "$B" "$E" "$BODY"`],
+  { encoding: 'utf8', env: { PATH: process.env.PATH!, F: file, B: BEGIN, E: END, BODY: body } });
+
+  it('creates a missing file with only the block, then reports it unchanged without writing', () => {
+    const file = path.join(tempDir('uyuni-cdk-block-'), 'f.conf');
+    expect(write(file, 'a = 1').stdout).toBe('created\n');
+    expect(fs.readFileSync(file, 'utf8')).toBe(`${BEGIN}\na = 1\n${END}\n`);
+    const before = fs.statSync(file).mtimeMs;
+    fs.utimesSync(file, new Date(0), new Date(0));
+    expect(write(file, 'a = 1').stdout).toBe('unchanged\n');
+    expect(fs.statSync(file).mtimeMs).toBe(0);
+    expect(before).not.toBe(0);
+  });
+
+  it('replaces its block wherever it is, keeps every other line and the file\'s mode, and never adds a second block', () => {
+    const file = path.join(tempDir('uyuni-cdk-block-'), 'f.conf');
+    fs.writeFileSync(file, `first\n${BEGIN}\nold = 1\n${END}\nuser line\n`, { mode: 0o600 });
+    expect(write(file, 'new = 2\nmore = 3').stdout).toBe('changed\n');
+    expect(fs.readFileSync(file, 'utf8')).toBe(`first\nuser line\n${BEGIN}\nnew = 2\nmore = 3\n${END}\n`);
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+    expect(write(file, 'new = 2\nmore = 3').stdout).toBe('unchanged\n');
+  });
+
+  it('fails, reporting no state, when it cannot write the file', () => {
+    const r = write(path.join(tempDir('uyuni-cdk-block-'), 'missing-dir', 'f.conf'), 'a = 1');
+    expect(r.status).not.toBe(0);
+    expect(r.stdout).toBe('');
+  });
+});
