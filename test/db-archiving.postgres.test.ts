@@ -1,11 +1,12 @@
-import { spawnSync } from 'child_process';
+import { spawn, spawnSync } from 'child_process';
 import * as fs from 'fs';
 import * as path from 'path';
 import { archiveSettingLines } from '../src/constructs/db-deployment';
 import { readScript } from '../src/constructs/script-job';
 import { archiveCommand } from '../src/model/db';
+import { parseArchiveLine } from '../src/runtime/archive-status';
 import {
-  asPostgres, initdb, pgInstalled, pgTempDir, postgresIds, Server, startServer,
+  asPostgres, initdb, PG_BIN, pgInstalled, pgTempDir, postgresIds, Server, startServer,
 } from './helpers/postgres';
 
 /**
@@ -40,6 +41,29 @@ function until(what: string, check: () => boolean): void {
     if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
     spawnSync('sleep', ['0.2']);
   }
+}
+
+/**
+ * Starts the db pod's container archive-status (src/scripts/db-archive-status.sh) against the
+ * server at `socketDir`, takes its first line, then stops it with SIGTERM (as the pod's stop
+ * does): the line, and how it ended.
+ */
+function firstReport(socketDir: string): Promise<{ line: string; code: number | null; signal: NodeJS.Signals | null }> {
+  const child = spawn('sh', ['-c', readScript('db-archive-status.sh')], {
+    env: {
+      PATH: `${PG_BIN}:${process.env.PATH}`, PGHOST: socketDir, PGPORT: '5432', POSTGRES_USER: 'postgres', POSTGRES_PASSWORD: '',
+      ARCHIVE_DIR: archive, STATUS_INTERVAL: '3600',
+    },
+  });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (out.includes('\n')) child.kill('SIGTERM');
+    });
+    child.on('error', reject);
+    child.on('exit', (code, signal) => resolve({ line: out.split('\n')[0], code, signal }));
+  });
 }
 
 beforeAll(() => {
@@ -95,7 +119,21 @@ describe('db-archiving.sh and the product archive_command (PostgreSQL 15)', () =
     expect(primary.psql('postgres', 'SHOW archive_command').stdout.trim()).toBe(archiveCommand(archive));
   });
 
-  it('restores a base backup to a point in time from the archive: the rows before it are there, the ones after it are gone', () => {
+  it('archive-status reports that nothing was archived yet, with the archive claim\'s use, and ends at once on SIGTERM', async () => {
+    const r = await firstReport(primary!.socketDir);
+    expect({ code: r.code, signal: r.signal }).toEqual({ code: 0, signal: null });
+    const now = new Date();
+    const parsed = parseArchiveLine(r.line, now);
+    expect(parsed).toEqual({
+      checked: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
+      failedCount: 0,
+      usedBytes: expect.any(Number),
+      sizeBytes: expect.any(Number),
+    });
+    expect(parsed!.sizeBytes!).toBeGreaterThan(parsed!.usedBytes!);
+  });
+
+  it('restores a base backup to a point in time from the archive: the rows before it are there, the ones after it are gone', async () => {
     const pg = primary!;
     expect(pg.psql('postgres', 'CREATE TABLE t (id int, phase text)').status).toBe(0);
     base = path.join(root, 'work', 'base');
@@ -109,8 +147,19 @@ describe('db-archiving.sh and the product archive_command (PostgreSQL 15)', () =
     const last = pg.psql('postgres', 'SELECT pg_walfile_name(pg_switch_wal())').stdout.trim();
     expect(last).toMatch(/^[0-9A-F]{24}$/);
     until(`segment ${last} in the archive`, () => fs.existsSync(path.join(archive, last)));
+    // What `status` shows: pg_stat_archiver's newest archived segment, the one just switched
+    // (archiving is sequential: it is reported once archived), its time, no failure.
+    until(`pg_stat_archiver to report ${last}`, () => pg.psql('postgres', 'SELECT last_archived_wal FROM pg_stat_archiver').stdout.trim() === last);
+    const report = parseArchiveLine((await firstReport(pg.socketDir)).line, new Date());
+    expect(report).toMatchObject({ lastArchivedWal: last, failedCount: 0 });
+    expect(report!.error).toBeUndefined();
+    expect(Date.parse(report!.lastArchivedTime!)).toBeLessThanOrEqual(Date.parse(report!.checked!));
+    expect(report!.ageSeconds).toBeGreaterThanOrEqual(0);
     pg.stop();
     primary = undefined;
+    const down = parseArchiveLine((await firstReport(pg.socketDir)).line, new Date());
+    expect(down).toMatchObject({ error: expect.stringContaining('connection to server on socket') });
+    expect(down!.lastArchivedWal).toBeUndefined();
     // Whole segments only, none half-copied.
     const files = fs.readdirSync(archive);
     expect(files.filter((f) => f.endsWith('.tmp'))).toEqual([]);

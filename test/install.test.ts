@@ -692,6 +692,20 @@ describe('the install plan follows the configuration', () => {
       ]);
     });
 
+    it('runs container archive-status beside PostgreSQL: the archive read-only, the administrator\'s credentials, the database on 127.0.0.1', () => {
+      expect(podSpec(db(install())).containers.map((c: any) => c.name)).toEqual(['db']);
+      const spec = podSpec(db(on()));
+      expect(spec.containers.map((c: any) => c.name)).toEqual(['db', 'archive-status']);
+      const c = spec.containers[1];
+      expect(c.command).toEqual(['sh', '-c', expect.stringContaining('pg_stat_archiver')]);
+      expect(c.volumeMounts).toEqual([{ name: 'var-pgsql-walbackup', mountPath: '/var/lib/pgsql/backup', readOnly: true }]);
+      const env = Object.fromEntries(c.env.map((e: any) => [e.name, e.value ?? e.valueFrom.secretKeyRef.name]));
+      expect(env).toEqual({
+        PGHOST: '127.0.0.1', PGPORT: '5432', ARCHIVE_DIR: '/var/lib/pgsql/backup', STATUS_INTERVAL: '60',
+        POSTGRES_USER: 'db-admin-credentials', POSTGRES_PASSWORD: 'db-admin-credentials',
+      });
+    });
+
     it('makes the WAL claim in the upgrade plan too, before the database starts', () => {
       const upgrade = synthYaml(defaultConfigWith({ upgrade: { postgresql: { from: 18 } }, db: { archiving: { enabled: true } } })).upgrade;
       expect(upgrade.find('PersistentVolumeClaim', 'var-pgsql-walbackup').spec.resources.requests.storage).toBe('50Gi');

@@ -9,6 +9,7 @@ import * as path from 'path';
 import { EndingSignal, EXIT } from '../plan/exit-codes';
 import { printable } from '../plan/printable';
 import { RUN_DEFAULTS } from '../plan/run-defaults';
+import { ArchiveStatus, readArchiveStatus, renderArchiveStatus } from './archive-status';
 import { Cluster } from './client';
 import { destroyPlan, destroySummary, renderDestroy, waitGone } from './destroy';
 import { BadInput, RuntimeError } from './errors';
@@ -245,10 +246,15 @@ export function statusCommand(planDir: string, o: CommonOptions, io: Io): Promis
     // still reported by the ping's error, the reads' own errors only once it answered.
     const reading = stepStatuses(cluster, plan, viewOf);
     reading.catch(() => undefined);
+    // db.archiving: the db pod's last report (src/runtime/archive-status.ts); a failed read is shown, not fatal.
+    const archive = readArchiveStatus(cluster, plan, viewOf).catch((e: Error): ArchiveStatus => ({ error: `the db pods cannot be read: ${e.message}` }));
     await cluster.ping();
     const steps = await reading;
+    const archiving = await archive;
     const target = targetOf(cluster);
-    io.out(mode === 'json' ? machine(o, { plan: plan.name, namespace: plan.namespace, cluster: target, steps }) : renderStatus(plan, steps, target, paletteOf(o, io)) + '\n');
+    io.out(mode === 'json'
+      ? machine(o, { plan: plan.name, namespace: plan.namespace, cluster: target, steps, ...(archiving ? { archiving } : {}) })
+      : [renderStatus(plan, steps, target, paletteOf(o, io)), ...(archiving ? renderArchiveStatus(archiving) : [])].join('\n') + '\n');
     return statusExitCode(steps);
   });
 }
