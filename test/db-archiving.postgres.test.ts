@@ -6,7 +6,7 @@ import { readScript } from '../src/constructs/script-job';
 import { archiveCommand } from '../src/model/db';
 import { parseArchiveLine } from '../src/runtime/archive-status';
 import {
-  asPostgres, initdb, PG_BIN, pgInstalled, pgTempDir, postgresIds, Server, startServer,
+  initdb, PG_BIN, pgInstalled, pgTempDir, postgresIds, Server, startServer,
 } from './helpers/postgres';
 
 /**
@@ -136,9 +136,36 @@ describe('db-archiving.sh and the product archive_command (PostgreSQL 15)', () =
   it('restores a base backup to a point in time from the archive: the rows before it are there, the ones after it are gone', async () => {
     const pg = primary!;
     expect(pg.psql('postgres', 'CREATE TABLE t (id int, phase text)').status).toBe(0);
-    base = path.join(root, 'work', 'base');
-    const backup = asPostgres('pg_basebackup', ['-h', pg.socketDir, '-U', 'postgres', '-D', base, '-X', 'none', '-c', 'fast']);
-    expect({ status: backup.status, stderr: backup.stderr }).toEqual({ status: 0, stderr: expect.any(String) });
+    // Older WAL and an older base backup in the archive: what the new base backup makes useless.
+    for (let i = 0; i < 3; i++) pg.psql('postgres', 'SELECT pg_switch_wal()');
+    const older = pg.psql('postgres', 'SELECT pg_walfile_name(pg_switch_wal())').stdout.trim();
+    until(`segment ${older} in the archive`, () => fs.existsSync(path.join(archive, older)));
+    pgDir(path.join(archive, 'base'));
+    pgDir(path.join(archive, 'base', '20260101T000000Z'));
+    // The base backup of plan db-basebackup (src/scripts/db-basebackup.sh), as PostgreSQL's user.
+    const take = spawnSync('runuser', ['-u', 'postgres', '--', 'sh', '-c', readScript('db-basebackup.sh')], {
+      encoding: 'utf8',
+      env: {
+        PATH: `${PG_BIN}:${process.env.PATH}`, PGHOST: pg.socketDir, PGPORT: '5432', POSTGRES_USER: 'postgres', POSTGRES_PASSWORD: '',
+        ARCHIVE_DIR: archive, BACKUP_ID: '20261203T120000Z',
+      },
+    });
+    if (take.status !== 0) throw new Error(`db-basebackup.sh failed: ${take.stdout}${take.stderr}`);
+    const facts = Object.fromEntries(take.stdout.split('\n').filter((l) => /^[a-z_]+=/.test(l)).map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]));
+    expect(facts).toEqual({
+      base_backup: '20261203T120000Z', base_start_wal: expect.stringMatching(/^[0-9A-F]{24}$/),
+      pruned_wal: expect.stringMatching(/^[1-9]\d*$/), pruned_base: '20260101T000000Z', archive_wal: expect.stringMatching(/^\d+$/),
+    });
+    expect(fs.readdirSync(path.join(archive, 'base'))).toEqual(['20261203T120000Z']);
+    expect(fs.readdirSync(path.join(archive, 'base', '20261203T120000Z')).sort()).toEqual(['backup_manifest', 'base.tar.gz']);
+    // Every segment left is the backup's first or newer; the older ones are gone.
+    const segments = fs.readdirSync(archive).filter((f) => /^[0-9A-F]{24}$/.test(f));
+    expect(fs.existsSync(path.join(archive, older))).toBe(false);
+    expect(segments.every((f) => f.slice(8) >= facts.base_start_wal.slice(8))).toBe(true);
+    base = pgDir(path.join(root, 'work', 'base'));
+    expect(spawnSync('tar', ['-xzf', path.join(archive, 'base', '20261203T120000Z', 'base.tar.gz'), '-C', base]).status).toBe(0);
+    spawnSync('chown', ['-R', `${uid}:${gid}`, base]);
+    fs.chmodSync(base, 0o700);
 
     expect(pg.psql('postgres', "INSERT INTO t SELECT g, 'before' FROM generate_series(1, 100) g").status).toBe(0);
     const target = pg.psql('postgres', 'SELECT clock_timestamp()').stdout.trim();

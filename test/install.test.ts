@@ -716,6 +716,31 @@ describe('the install plan follows the configuration', () => {
     it('refuses a size that is not a quantity, naming the field', () => {
       expect(configError({ db: { archiving: { enabled: true, size: 'big' } } })).toContain('db.archiving.size: must be a Kubernetes quantity');
     });
+
+    it('lets the pod network open replication connections (plan db-basebackup\'s pg_basebackup) only with archiving', () => {
+      const init = (p: SynthesizedPlan) => podSpec(db(p)).initContainers.find((c: any) => c.name === 'pods-cidr');
+      expect(init(install()).env.map((e: any) => e.name)).not.toContain('REPLICATION');
+      expect(init(on()).env).toContainEqual({ name: 'REPLICATION', value: 'on' });
+    });
+
+    it('writes plan db-basebackup with archiving (uyuni-tools rebase.go @ 2f9b128d): one Job, as PostgreSQL\'s user, on the archive claim, from Service db', () => {
+      const out = synthYaml(defaultConfigWith({ db: { archiving: { enabled: true } } }));
+      expect(Object.keys(synthYaml(defaultConfigWith({}))).filter((k) => k !== 'root')).not.toContain('db-basebackup');
+      const p = out['db-basebackup'];
+      expect(p.plan.steps.map((x) => x.name)).toEqual(['prepare', 'basebackup']);
+      expect(p.plan.selector['app.kubernetes.io/part-of']).toBe('uyuni-db-archive');
+      const job = p.find('Job', 'uyuni-db-basebackup');
+      const spec = job.spec.template.spec;
+      expect(spec.containers[0].command).toEqual(['sh', '-c', expect.stringContaining('pg_basebackup')]);
+      expect(spec.containers[0].securityContext).toMatchObject({ runAsUser: 999, runAsGroup: 999 });
+      expect(spec.volumes).toEqual([{ name: 'var-pgsql-walbackup', persistentVolumeClaim: { claimName: 'var-pgsql-walbackup' } }]);
+      const env = Object.fromEntries(spec.containers[0].env.map((e: any) => [e.name, e.value ?? e.valueFrom.secretKeyRef.name]));
+      expect(env).toMatchObject({ PGHOST: 'db', PGPORT: '5432', ARCHIVE_DIR: '/var/lib/pgsql/backup', POSTGRES_USER: 'db-admin-credentials' });
+    });
+
+    it('refuses plan db-basebackup without archiving, naming the field', () => {
+      expect(configError({ plans: ['install', 'db-basebackup'] })).toContain('plans[1]: db-basebackup needs db.archiving.enabled: true');
+    });
   });
 
   it('puts everything into the configured namespace and names its Middlewares after it', () => {

@@ -30,7 +30,7 @@ function envRead(text: string): string[] {
 
 describe('every step script', () => {
   it('is there: the foundation\'s and the migration\'s, and the replaced ones are gone', () => {
-    expect(ALL).toEqual(['backup-prune.sh', 'backup-record.sh', 'backup.sh', 'create-credentials.sh', 'data-sync.sh', 'db-archive-status.sh', 'db-archiving.sh', 'db-data-dir.sh', 'db-finalize.sh', 'db-migrate.sh', 'db-pods-cidr.sh', 'db-stop.sh', 'db-waiter.sh', 'import-secrets.sh',
+    expect(ALL).toEqual(['backup-prune.sh', 'backup-record.sh', 'backup.sh', 'create-credentials.sh', 'data-sync.sh', 'db-archive-status.sh', 'db-archiving.sh', 'db-basebackup.sh', 'db-data-dir.sh', 'db-finalize.sh', 'db-migrate.sh', 'db-pods-cidr.sh', 'db-stop.sh', 'db-waiter.sh', 'import-secrets.sh',
       'init-volumes.sh', 'inspect-db.sh', 'inspect.sh', 'proxy-init-httpd.sh', 'proxy-init-sshd.sh', 'restore-check.sh', 'restore.sh', 'setup-marker.sh', 'wait-stopped.sh']);
   });
 
@@ -1010,5 +1010,20 @@ describe('lib/marked-block.sh, the block db-pods-cidr.sh and db-archiving.sh wri
     const r = write(path.join(tempDir('uyuni-cdk-block-'), 'missing-dir', 'f.conf'), 'a = 1');
     expect(r.status).not.toBe(0);
     expect(r.stdout).toBe('');
+  });
+});
+
+describe('db-pods-cidr.sh with db.archiving', () => {
+  it('adds a replication rule for the same network, scram-sha-256, only with REPLICATION=on', () => {
+    const data = tempDir('uyuni-cdk-hba-');
+    fs.writeFileSync(path.join(data, 'PG_VERSION'), '15\n');
+    expect(run('db-pods-cidr.sh', { PGDATA: data, PODS_CIDR: '10.42.0.0/16' }).status).toBe(0);
+    const file = path.join(data, 'pg_hba_custom.conf');
+    expect(fs.readFileSync(file, 'utf8')).not.toContain('replication');
+    const r = run('db-pods-cidr.sh', { PGDATA: data, PODS_CIDR: '10.42.0.0/16', REPLICATION: 'on' });
+    expect(r.stdout).toContain('allows 10.42.0.0/16');
+    const lines = fs.readFileSync(file, 'utf8').split('\n');
+    expect(lines.slice(-3)).toEqual(['host replication all 10.42.0.0/16 scram-sha-256', '# END uyuni-cdk db.podsCIDR', '']);
+    expect(lines.filter((l) => l.startsWith('# BEGIN'))).toHaveLength(1);
   });
 });

@@ -449,7 +449,8 @@ export function plansOf(config: UyuniConfig): PlanName[] {
   if (config.plans) return [...new Set(config.plans)];
   const server: PlanName[] = config.migration ? ['migrate', 'migrate-prepare'] : config.upgrade ? ['upgrade'] : ['install'];
   return [...server, ...(config.proxy ? ['proxy' as const] : []), ...(config.nodeServices ? ['node-services' as const] : []),
-    ...(config.backup ? ['backup' as const, 'restore' as const] : [])];
+    ...(config.backup ? ['backup' as const, 'restore' as const] : []),
+    ...(config.db.archiving?.enabled ? ['db-basebackup' as const] : [])];
 }
 
 const suggestService = (name: string, names: readonly string[]) => {
@@ -520,7 +521,7 @@ interface Rule {
 }
 
 /** What plansOf reads. */
-const PLAN_SECTIONS = ['plans', 'migration', 'upgrade', 'proxy', 'nodeServices', 'backup'] as const;
+const PLAN_SECTIONS = ['plans', 'migration', 'upgrade', 'proxy', 'nodeServices', 'backup', 'db'] as const;
 /** What portFeatures reads: which Services exist. */
 const FEATURE_SECTIONS = ['tftp', 'debugJava', 'monitoring', 'hubApi'] as const;
 
@@ -552,6 +553,7 @@ const RULES: readonly Rule[] = [
     reads: PLAN_SECTIONS,
     check: (c) => (c.plans ?? []).flatMap((plan, i) => {
       const section = SECTION_OF_PLAN[plan];
+      if (plan === 'db-basebackup' && !c.db.archiving?.enabled) return [`plans[${i}]: db-basebackup needs db.archiving.enabled: true (the base backup goes into the WAL archive)`];
       return section && c[section] === undefined ? [`plans[${i}]: ${plan} needs a ${section} section`] : [];
     }),
   },

@@ -434,7 +434,7 @@ const db = section({
   podsCIDR: about("The network the server's pods connect from: the database allows plain-text (non-SSL) connections from it only (server-helm `db.podsCIDR`, bsc#1270038). Set it to the cluster's pod network, e.g. GKE's, a multi-pool or an IPv6 one. Default: 10.42.0.0/16 (RKE2's and K3s' default).", defaulted(cidr, '10.42.0.0/16')),
 });
 
-export const PLAN_NAMES = ['install', 'migrate', 'migrate-prepare', 'upgrade', 'proxy', 'node-services', 'backup', 'restore'] as const;
+export const PLAN_NAMES = ['install', 'migrate', 'migrate-prepare', 'upgrade', 'proxy', 'node-services', 'backup', 'restore', 'db-basebackup'] as const;
 export type PlanName = (typeof PLAN_NAMES)[number];
 
 /** Settings that existed in earlier versions, with what replaced them. */

@@ -94,7 +94,9 @@ export class DbDeployment extends Construct {
           image: props.image.image,
           imagePullPolicy: props.image.pullPolicy,
           command: ['sh', '-c', readScript('db-pods-cidr.sh')],
-          env: [{ name: 'PGDATA', value: DB_VOLUME.mountPath }, { name: PODS_CIDR_ENV, value: props.podsCIDR }],
+          env: [{ name: 'PGDATA', value: DB_VOLUME.mountPath }, { name: PODS_CIDR_ENV, value: props.podsCIDR },
+            // Plan db-basebackup's pg_basebackup connects from a Job's pod (a replication connection).
+            ...(props.archiving ? [{ name: 'REPLICATION', value: 'on' }] : [])],
           volumeMounts: [{ name: DB_POD_VOLUME, mountPath: DB_VOLUME.mountPath }],
           securityContext: { runAsUser: 0, runAsGroup: 0, runAsNonRoot: false },
         }] : []),

@@ -9,7 +9,9 @@
 # on; on a claim without a database nothing is written (initdb needs an empty directory). The
 # block is lib/marked-block.sh's, as db-archiving.sh's.
 # Input: PGDATA (the claim's mount, e.g. /var/lib/pgsql/data); PODS_CIDR (db.podsCIDR, an IPv4
-#   or IPv6 network, e.g. 10.42.0.0/16).
+#   or IPv6 network, e.g. 10.42.0.0/16); REPLICATION (optional, `on` with db.archiving: the
+#   network may also open replication connections, scram-sha-256, for plan db-basebackup's
+#   pg_basebackup; only roles with REPLICATION, the administrator, can use them).
 set -eu
 # shellcheck source-path=SCRIPTDIR source=lib/marked-block.sh
 . "$(dirname "$0")/lib/marked-block.sh"
@@ -43,6 +45,9 @@ body=$(printf '%s\n' \
   'hostssl reportdb all .kube-system.svc.cluster.local scram-sha-256' \
   'host all all .kube-system.svc.cluster.local reject' \
   "host all all $PODS_CIDR scram-sha-256")
+if [ "${REPLICATION:-}" = on ]; then
+  body=$(printf '%s\n' "$body" "host replication all $PODS_CIDR scram-sha-256")
+fi
 state=$(write_marked_block "$file" "$begin" "$end" "$body") || fail "could not write $file"
 case $state in
   unchanged )
