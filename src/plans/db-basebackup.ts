@@ -40,6 +40,7 @@ export function dbBaseBackupPlan(config: UyuniConfig): PlanApp {
       + `and the archived WAL older than the new backup are deleted (Job ${BASEBACKUP_JOB})`,
     waits: [{ object: job, for: 'complete' }],
     factsFrom: job,
+    destroysData: `the base backups in ${WAL_ARCHIVE_VOLUME.name} older than the new one and the archived WAL only they need (a restore to a time before the new backup is no longer possible)`,
   }, (chart) => {
     const j = new ScriptJob(chart, 'BaseBackup', {
       ...jobBase(config, 'db'),
