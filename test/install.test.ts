@@ -738,6 +738,25 @@ describe('the install plan follows the configuration', () => {
       expect(env).toMatchObject({ PGHOST: 'db', PGPORT: '5432', ARCHIVE_DIR: '/var/lib/pgsql/backup', POSTGRES_USER: 'db-admin-credentials' });
     });
 
+    it('writes plan db-pitr only with db.archiving.restoreTo: clean stops, the restore (listed as deleting the database), the database, its recovery, the server', () => {
+      expect(Object.keys(synthYaml(defaultConfigWith({ db: { archiving: { enabled: true } } })))).not.toContain('db-pitr');
+      const p = synthYaml(defaultConfigWith({ db: { archiving: { enabled: true, restoreTo: '2026-12-03T11:00:00Z' } } }))['db-pitr'];
+      expect(p.plan.steps.map((x) => x.name)).toEqual(['prepare', 'stop-server', 'stop-db', 'pitr-restore', 'start-db', 'recovery', 'start-server']);
+      const restore = p.plan.steps.find((x) => x.name === 'pitr-restore')!;
+      expect(restore.destroysData).toContain('everything written after 2026-12-03T11:00:00Z is lost');
+      const spec = p.find('Job', 'uyuni-db-pitr-restore').spec.template.spec;
+      expect(Object.fromEntries(spec.containers[0].env.map((e: any) => [e.name, e.value]))).toEqual({
+        PGDATA: '/var/lib/pgsql/data', ARCHIVE_DIR: '/var/lib/pgsql/backup', TARGET_TIME: '2026-12-03T11:00:00Z',
+      });
+      expect(spec.containers[0].volumeMounts).toContainEqual({ name: 'var-pgsql-walbackup', mountPath: '/var/lib/pgsql/backup', readOnly: true });
+      expect(p.plan.steps.find((x) => x.name === 'start-db')!.actions).toEqual([{ type: 'scale', object: expect.objectContaining({ name: 'db' }), replicas: 1 }]);
+    });
+
+    it('refuses a restoreTo that is not a time with its zone, naming the field', () => {
+      expect(configError({ db: { archiving: { enabled: true, restoreTo: '2026-12-03 11:00' } } })).toContain('db.archiving.restoreTo: must be a time with its zone');
+      expect(configError({ db: { archiving: { enabled: true, restoreTo: '2026-12-03T11:00:00' } } })).toContain('db.archiving.restoreTo: must be a time with its zone');
+    });
+
     it('refuses plan db-basebackup without archiving, naming the field', () => {
       expect(configError({ plans: ['install', 'db-basebackup'] })).toContain('plans[1]: db-basebackup needs db.archiving.enabled: true');
     });

@@ -30,7 +30,7 @@ function envRead(text: string): string[] {
 
 describe('every step script', () => {
   it('is there: the foundation\'s and the migration\'s, and the replaced ones are gone', () => {
-    expect(ALL).toEqual(['backup-prune.sh', 'backup-record.sh', 'backup.sh', 'create-credentials.sh', 'data-sync.sh', 'db-archive-status.sh', 'db-archiving.sh', 'db-basebackup.sh', 'db-data-dir.sh', 'db-finalize.sh', 'db-migrate.sh', 'db-pods-cidr.sh', 'db-stop.sh', 'db-waiter.sh', 'import-secrets.sh',
+    expect(ALL).toEqual(['backup-prune.sh', 'backup-record.sh', 'backup.sh', 'create-credentials.sh', 'data-sync.sh', 'db-archive-status.sh', 'db-archiving.sh', 'db-basebackup.sh', 'db-data-dir.sh', 'db-finalize.sh', 'db-migrate.sh', 'db-pitr-restore.sh', 'db-pods-cidr.sh', 'db-recovery-wait.sh', 'db-stop.sh', 'db-waiter.sh', 'import-secrets.sh',
       'init-volumes.sh', 'inspect-db.sh', 'inspect.sh', 'proxy-init-httpd.sh', 'proxy-init-sshd.sh', 'restore-check.sh', 'restore.sh', 'setup-marker.sh', 'wait-stopped.sh']);
   });
 

@@ -450,7 +450,8 @@ export function plansOf(config: UyuniConfig): PlanName[] {
   const server: PlanName[] = config.migration ? ['migrate', 'migrate-prepare'] : config.upgrade ? ['upgrade'] : ['install'];
   return [...server, ...(config.proxy ? ['proxy' as const] : []), ...(config.nodeServices ? ['node-services' as const] : []),
     ...(config.backup ? ['backup' as const, 'restore' as const] : []),
-    ...(config.db.archiving?.enabled ? ['db-basebackup' as const] : [])];
+    ...(config.db.archiving?.enabled ? ['db-basebackup' as const] : []),
+    ...(config.db.archiving?.enabled && config.db.archiving.restoreTo ? ['db-pitr' as const] : [])];
 }
 
 const suggestService = (name: string, names: readonly string[]) => {
@@ -554,6 +555,7 @@ const RULES: readonly Rule[] = [
     check: (c) => (c.plans ?? []).flatMap((plan, i) => {
       const section = SECTION_OF_PLAN[plan];
       if (plan === 'db-basebackup' && !c.db.archiving?.enabled) return [`plans[${i}]: db-basebackup needs db.archiving.enabled: true (the base backup goes into the WAL archive)`];
+      if (plan === 'db-pitr' && !(c.db.archiving?.enabled && c.db.archiving.restoreTo)) return [`plans[${i}]: db-pitr needs db.archiving.enabled: true and db.archiving.restoreTo (the time to restore to)`];
       return section && c[section] === undefined ? [`plans[${i}]: ${plan} needs a ${section} section`] : [];
     }),
   },

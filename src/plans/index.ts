@@ -20,6 +20,7 @@ export const PLANS: Record<PlanName, (config: UyuniConfig) => Synthesizer> = {
   'node-services': (config) => (require('./node-services') as typeof import('./node-services')).nodeServicesSynthesizer(config),
   'backup': lazy(() => require('./backup') as typeof import('./backup'), (m) => m.backupPlan),
   'restore': lazy(() => require('./restore') as typeof import('./restore'), (m) => m.restorePlan),
+  'db-pitr': lazy(() => require('./db-pitr') as typeof import('./db-pitr'), (m) => m.dbPitrPlan),
   'db-basebackup': lazy(() => require('./db-basebackup') as typeof import('./db-basebackup'), (m) => m.dbBaseBackupPlan),
 };
 
