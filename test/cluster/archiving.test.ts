@@ -12,7 +12,7 @@ import { plane } from './helpers';
 const p = plane();
 describe('an install with db.archiving against kube-apiserver', () => {
   const ns = p.namespace('archiving');
-  const synthesized = synthYaml(defaultConfigWith({ db: { archiving: { enabled: true, size: '5Gi' } } }));
+  const synthesized = synthYaml(defaultConfigWith({ db: { archiving: { enabled: true, size: '5Gi', restoreTo: '2026-12-03T11:00:00Z' } } }));
   const opts = { kubeconfig: p.kubeconfig, namespace: ns };
   /** What the db pod's archive-status container printed last (src/scripts/db-archive-status.sh). */
   const REPORT = `archive-status checked=${new Date().toISOString().slice(0, 19)}Z last_wal=000000010000000000000007 last_time=2026-12-03T10:00:00Z `
@@ -21,7 +21,10 @@ describe('an install with db.archiving against kube-apiserver', () => {
   beforeAll(() => {
     p.scenario({
       deployments: { db: { containerLogs: { 'archive-status': ['archive-status checked=2026-12-03T09:59:00Z size_kib=5242880 used_kib=0 error=psql: not yet', REPORT] } } },
-      jobs: { 'uyuni-db-basebackup': { logs: ['db-basebackup: base backup 20261203T120000Z', ...lines({ base_backup: '20261203T120000Z', base_start_wal: '000000010000000000000009', pruned_wal: '8', pruned_base: '', archive_wal: '1' })] } },
+      jobs: {
+        'uyuni-db-pitr-restore': { logs: lines({ pitr_base: '20261203T100000Z', pitr_target: '2026-12-03T11:00:00Z' }) },
+        'uyuni-db-pitr-recovery': { logs: ['db-recovery-wait: recovery ended after 5s', ...lines({ recovered: 'true' })] },
+        'uyuni-db-basebackup': { logs: ['db-basebackup: base backup 20261203T120000Z', ...lines({ base_backup: '20261203T120000Z', base_start_wal: '000000010000000000000009', pruned_wal: '8', pruned_base: '', archive_wal: '1' })] } },
     }, ns);
   });
 
@@ -78,5 +81,30 @@ describe('an install with db.archiving against kube-apiserver', () => {
     const status = await cli('status', dir, opts);
     expect(status.code).toBe(0);
     expect(status.out).toMatch(/^basebackup +done/m);
+  });
+
+  it('plan db-pitr is refused without confirmation, the server running on, then stops server and database, restores, and starts them again', async () => {
+    const dir = synthesized['db-pitr'].dir;
+    const shown = await cli('plan', dir, opts);
+    expect(shown.out).toContain('deletes   the database on var-pgsql18: everything written after 2026-12-03T11:00:00Z is lost');
+    const refused = await cli('run', dir, opts);
+    expect(refused.err).toMatch(/destructive changes? and no terminal to ask on: nothing was done/);
+    expect(refused.code).not.toBe(0);
+    const replicas = async (d: string) => JSON.parse((await p.kubectl(['-n', ns, 'get', 'deployment', d, '-o', 'json'])).out).spec.replicas;
+    expect([await replicas('uyuni'), await replicas('db')]).toEqual([1, 1]);
+    expect((await p.kubectl(['-n', ns, 'get', 'job', 'uyuni-db-pitr-restore'])).code).not.toBe(0);
+
+    const run = await cli('run', dir, { ...opts, yes: true });
+    expect({ code: run.code, err: run.err }).toEqual({ code: 0, err: expect.any(String) });
+    expect(run.out).toContain('facts: pitr_base=20261203T100000Z pitr_target=2026-12-03T11:00:00Z');
+    expect(run.out).toContain('facts: recovered=true');
+    // In order: the server stopped before the database, the restore with both stopped, the database first back.
+    const order = ['stop-server', 'stop-db', 'pitr-restore', 'start-db', 'recovery', 'start-server'].map((step) => run.out.indexOf(`] ${step}: done`));
+    expect(order.every((x, i) => x >= 0 && (i === 0 || x > order[i - 1]))).toBe(true);
+    expect([await replicas('uyuni'), await replicas('db')]).toEqual([1, 1]);
+    const job = JSON.parse((await p.kubectl(['-n', ns, 'get', 'job', 'uyuni-db-pitr-restore', '-o', 'json'])).out);
+    expect(job.status.succeeded).toBe(1);
+    const status = await cli('status', dir, opts);
+    expect({ code: status.code, out: status.out }).toEqual({ code: 0, out: expect.stringMatching(/^start-server +done/m) });
   });
 });
