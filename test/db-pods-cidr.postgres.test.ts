@@ -176,6 +176,35 @@ describe('db-pods-cidr.sh lets the pod network in with scram-sha-256 (PostgreSQL
     expect(connect('127.0.0.1').stderr).toContain('no pg_hba.conf entry for host "127.0.0.1"');
   });
 
+  it('with db.archiving (REPLICATION=on) lets pg_basebackup of a REPLICATION role in from the network with scram-sha-256, as plan db-basebackup connects', () => {
+    const backup = (user: string, dir: string) => spawnSync('runuser', ['-u', 'postgres', '--', path.join(PG_BIN, 'pg_basebackup'),
+      '-w', '-h', '::1', '-p', String(port), '-U', user, '-D', dir, '-Ft', '-X', 'fetch', '-c', 'fast'], {
+      encoding: 'utf8', env: { PATH: process.env.PATH!, PGPASSWORD: 'secret', PGSSLMODE: 'disable', PGCONNECT_TIMEOUT: '10' },
+    });
+    expect(pg!.psql('postgres', "SET password_encryption = 'scram-sha-256'; CREATE ROLE repl LOGIN REPLICATION PASSWORD 'secret'").status).toBe(0);
+    /** An empty directory of PostgreSQL's user for a backup. */
+    const target = (n: string) => {
+      const dir = path.join(root, `base-${n}`);
+      fs.mkdirSync(dir, { recursive: true });
+      fs.chownSync(dir, postgresIds().uid, postgresIds().gid);
+      return dir;
+    };
+    // Without it: the network's `host all all` rule does not cover replication connections.
+    expect(backup('repl', target('before')).stderr).toContain('no pg_hba.conf entry for replication connection from host "::1", user "repl"');
+    const r = spawnSync('sh', ['-c', readScript('db-pods-cidr.sh')], {
+      encoding: 'utf8', env: { PATH: process.env.PATH!, PGDATA: data, PODS_CIDR: '::1/128', REPLICATION: 'on' },
+    });
+    expect(r.status).toBe(0);
+    assemble();
+    expect(pg!.psql('postgres', 'SELECT pg_reload_conf()').status).toBe(0);
+    const ok = backup('repl', target('after'));
+    expect({ status: ok.status, stderr: ok.stderr }).toEqual({ status: 0, stderr: '' });
+    expect(fs.readdirSync(target('after'))).toContain('base.tar');
+    expect(log()).toMatch(/replication connection authorized: user=repl/);
+    // A role without REPLICATION gets no further.
+    expect(backup('app', target('app')).stderr).toContain('must be superuser or replication role to start walsender');
+  });
+
   it('writes nothing on a claim without a database (initdb needs it empty), and a new file is the cluster owner\'s, 0600', () => {
     const empty = path.join(root, 'empty');
     fs.mkdirSync(empty);

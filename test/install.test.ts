@@ -692,6 +692,20 @@ describe('the install plan follows the configuration', () => {
       ]);
     });
 
+    it('runs container archive-status beside PostgreSQL: the archive read-only, the administrator\'s credentials, the database on 127.0.0.1', () => {
+      expect(podSpec(db(install())).containers.map((c: any) => c.name)).toEqual(['db']);
+      const spec = podSpec(db(on()));
+      expect(spec.containers.map((c: any) => c.name)).toEqual(['db', 'archive-status']);
+      const c = spec.containers[1];
+      expect(c.command).toEqual(['sh', '-c', expect.stringContaining('pg_stat_archiver')]);
+      expect(c.volumeMounts).toEqual([{ name: 'var-pgsql-walbackup', mountPath: '/var/lib/pgsql/backup', readOnly: true }]);
+      const env = Object.fromEntries(c.env.map((e: any) => [e.name, e.value ?? e.valueFrom.secretKeyRef.name]));
+      expect(env).toEqual({
+        PGHOST: '127.0.0.1', PGPORT: '5432', ARCHIVE_DIR: '/var/lib/pgsql/backup', STATUS_INTERVAL: '60',
+        POSTGRES_USER: 'db-admin-credentials', POSTGRES_PASSWORD: 'db-admin-credentials',
+      });
+    });
+
     it('makes the WAL claim in the upgrade plan too, before the database starts', () => {
       const upgrade = synthYaml(defaultConfigWith({ upgrade: { postgresql: { from: 18 } }, db: { archiving: { enabled: true } } })).upgrade;
       expect(upgrade.find('PersistentVolumeClaim', 'var-pgsql-walbackup').spec.resources.requests.storage).toBe('50Gi');
@@ -701,6 +715,50 @@ describe('the install plan follows the configuration', () => {
 
     it('refuses a size that is not a quantity, naming the field', () => {
       expect(configError({ db: { archiving: { enabled: true, size: 'big' } } })).toContain('db.archiving.size: must be a Kubernetes quantity');
+    });
+
+    it('lets the pod network open replication connections (plan db-basebackup\'s pg_basebackup) only with archiving', () => {
+      const init = (p: SynthesizedPlan) => podSpec(db(p)).initContainers.find((c: any) => c.name === 'pods-cidr');
+      expect(init(install()).env.map((e: any) => e.name)).not.toContain('REPLICATION');
+      expect(init(on()).env).toContainEqual({ name: 'REPLICATION', value: 'on' });
+    });
+
+    it('writes plan db-basebackup with archiving (uyuni-tools rebase.go @ 2f9b128d): one Job, as PostgreSQL\'s user, on the archive claim, from Service db', () => {
+      const out = synthYaml(defaultConfigWith({ db: { archiving: { enabled: true } } }));
+      expect(Object.keys(synthYaml(defaultConfigWith({}))).filter((k) => k !== 'root')).not.toContain('db-basebackup');
+      const p = out['db-basebackup'];
+      expect(p.plan.steps.map((x) => x.name)).toEqual(['prepare', 'basebackup']);
+      expect(p.plan.selector['app.kubernetes.io/part-of']).toBe('uyuni-db-archive');
+      const job = p.find('Job', 'uyuni-db-basebackup');
+      const spec = job.spec.template.spec;
+      expect(spec.containers[0].command).toEqual(['sh', '-c', expect.stringContaining('pg_basebackup')]);
+      expect(spec.containers[0].securityContext).toMatchObject({ runAsUser: 999, runAsGroup: 999 });
+      expect(spec.volumes).toEqual([{ name: 'var-pgsql-walbackup', persistentVolumeClaim: { claimName: 'var-pgsql-walbackup' } }]);
+      const env = Object.fromEntries(spec.containers[0].env.map((e: any) => [e.name, e.value ?? e.valueFrom.secretKeyRef.name]));
+      expect(env).toMatchObject({ PGHOST: 'db', PGPORT: '5432', ARCHIVE_DIR: '/var/lib/pgsql/backup', POSTGRES_USER: 'db-admin-credentials' });
+    });
+
+    it('writes plan db-pitr only with db.archiving.restoreTo: clean stops, the restore (listed as deleting the database), the database, its recovery, the server', () => {
+      expect(Object.keys(synthYaml(defaultConfigWith({ db: { archiving: { enabled: true } } })))).not.toContain('db-pitr');
+      const p = synthYaml(defaultConfigWith({ db: { archiving: { enabled: true, restoreTo: '2026-12-03T11:00:00Z' } } }))['db-pitr'];
+      expect(p.plan.steps.map((x) => x.name)).toEqual(['prepare', 'stop-server', 'stop-db', 'pitr-restore', 'start-db', 'recovery', 'start-server']);
+      const restore = p.plan.steps.find((x) => x.name === 'pitr-restore')!;
+      expect(restore.destroysData).toContain('everything written after 2026-12-03T11:00:00Z is lost');
+      const spec = p.find('Job', 'uyuni-db-pitr-restore').spec.template.spec;
+      expect(Object.fromEntries(spec.containers[0].env.map((e: any) => [e.name, e.value]))).toEqual({
+        PGDATA: '/var/lib/pgsql/data', ARCHIVE_DIR: '/var/lib/pgsql/backup', TARGET_TIME: '2026-12-03T11:00:00Z',
+      });
+      expect(spec.containers[0].volumeMounts).toContainEqual({ name: 'var-pgsql-walbackup', mountPath: '/var/lib/pgsql/backup', readOnly: true });
+      expect(p.plan.steps.find((x) => x.name === 'start-db')!.actions).toEqual([{ type: 'scale', object: expect.objectContaining({ name: 'db' }), replicas: 1 }]);
+    });
+
+    it('refuses a restoreTo that is not a time with its zone, naming the field', () => {
+      expect(configError({ db: { archiving: { enabled: true, restoreTo: '2026-12-03 11:00' } } })).toContain('db.archiving.restoreTo: must be a time with its zone');
+      expect(configError({ db: { archiving: { enabled: true, restoreTo: '2026-12-03T11:00:00' } } })).toContain('db.archiving.restoreTo: must be a time with its zone');
+    });
+
+    it('refuses plan db-basebackup without archiving, naming the field', () => {
+      expect(configError({ plans: ['install', 'db-basebackup'] })).toContain('plans[1]: db-basebackup needs db.archiving.enabled: true');
     });
   });
 

@@ -30,7 +30,7 @@ function envRead(text: string): string[] {
 
 describe('every step script', () => {
   it('is there: the foundation\'s and the migration\'s, and the replaced ones are gone', () => {
-    expect(ALL).toEqual(['backup-prune.sh', 'backup-record.sh', 'backup.sh', 'ca-bundle.sh', 'create-credentials.sh', 'data-sync.sh', 'db-archiving.sh', 'db-data-dir.sh', 'db-finalize.sh', 'db-migrate.sh', 'db-pods-cidr.sh', 'db-stop.sh', 'db-waiter.sh', 'import-secrets.sh',
+    expect(ALL).toEqual(['backup-prune.sh', 'backup-record.sh', 'backup.sh', 'ca-bundle.sh', 'create-credentials.sh', 'data-sync.sh', 'db-archive-status.sh', 'db-archiving.sh', 'db-basebackup.sh', 'db-data-dir.sh', 'db-finalize.sh', 'db-migrate.sh', 'db-pitr-restore.sh', 'db-pods-cidr.sh', 'db-recovery-wait.sh', 'db-stop.sh', 'db-waiter.sh', 'import-secrets.sh',
       'init-volumes.sh', 'inspect-db.sh', 'inspect.sh', 'proxy-init-httpd.sh', 'proxy-init-sshd.sh', 'restore-check.sh', 'restore.sh', 'setup-marker.sh', 'wait-stopped.sh']);
   });
 
@@ -975,5 +975,55 @@ describe('db-finalize.sh, with a stand-in for the image\'s finalize script', () 
     expect(r.status).toBe(1);
     expect(r.stderr).toContain(`${mig}/distributions.csv is missing: did uyuni-data-sync run?`);
     expect(r.log).toBe('');
+  });
+});
+
+describe('lib/marked-block.sh, the block db-pods-cidr.sh and db-archiving.sh write', () => {
+  const BEGIN = '# BEGIN test block';
+  const END = '# END test block';
+  /** Calls write_marked_block on `file` with `body`; its stdout is the state it reports. */
+  const write = (file: string, body: string) => spawnSync('sh', ['-c',
+    `${fs.readFileSync(path.join(SCRIPTS_DIR, 'lib', 'marked-block.sh'), 'utf8')}\nset -eu\nwrite_marked_block "$F" "$B" "$E" "$BODY"`],
+  { encoding: 'utf8', env: { PATH: process.env.PATH!, F: file, B: BEGIN, E: END, BODY: body } });
+
+  it('creates a missing file with only the block, then reports it unchanged without writing', () => {
+    const file = path.join(tempDir('uyuni-cdk-block-'), 'f.conf');
+    expect(write(file, 'a = 1').stdout).toBe('created\n');
+    expect(fs.readFileSync(file, 'utf8')).toBe(`${BEGIN}\na = 1\n${END}\n`);
+    const before = fs.statSync(file).mtimeMs;
+    fs.utimesSync(file, new Date(0), new Date(0));
+    expect(write(file, 'a = 1').stdout).toBe('unchanged\n');
+    expect(fs.statSync(file).mtimeMs).toBe(0);
+    expect(before).not.toBe(0);
+  });
+
+  it('replaces its block wherever it is, keeps every other line and the file\'s mode, and never adds a second block', () => {
+    const file = path.join(tempDir('uyuni-cdk-block-'), 'f.conf');
+    fs.writeFileSync(file, `first\n${BEGIN}\nold = 1\n${END}\nuser line\n`, { mode: 0o600 });
+    expect(write(file, 'new = 2\nmore = 3').stdout).toBe('changed\n');
+    expect(fs.readFileSync(file, 'utf8')).toBe(`first\nuser line\n${BEGIN}\nnew = 2\nmore = 3\n${END}\n`);
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+    expect(write(file, 'new = 2\nmore = 3').stdout).toBe('unchanged\n');
+  });
+
+  it('fails, reporting no state, when it cannot write the file', () => {
+    const r = write(path.join(tempDir('uyuni-cdk-block-'), 'missing-dir', 'f.conf'), 'a = 1');
+    expect(r.status).not.toBe(0);
+    expect(r.stdout).toBe('');
+  });
+});
+
+describe('db-pods-cidr.sh with db.archiving', () => {
+  it('adds a replication rule for the same network, scram-sha-256, only with REPLICATION=on', () => {
+    const data = tempDir('uyuni-cdk-hba-');
+    fs.writeFileSync(path.join(data, 'PG_VERSION'), '15\n');
+    expect(run('db-pods-cidr.sh', { PGDATA: data, PODS_CIDR: '10.42.0.0/16' }).status).toBe(0);
+    const file = path.join(data, 'pg_hba_custom.conf');
+    expect(fs.readFileSync(file, 'utf8')).not.toContain('replication');
+    const r = run('db-pods-cidr.sh', { PGDATA: data, PODS_CIDR: '10.42.0.0/16', REPLICATION: 'on' });
+    expect(r.stdout).toContain('allows 10.42.0.0/16');
+    const lines = fs.readFileSync(file, 'utf8').split('\n');
+    expect(lines.slice(-3)).toEqual(['host replication all 10.42.0.0/16 scram-sha-256', '# END uyuni-cdk db.podsCIDR', '']);
+    expect(lines.filter((l) => l.startsWith('# BEGIN'))).toHaveLength(1);
   });
 });

@@ -11,7 +11,9 @@ export function plansOf(config: UyuniConfig): PlanName[] {
   const server: PlanName[] = config.migration ? ['migrate', 'migrate-prepare'] : config.upgrade ? ['upgrade'] : ['install'];
   return [...server, ...(config.proxy ? ['proxy' as const] : []), ...(config.nodeServices ? ['node-services' as const] : []),
     ...(config.backup ? ['backup' as const, 'restore' as const] : []),
-    ...(config.caRotation ? (config.caRotation.emergency ? ['ssl-rotate' as const] : ['ssl-addca' as const, 'ssl-rotate' as const]) : [])];
+    ...(config.caRotation ? (config.caRotation.emergency ? ['ssl-rotate' as const] : ['ssl-addca' as const, 'ssl-rotate' as const]) : []),
+    ...(config.db.archiving?.enabled ? ['db-basebackup' as const] : []),
+    ...(config.db.archiving?.enabled && config.db.archiving.restoreTo ? ['db-pitr' as const] : [])];
 }
 
 /** The plans a refused configuration asks for, when every section that says which passed the schema. */
@@ -20,4 +22,4 @@ export function plansOfSections(v: ValidSections): PlanName[] | undefined {
 }
 
 /** What plansOf reads. */
-export const PLAN_SECTIONS = ['plans', 'migration', 'upgrade', 'proxy', 'nodeServices', 'backup', 'caRotation'] as const;
+export const PLAN_SECTIONS = ['plans', 'migration', 'upgrade', 'proxy', 'nodeServices', 'backup', 'caRotation', 'db'] as const;

@@ -128,6 +128,8 @@ const RULES: readonly Rule[] = [
     reads: PLAN_SECTIONS,
     check: (c) => (c.plans ?? []).flatMap((plan, i) => {
       const section = SECTION_OF_PLAN[plan];
+      if (plan === 'db-basebackup' && !c.db.archiving?.enabled) return [`plans[${i}]: db-basebackup needs db.archiving.enabled: true (the base backup goes into the WAL archive)`];
+      if (plan === 'db-pitr' && !(c.db.archiving?.enabled && c.db.archiving.restoreTo)) return [`plans[${i}]: db-pitr needs db.archiving.enabled: true and db.archiving.restoreTo (the time to restore to)`];
       return section && c[section] === undefined ? [`plans[${i}]: ${plan} needs a ${section} section`] : [];
     }),
   },

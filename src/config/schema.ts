@@ -172,6 +172,10 @@ export function checkCidr(v: string): true | string {
   return !hostBits || `must be the network address of the range (no host bits set after /${prefix})`;
 }
 const cidr = text(checkCidr);
+/** A moment with its zone (RFC 3339), e.g. 2026-12-03T11:00:00Z: what recovery_target_time gets. */
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\d{2})$/;
+const instant = text((v) => (RFC3339.test(v) && !Number.isNaN(Date.parse(v))) || 'must be a time with its zone, such as 2026-12-03T11:00:00Z or 2026-12-03T12:00:00+01:00',
+  { type: 'string', pattern: RFC3339.source });
 
 // --- sections -----------------------------------------------------------------------------
 
@@ -437,6 +441,7 @@ const caRotation = section({
 const archiving = section({
   enabled: about("Continuous archiving: PostgreSQL copies every finished WAL segment to a claim of its own, `var-pgsql-walbackup` (upstream's `mgradm backup db enable`, whose volume name it keeps), for a point-in-time restore from a base backup (docs/backup.md, \"Continuous archiving\"). Written into postgresql.conf at each start of the db pod; on a new database from its second start on. Default: false.", defaulted(boolean(), false)),
   size: about("The size of the WAL archive claim `var-pgsql-walbackup`. Default: 50Gi (upstream's).", defaulted(quantity, '50Gi')),
+  restoreTo: about('The time plan db-pitr restores the database to (a point-in-time restore from the newest base backup before it and the archived WAL; it replaces the database: docs/backup.md, "Point-in-time restore"). synth writes dist/db-pitr only when it is set. Default: none.', optional(instant)),
 });
 
 const db = section({
@@ -445,7 +450,7 @@ const db = section({
   podsCIDR: about("The network the server's pods connect from: the database allows plain-text (non-SSL) connections from it only (server-helm `db.podsCIDR`, bsc#1270038). Set it to the cluster's pod network, e.g. GKE's, a multi-pool or an IPv6 one. Default: 10.42.0.0/16 (RKE2's and K3s' default).", defaulted(cidr, '10.42.0.0/16')),
 });
 
-export const PLAN_NAMES = ['install', 'migrate', 'migrate-prepare', 'upgrade', 'proxy', 'node-services', 'backup', 'restore', 'ssl-addca', 'ssl-rotate'] as const;
+export const PLAN_NAMES = ['install', 'migrate', 'migrate-prepare', 'upgrade', 'proxy', 'node-services', 'backup', 'restore', 'ssl-addca', 'ssl-rotate', 'db-basebackup', 'db-pitr'] as const;
 export type PlanName = (typeof PLAN_NAMES)[number];
 
 /** Settings that existed in earlier versions, with what replaced them. */

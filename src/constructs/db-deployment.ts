@@ -2,7 +2,7 @@ import { k8s } from 'cdk8s-plus-28';
 import { Construct } from 'constructs';
 import { CREDENTIALS, credentialEnv } from '../model/credentials';
 import {
-  PODS_CIDR_ENV, POSTGRES_UID, STOP_GRACE_SECONDS, WAL_ARCHIVE_DIR, archiveSettings,
+  ARCHIVE_STATUS_CONTAINER, ARCHIVE_STATUS_INTERVAL_SECONDS, PG_PORT, PODS_CIDR_ENV, POSTGRES_UID, STOP_GRACE_SECONDS, WAL_ARCHIVE_DIR, archiveSettings,
 } from '../model/db';
 import type { ImageRef } from '../model/images';
 import type { ContainerPort } from '../model/ports';
@@ -97,7 +97,9 @@ export class DbDeployment extends Construct {
           image: props.image.image,
           imagePullPolicy: props.image.pullPolicy,
           command: ['sh', '-c', readScript('db-pods-cidr.sh')],
-          env: [{ name: 'PGDATA', value: DB_VOLUME.mountPath }, { name: PODS_CIDR_ENV, value: props.podsCIDR }],
+          env: [{ name: 'PGDATA', value: DB_VOLUME.mountPath }, { name: PODS_CIDR_ENV, value: props.podsCIDR },
+            // Plan db-basebackup's pg_basebackup connects from a Job's pod (a replication connection).
+            ...(props.archiving ? [{ name: 'REPLICATION', value: 'on' }] : [])],
           volumeMounts: [{ name: DB_POD_VOLUME, mountPath: DB_VOLUME.mountPath }],
           securityContext: { runAsUser: 0, runAsGroup: 0, runAsNonRoot: false },
         }] : []),
@@ -140,7 +142,23 @@ export class DbDeployment extends Construct {
           // The image stops on SIGTERM, PostgreSQL's smart shutdown, which waits for every
           // session: a fast shutdown first, so the pod never ends killed with postmaster.pid left.
           lifecycle: { preStop: { exec: { command: DB_PRE_STOP } } },
-        }],
+        },
+        // What `uyuni-cdk status` shows of the archiving: one line in its log every
+        // ARCHIVE_STATUS_INTERVAL_SECONDS (src/scripts/db-archive-status.sh, src/runtime/archive-status.ts).
+        ...(props.archiving ? [{
+          name: ARCHIVE_STATUS_CONTAINER,
+          image: props.image.image,
+          imagePullPolicy: props.image.pullPolicy,
+          command: ['sh', '-c', readScript('db-archive-status.sh')],
+          env: [
+            { name: 'PGHOST', value: '127.0.0.1' },
+            { name: 'PGPORT', value: String(PG_PORT) },
+            { name: 'ARCHIVE_DIR', value: WAL_ARCHIVE_DIR },
+            { name: 'STATUS_INTERVAL', value: String(ARCHIVE_STATUS_INTERVAL_SECONDS) },
+            ...credentialEnv(CREDENTIALS.dbAdmin),
+          ],
+          volumeMounts: [{ name: WAL_ARCHIVE_VOLUME.name, mountPath: WAL_ARCHIVE_DIR, readOnly: true }],
+        }] : [])],
         volumes: [
           { name: DB_POD_VOLUME, persistentVolumeClaim: { claimName: props.claim ?? DB_VOLUME.name } },
           ...(props.archiving ? [{ name: WAL_ARCHIVE_VOLUME.name, persistentVolumeClaim: { claimName: WAL_ARCHIVE_VOLUME.name } }] : []),

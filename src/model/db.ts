@@ -1,3 +1,4 @@
+import { WAL_ARCHIVE } from '../plan/types';
 import { WAL_ARCHIVE_VOLUME } from './volumes';
 
 /**
@@ -70,6 +71,14 @@ export function archiveCommand(dir: string = WAL_ARCHIVE_DIR): string {
   // copy gives no checksum line, which -c refuses. No `$`: it travels in a container's env.
   return `if [ -f ${dest} ]; then sha1sum ${dest} | sed "s#  .*#  %p#" | sha1sum --status -c; else cp %p ${dest}.tmp && mv ${dest}.tmp ${dest}; fi`;
 }
+
+/**
+ * The db pod's container that reports the archiving (db.archiving): PostgreSQL's pg_stat_archiver
+ * and the archive claim's use, one line in its log each ARCHIVE_STATUS_INTERVAL_SECONDS, which
+ * `uyuni-cdk status` reads through the API (src/scripts/db-archive-status.sh).
+ */
+export const ARCHIVE_STATUS_CONTAINER = WAL_ARCHIVE.statusContainer;
+export const ARCHIVE_STATUS_INTERVAL_SECONDS = 60;
 
 /** The settings `db.archiving` adds to postgresql.conf (upstream's `mgradm backup db enable` sets the same three). */
 export function archiveSettings(dir: string = WAL_ARCHIVE_DIR): Readonly<Record<string, string>> {

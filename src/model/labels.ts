@@ -6,7 +6,7 @@ import { LABELS, MANAGED_BY } from '../plan/types';
  * plan never selects the server's objects), `uyuni-backup` for the backups (their claim outlives
  * a `destroy --purge-volumes` of the server's plans).
  */
-export type PartOf = 'uyuni' | 'uyuni-proxy' | 'uyuni-node-services' | 'uyuni-backup';
+export type PartOf = 'uyuni' | 'uyuni-proxy' | 'uyuni-node-services' | 'uyuni-backup' | 'uyuni-db-archive';
 
 /** What a pod or object is (app.kubernetes.io/component); pod components as the chart names them. */
 export type Component =

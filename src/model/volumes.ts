@@ -4,6 +4,7 @@
  * No `root` and no `var-pgsql` in the server pod any more: PostgreSQL 18 runs apart on
  * `var-pgsql18`, and the setup marker lives on var-spacewalk.
  */
+import { WAL_ARCHIVE } from '../plan/types';
 
 /** Which pod mounts a claim. */
 export type VolumeOwner = 'server' | 'db' | 'flow';
@@ -72,7 +73,7 @@ export const LEGACY_DB_VOLUME: VolumeSpec = { name: 'var-pgsql', mountPath: '/va
  * b6ad4452 `shared/utils/volumes.go` `VarPgsqlBackupVolumeMount`), mounted at WAL_ARCHIVE_DIR
  * (src/model/db.ts). Its size is `db.archiving.size`.
  */
-export const WAL_ARCHIVE_VOLUME: VolumeSpec = { name: 'var-pgsql-walbackup', mountPath: '/var/lib/pgsql/backup', size: '50Gi', owner: 'db' };
+export const WAL_ARCHIVE_VOLUME: VolumeSpec = { name: WAL_ARCHIVE.claim, mountPath: '/var/lib/pgsql/backup', size: '50Gi', owner: 'db' };
 
 /** Every claim of a server install. */
 export const INSTALL_VOLUMES: readonly VolumeSpec[] = [...SERVER_VOLUMES, DB_VOLUME];

@@ -89,6 +89,7 @@ const step = type({
   factsFrom: optional(ref),
   fileSummary: optional(type({ sha256: text, jobSpecHashes: record(text, text) })),
   oneShot: optional(oneOf(['migration', 'upgrade'] as const)),
+  destroysData: optional(text),
   imagesFromFacts: optional(array(type({ image: text, fact: text }))),
 });
 

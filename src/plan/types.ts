@@ -58,10 +58,29 @@ export const APPLYSET = {
 export const BACKUP_PART_OF_SUFFIX = '-backup';
 
 /**
+ * The same for plan db-basebackup (db.archiving): `<server's part-of>-db-archive`, its own
+ * ApplySet beside the server's and the backup's.
+ */
+export const DB_ARCHIVE_PART_OF_SUFFIX = '-db-archive';
+
+/** The server a part-of belongs with: itself, or the server of its backup or db-archive set. */
+export function serverPartOf(partOf: string): string {
+  for (const suffix of [BACKUP_PART_OF_SUFFIX, DB_ARCHIVE_PART_OF_SUFFIX]) if (partOf.endsWith(suffix)) return partOf.slice(0, -suffix.length);
+  return partOf;
+}
+
+/**
  * The ConfigMap in a plan's namespace where the runtime keeps its records (the run history, the
  * server's identity: src/runtime/safety/history.ts, record.ts); a backup records the identity from it.
  */
 export const HISTORY_CONFIGMAP = 'uyuni-cdk-history';
+
+/**
+ * Continuous database archiving as synth writes it and `status` reads it: the WAL archive's claim
+ * and the db pod's container that reports on it (src/model/volumes.ts, src/model/db.ts,
+ * src/runtime/verbs/archive-status.ts).
+ */
+export const WAL_ARCHIVE = { claim: 'var-pgsql-walbackup', statusContainer: 'archive-status' } as const;
 
 /** The value of `app.kubernetes.io/managed-by` on everything we synthesize. */
 export const MANAGED_BY = 'uyuni-cdk';
@@ -196,6 +215,12 @@ export interface Step {
    * never runs again (docs/runtime.md, "Safety"). @default a step that converges on every run
    */
   readonly oneShot?: Flow;
+  /**
+   * What data the step's Jobs delete or overwrite on every run (plan db-basebackup's older base
+   * backups and WAL): `plan` lists it and `run` asks before the step, as for a data step.
+   * @default a step that deletes no data
+   */
+  readonly destroysData?: string;
   /**
    * Images of the step's Deployments replaced by facts before they are applied (a restore's
    * recorded images). A runtime that does not know this field applies the images as synthesized.

@@ -25,6 +25,8 @@ export const PLANS: Record<PlanName, (config: UyuniConfig) => Synthesizer> = {
   'restore': lazy(() => require('./restore') as typeof import('./restore'), (m) => m.restorePlan),
   'ssl-addca': lazy(() => require('./ca-rotation') as typeof import('./ca-rotation'), (m) => m.sslAddCaPlan),
   'ssl-rotate': lazy(() => require('./ca-rotation') as typeof import('./ca-rotation'), (m) => m.sslRotatePlan),
+  'db-pitr': lazy(() => require('./db-pitr') as typeof import('./db-pitr'), (m) => m.dbPitrPlan),
+  'db-basebackup': lazy(() => require('./db-basebackup') as typeof import('./db-basebackup'), (m) => m.dbBaseBackupPlan),
 };
 
 /**

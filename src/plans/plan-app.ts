@@ -32,6 +32,8 @@ export interface StepOptions {
   readonly waits?: readonly Wait[];
   /** Images of the step's Deployments the runtime takes from facts (types.ts `ImageFromFact`). @default none */
   readonly imagesFromFacts?: readonly ImageFromFact[];
+  /** What data its Jobs delete or overwrite on every run (types.ts Step `destroysData`). @default none */
+  readonly destroysData?: string;
 }
 
 export interface PlanAppProps {
@@ -246,6 +248,7 @@ export class PlanApp {
       fileSummary: fileSummary(fs.readFileSync(path.join(outdir, file), 'utf8'), apiObjects),
       ...(this.oneShots.has(chart.stepName) ? { oneShot: this.oneShots.get(chart.stepName) } : {}),
       ...(o.imagesFromFacts?.length ? { imagesFromFacts: o.imagesFromFacts } : {}),
+      ...(o.destroysData ? { destroysData: o.destroysData } : {}),
     };
   }
 }

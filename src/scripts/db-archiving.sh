@@ -6,12 +6,13 @@
 # UpdatePostgresConfig). The last setting of a name wins in postgresql.conf, so the block at the
 # end holds over the image's own lines; the block is replaced, never added twice, the rest of the
 # file kept. PostgreSQL reads it when it starts; on a claim without a database nothing is written
-# (initdb needs an empty directory): archiving starts at the db pod's next start. Only sh,
-# coreutils and sed: what the package list of the image's openSUSE postgres base names
-# (src/model/db.ts archiveCommand).
+# (initdb needs an empty directory): archiving starts at the db pod's next start. The block is
+# lib/marked-block.sh's, as db-pods-cidr.sh's.
 # Input: PGDATA (the data claim's mount); ARCHIVE_DIR (the archive claim's mount);
 #   ARCHIVE_SETTINGS (lines `name = value`, from src/model/db.ts archiveSettings).
 set -eu
+# shellcheck source-path=SCRIPTDIR source=lib/marked-block.sh
+. "$(dirname "$0")/lib/marked-block.sh"
 : "${PGDATA:?}"
 : "${ARCHIVE_DIR:?}"
 : "${ARCHIVE_SETTINGS:?}"
@@ -36,19 +37,9 @@ owner=$(stat -c %u:%g "$data/PG_VERSION")
 chown "$owner" "$ARCHIVE_DIR"
 chmod 0700 "$ARCHIVE_DIR"
 
-new=$(mktemp)
-trap 'rm -f "$new"' EXIT
-{
-  # The file without our block (sed: awk is not in the base image's package list).
-  sed -e "\\|^$begin\$|,\\|^$end\$|d" "$file"
-  printf '%s\n' "$begin" "$ARCHIVE_SETTINGS" "$end"
-} > "$new"
-
-# sha1sum, not cmp: the base image's package list names coreutils, not diffutils.
-if [ "$(sha1sum < "$new")" = "$(sha1sum < "$file")" ]; then
-  echo "db-archiving: $file already archives to $ARCHIVE_DIR"
-  exit 0
-fi
-# Over the old file: its owner and mode stay.
-cat "$new" > "$file"
-echo "db-archiving: $file archives WAL to $ARCHIVE_DIR from this start of PostgreSQL on"
+state=$(write_marked_block "$file" "$begin" "$end" "$ARCHIVE_SETTINGS") || fail "could not write $file"
+case $state in
+  unchanged ) echo "db-archiving: $file already archives to $ARCHIVE_DIR" ;;
+  changed ) echo "db-archiving: $file archives WAL to $ARCHIVE_DIR from this start of PostgreSQL on" ;;
+  * ) fail "could not write $file" ;;
+esac

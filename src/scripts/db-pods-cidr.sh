@@ -6,10 +6,15 @@
 # never added twice. The block repeats the image's refusal of plain text through Traefik before
 # the network's rule, as 01-pg_hba.sh orders its own pod-network rule (Traefik's pods are in the
 # pod network too). PostgreSQL reads the file when it starts, so the rule holds from this start
-# on; on a claim without a database nothing is written (initdb needs an empty directory).
+# on; on a claim without a database nothing is written (initdb needs an empty directory). The
+# block is lib/marked-block.sh's, as db-archiving.sh's.
 # Input: PGDATA (the claim's mount, e.g. /var/lib/pgsql/data); PODS_CIDR (db.podsCIDR, an IPv4
-#   or IPv6 network, e.g. 10.42.0.0/16).
+#   or IPv6 network, e.g. 10.42.0.0/16); REPLICATION (optional, `on` with db.archiving: the
+#   network may also open replication connections, scram-sha-256, for plan db-basebackup's
+#   pg_basebackup; only roles with REPLICATION, the administrator, can use them).
 set -eu
+# shellcheck source-path=SCRIPTDIR source=lib/marked-block.sh
+. "$(dirname "$0")/lib/marked-block.sh"
 : "${PGDATA:?}"
 : "${PODS_CIDR:?}"
 data=${PGDATA%/}
@@ -36,33 +41,23 @@ if [ ! -f "$data/PG_VERSION" ]; then
   exit 0
 fi
 
-new=$(mktemp)
-trap 'rm -f "$new"' EXIT
-{
-  if [ -f "$file" ]; then
-    # The file without our block (wherever it is), then the block at the end. sed, not awk or
-    # cmp: the image's openSUSE postgres base lists coreutils, findutils, sed and util-linux, not
-    # gawk or diffutils (SUSE/BCI-dockerfile-generator src/bci_build/package/postgres.py @ 0126875b).
-    sed -e "\\|^$begin\$|,\\|^$end\$|d" "$file"
-  fi
-  printf '%s\n' "$begin" \
-    'hostssl reportdb all .kube-system.svc.cluster.local scram-sha-256' \
-    'host all all .kube-system.svc.cluster.local reject' \
-    "host all all $PODS_CIDR scram-sha-256" \
-    "$end"
-} > "$new"
-
-if [ -f "$file" ] && [ "$(sha1sum < "$new")" = "$(sha1sum < "$file")" ]; then
-  echo "db-pods-cidr: $file already allows $PODS_CIDR"
-  exit 0
+body=$(printf '%s\n' \
+  'hostssl reportdb all .kube-system.svc.cluster.local scram-sha-256' \
+  'host all all .kube-system.svc.cluster.local reject' \
+  "host all all $PODS_CIDR scram-sha-256")
+if [ "${REPLICATION:-}" = on ]; then
+  body=$(printf '%s\n' "$body" "host replication all $PODS_CIDR scram-sha-256")
 fi
-if [ -f "$file" ]; then
-  # Over the old file: its owner and mode stay.
-  cat "$new" > "$file"
-else
-  cat "$new" > "$file"
-  # PostgreSQL's user, whoever owns the cluster, reads it.
-  chown "$(stat -c %u:%g "$data/PG_VERSION")" "$file"
-  chmod 0600 "$file"
-fi
+state=$(write_marked_block "$file" "$begin" "$end" "$body") || fail "could not write $file"
+case $state in
+  unchanged )
+    echo "db-pods-cidr: $file already allows $PODS_CIDR"
+    exit 0
+    ;;
+  created )
+    # PostgreSQL's user, whoever owns the cluster, reads it.
+    chown "$(stat -c %u:%g "$data/PG_VERSION")" "$file"
+    chmod 0600 "$file"
+    ;;
+esac
 echo "db-pods-cidr: $file allows $PODS_CIDR with scram-sha-256 from this start of PostgreSQL on"

@@ -24,7 +24,9 @@ const RULES: Readonly<Record<DestructiveKind, Rule>> = {
   // Its Jobs do the work (a step of actions only has them listed as such).
   'data-step': perStep((s) => {
     const jobs = s.objects.filter((o) => o.object.startsWith('Job/') && (o.action === 'create' || o.action === 'recreate'));
-    return s.oneShot && !s.skipped && jobs.length ? [{ kind: 'data-step' as const, step: s.name, object: jobs.map((o) => o.object).join(', '), why: s.rerunDataStep ?? s.description }] : [];
+    // A one-shot data step, or one whose Jobs delete data on every run (destroysData).
+    if (s.skipped || !jobs.length || !(s.oneShot || s.destroysData)) return [];
+    return [{ kind: 'data-step' as const, step: s.name, object: jobs.map((o) => o.object).join(', '), why: s.destroysData ?? s.rerunDataStep ?? s.description }];
   }),
   'recreate-job': perStep((s) => s.objects.filter((o) => o.action === 'recreate' && o.finishedJob).map((o) => ({ kind: 'recreate-job' as const, step: s.name, object: o.object, why: o.detail ?? 're-created' }))),
   'recreate': perStep((s) => s.objects.filter((o) => o.action === 'recreate' && o.immutable).map((o) => ({ kind: 'recreate' as const, step: s.name, object: o.object, why: o.detail ?? 're-created' }))),

@@ -110,6 +110,8 @@ export interface PlannedStep {
   readonly skipped?: string;
   /** A one-shot data step of this flow (docs/plan-format.md `oneShot`). */
   readonly oneShot?: string;
+  /** What data the step's Jobs delete or overwrite on every run (plan Step `destroysData`). */
+  readonly destroysData?: string;
   /** `--rerun` of a data step its finished flow did: why it runs again. */
   readonly rerunDataStep?: string;
   readonly objects: PlannedObject[];

@@ -335,6 +335,7 @@ async function planStep(w: Walk, step: Step, objects: readonly Manifest[]): Prom
     ...(images.length ? { images } : {}),
     ...(skipWhy ? { skipped: skipWhy } : {}),
     ...(step.oneShot ? { oneShot: step.oneShot } : {}),
+    ...(step.destroysData ? { destroysData: step.destroysData } : {}),
     ...(once.action === 'rerun' ? { rerunDataStep: once.why } : {}),
     objects: planned.map((p, i) => ({ ...p, id: objectId(refOf(objects[i])) })),
     waits: step.waits.map((x) => `${refString(x.object)} ${x.for}`),

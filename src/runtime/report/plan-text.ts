@@ -64,6 +64,7 @@ export function renderPlan(plan: Plan, r: PlanResult, o: RenderPlanOptions = {})
       lines.push(`  requires  ${paintAction(q.action, q.action.padEnd(11), p)} ${q.object}${detail ? `  (${detail})` : ''}`);
     }
     if (s.oneShot) lines.push(`  one-shot  a data step of the ${s.oneShot}: runs once${s.rerunDataStep ? ` (${s.rerunDataStep})` : ''}`);
+    if (s.destroysData && !s.skipped) lines.push(`  deletes   ${s.destroysData}`);
     for (const a of s.actions) {
       const what = a.effect === 'none' ? 'not done' : a.effect;
       // `delete  Job/x`, not `delete  delete Job/x`; `stop  scale to 0 Deployment/x`

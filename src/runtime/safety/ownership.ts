@@ -11,7 +11,7 @@
  * (`app.kubernetes.io/managed-by`), another ApplySet, or the field managers of its managedFields.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
-import { APPLYSET, BACKUP_PART_OF_SUFFIX, LABELS, MANAGED_BY, ObjectRef, Plan } from '../../plan/types';
+import { APPLYSET, serverPartOf, LABELS, MANAGED_BY, ObjectRef, Plan } from '../../plan/types';
 import { applySetOf, TOOLING_NAME } from '../core/applyset';
 import { Cluster, FIELD_MANAGER, refString } from '../../kube/cluster';
 import { ApiError, MissingKind } from '../../kube/api-errors';
@@ -158,9 +158,10 @@ export async function otherPlansIn(cluster: Cluster, plan: Plan): Promise<Foreig
     if (e instanceof MissingKind) return [];
     throw e;
   }
-  // a server and its backup plan share the namespace by design (src/plan/types.ts BACKUP_PART_OF_SUFFIX)
+  // a server, its backup plan and its db-basebackup plan share the namespace by design
+  // (src/plan/types.ts BACKUP_PART_OF_SUFFIX, DB_ARCHIVE_PART_OF_SUFFIX): each its own ApplySet
   const mine = plan.selector[LABELS.partOf] ?? '';
-  const companion = (theirs: string) => theirs === `${mine}${BACKUP_PART_OF_SUFFIX}` || mine === `${theirs}${BACKUP_PART_OF_SUFFIX}`;
+  const companion = (theirs: string) => theirs !== mine && serverPartOf(theirs) === serverPartOf(mine);
   return items
     .filter((cm) => cm.metadata?.name !== ours.name && (cm.metadata?.annotations?.[APPLYSET.tooling] ?? '').split('/')[0] === TOOLING_NAME)
     .filter((cm) => !companion(cm.metadata?.labels?.[LABELS.partOf] ?? ''))

@@ -3,6 +3,7 @@
  * the plan's index, the connection and the reads (src/runtime/verbs/status.ts), none of the modules of
  * `run`, `plan` or `destroy` (issue 36: status start-up, measured with the installed command).
  */
+import { ArchiveStatus, readArchiveStatus, renderArchiveStatus } from './archive-status';
 import { openPlanView } from '../core/plan-dir';
 import { renderStatus, statusExitCode, stepStatuses } from './status';
 import { targetOf } from '../core/target';
@@ -18,10 +19,15 @@ export function statusCommand(planDir: string, o: CommonOptions, io: Io): Promis
     // still reported by the ping's error, the reads' own errors only once it answered.
     const reading = stepStatuses(cluster, plan, viewOf);
     reading.catch(() => undefined);
+    // db.archiving: the db pod's last report (archive-status.ts); a failed read is shown, not fatal.
+    const archive = readArchiveStatus(cluster, plan, viewOf).catch((e: Error): ArchiveStatus => ({ error: `the db pods cannot be read: ${e.message}` }));
     await cluster.ping();
     const steps = await reading;
+    const archiving = await archive;
     const target = targetOf(cluster);
-    io.out(mode === 'json' ? machine(o, { plan: plan.name, namespace: plan.namespace, cluster: target, steps }) : renderStatus(plan, steps, target, paletteOf(o, io)) + '\n');
+    io.out(mode === 'json'
+      ? machine(o, { plan: plan.name, namespace: plan.namespace, cluster: target, steps, ...(archiving ? { archiving } : {}) })
+      : [renderStatus(plan, steps, target, paletteOf(o, io)), ...(archiving ? renderArchiveStatus(archiving) : [])].join('\n') + '\n');
     return statusExitCode(steps);
   });
 }

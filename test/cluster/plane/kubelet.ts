@@ -262,6 +262,9 @@ export class FakeKubelet {
     const deployment = owner?.kind === 'ReplicaSet' ? owner.name.replace(/-[a-z0-9]+$/, '') : undefined;
     const behaviour: DeploymentBehaviour = (deployment && scenario.deployments?.[deployment]) || {};
     for (const line of behaviour.logs ?? []) this.containerLog(pod, containers[0].name).push(line);
+    for (const [name, lines] of Object.entries(behaviour.containerLogs ?? {})) {
+      if (containers.some((c) => c.name === name)) for (const line of lines) this.containerLog(pod, name).push(line);
+    }
     const hold = behaviour.startupMs === 'hold';
     const startupMs = typeof behaviour.startupMs === 'number' ? behaviour.startupMs : 0;
     const starting = hold || startupMs > 0;

@@ -25,6 +25,8 @@ export interface DeploymentBehaviour {
   startupMs?: number | 'hold';
   /** Lines the first container prints at start. */
   logs?: string[];
+  /** Lines other containers print at start, by container name (the db pod's archive-status). */
+  containerLogs?: Record<string, string[]>;
 }
 
 export interface Scenario {
