@@ -25,7 +25,7 @@ function kustomize(dir: string): string {
 
 describe('the committed plan directories', () => {
   it('are all there: every plan a synth writes', () => {
-    expect(PLANS).toEqual(['backup', 'install', 'migrate', 'migrate-prepare', 'node-services', 'proxy', 'restore', 'upgrade']);
+    expect(PLANS).toEqual(['backup', 'install', 'migrate', 'migrate-prepare', 'node-services', 'proxy', 'restore', 'ssl-addca', 'ssl-rotate', 'upgrade']);
   });
 
   describe.each(PLANS)('dist/%s', (name) => {
