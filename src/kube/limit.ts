@@ -24,6 +24,12 @@ export const DRY_RUN_CONCURRENCY = 16;
  */
 export const STATUS_READ_CONCURRENCY = 16;
 
+/**
+ * At most this many server-side applies of one step in flight (issue 36: `run`'s applies go
+ * together where the step's order allows, src/runtime/steps/apply.ts), like the dry runs.
+ */
+export const APPLY_CONCURRENCY = 16;
+
 export type Limit = <T>(fn: () => Promise<T>) => Promise<T>;
 
 export function limiter(n: number = READ_CONCURRENCY): Limit {

@@ -10,6 +10,7 @@ import { refString } from '../../../kube/cluster';
 import { ApiError, RuntimeError } from '../../../kube/api-errors';
 import { Manifest, refOf, stampForApply } from '../../core/manifests';
 import { StepWaiter } from '../waiter';
+import { APPLY_CONCURRENCY, limiter } from '../../../kube/limit';
 import { changeOf } from '../../decide/field-diff';
 import { ApplyResult, objectId } from '../../core/events';
 import type { StepRun } from './context';
@@ -38,22 +39,57 @@ async function recreateJobs(s: StepRun, decisions: Decisions): Promise<void> {
   if (!gone.ok) await s.fail(gone.reason!);
 }
 
-/** Server-side apply of one object; a refusal fails the step naming the object and the API's causes. */
-async function applyOne(s: StepRun, obj: Manifest, ref: string): Promise<KubernetesObject> {
+/**
+ * The ApplySet parent, once, before the first member is applied: the applies of a wave go
+ * together, and only one of them may write it.
+ */
+async function parentFirst(s: StepRun, objs: readonly Manifest[]): Promise<void> {
   const set = s.c.applySet;
+  if (set.parentWritten || !objs.some(isMember)) return;
   try {
-    if (isMember(obj) && !set.parentWritten) {
-      await writeParent(s.cluster, s.c.plan, set, [...set.parentKinds, ...set.kinds.keys()], s.c.runId);
-    }
-    return await s.cluster.apply(stampForApply(obj, s.c.runId, set.set.id));
+    await writeParent(s.cluster, s.c.plan, set, [...set.parentKinds, ...set.kinds.keys()], s.c.runId);
   } catch (e) {
-    if (e instanceof ApiError) {
-      const causes = e.causes.length ? ` (${e.causes.join('; ')})` : '';
-      await s.fail(`apply ${ref} refused: ${e.message}${causes}`);
-    }
-    if (e instanceof RuntimeError) await s.fail(e.message);
-    throw e;
+    await refused(s, e, `apply ${refString(refOf(objs.find(isMember)!))}`);
   }
+}
+
+/** A refused write fails the step naming the object and the API's causes. */
+async function refused(s: StepRun, e: unknown, what: string): Promise<never> {
+  if (e instanceof ApiError) {
+    const causes = e.causes.length ? ` (${e.causes.join('; ')})` : '';
+    await s.fail(`${what} refused: ${e.message}${causes}`);
+  }
+  if (e instanceof RuntimeError) await s.fail(e.message);
+  throw e;
+}
+
+/**
+ * The kinds that run something (and so read the others of their step: ConfigMaps, Secrets,
+ * claims, accounts): applied after the rest of their step, together.
+ */
+const WORKLOADS = new Set(['Pod', 'Job', 'CronJob', 'Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet']);
+
+/**
+ * Server-side applies of `objs` (issue 36): together, at most APPLY_CONCURRENCY in flight, in
+ * two waves where the step's order allows it: first what configures (ConfigMaps, Secrets,
+ * claims, accounts, Services, …), then the workloads that read them, each wave after the one
+ * before was answered. A refusal fails the step, the first in file order naming its object,
+ * once the wave's other applies were answered.
+ */
+async function applyAll(s: StepRun, objs: readonly Manifest[]): Promise<KubernetesObject[]> {
+  await parentFirst(s, objs);
+  const limit = limiter(APPLY_CONCURRENCY);
+  const out: KubernetesObject[] = new Array(objs.length);
+  const waves = [objs.map((o, i) => [o, i] as const).filter(([o]) => !WORKLOADS.has(o.kind)), objs.map((o, i) => [o, i] as const).filter(([o]) => WORKLOADS.has(o.kind))];
+  for (const wave of waves) {
+    const answers = await Promise.allSettled(wave.map(([o]) => limit(() => s.cluster.apply(stampForApply(o, s.c.runId, s.c.applySet.set.id)))));
+    for (const [k, a] of answers.entries()) {
+      const [o, i] = wave[k];
+      if (a.status === 'rejected') await refused(s, a.reason, `apply ${refString(refOf(o))}`);
+      else out[i] = a.value;
+    }
+  }
+  return out;
 }
 
 /**
@@ -69,28 +105,35 @@ function applyResult(before: StepRun['c']['before'], ref: string, after: Kuberne
   return ({ changed: 'updated', relabel: 'relabelled', none: 'unchanged' } as const)[changeOf(was, after)];
 }
 
-/** Returns the objects as the apply answered them. */
+/**
+ * Returns the objects as the apply answered them, in file order; the applies themselves go
+ * together (applyAll), the events in file order once they were answered.
+ */
 export async function applyStage(s: StepRun, decisions: Decisions): Promise<KubernetesObject[]> {
   await recreateJobs(s, decisions);
-  const applied: KubernetesObject[] = [];
-  for (const obj of s.c.objects) {
-    const d = obj.kind === 'Job' ? decisions.get(obj.metadata.name)!.decision : undefined;
+  const decisionOf = (obj: Manifest) => (obj.kind === 'Job' ? decisions.get(obj.metadata.name)!.decision : undefined);
+  type Row = { obj: Manifest; ref: string; d?: ReturnType<typeof decisionOf>; result?: ApplyResult; live?: KubernetesObject };
+  const rows: Row[] = s.c.objects.map((obj): Row => {
+    const d = decisionOf(obj);
     const ref = refString(refOf(obj));
-    if (d?.action === 'attach') {
-      s.emit({ type: 'apply', step: s.step.name, object: objectId(refOf(obj)), result: 'already running with the same spec: attached' });
-      continue;
-    }
-    if (d?.action === 'skip') {
-      s.emit({ type: 'apply', step: s.step.name, object: objectId(refOf(obj)), result: 'already Complete with the same spec: skipped' });
-      continue;
-    }
+    if (d?.action === 'attach') return { obj, ref, d, result: 'already running with the same spec: attached' };
+    if (d?.action === 'skip') return { obj, ref, d, result: 'already Complete with the same spec: skipped' };
     const live = s.c.unchanged?.has(ref) ? s.c.before?.get(ref) : undefined;
-    if (live && obj.kind !== 'Job') {
-      applied.push(live);
-      s.emit({ type: 'apply', step: s.step.name, object: objectId(refOf(obj)), result: 'unchanged' });
+    if (live && obj.kind !== 'Job') return { obj, ref, d, result: 'unchanged', live };
+    return { obj, ref, d };
+  });
+  const toApply = rows.filter((r) => r.result === undefined);
+  const answers = await applyAll(s, toApply.map((r) => r.obj));
+  const answerOf = new Map(toApply.map((r, i) => [r, answers[i]]));
+  const applied: KubernetesObject[] = [];
+  for (const r of rows) {
+    const { obj, ref, d } = r;
+    if (r.result !== undefined) {
+      if (r.live) applied.push(r.live);
+      s.emit({ type: 'apply', step: s.step.name, object: objectId(refOf(obj)), result: r.result });
       continue;
     }
-    const after = await applyOne(s, obj, ref);
+    const after = answerOf.get(r)!;
     applied.push(after);
     const recreated = d?.action === 'recreate' || (obj.kind !== 'Job' && s.c.recreate?.has(ref));
     s.emit({ type: 'apply', step: s.step.name, object: objectId(refOf(obj)), result: recreated ? 're-created' : d?.action === 'create' ? 'created' : applyResult(s.c.before, ref, after) });
