@@ -39,7 +39,7 @@ describe('kubectl apply --server-side --dry-run=server of every plan in dist/', 
   });
 
   it('finds the plans', () => {
-    expect(plans).toEqual(['backup', 'install', 'migrate', 'migrate-prepare', 'node-services', 'proxy', 'restore', 'upgrade']);
+    expect(plans).toEqual(['backup', 'install', 'migrate', 'migrate-prepare', 'node-services', 'proxy', 'restore', 'ssl-addca', 'ssl-rotate', 'upgrade']);
   });
 
   it.each(plans)('dist/%s: every step file is accepted (-f DIR), and so is its Kustomization (-k)', async (name) => {

@@ -70,17 +70,29 @@ async function refused(s: StepRun, e: unknown, what: string): Promise<never> {
 const WORKLOADS = new Set(['Pod', 'Job', 'CronJob', 'Deployment', 'StatefulSet', 'DaemonSet', 'ReplicaSet']);
 
 /**
+ * The bindings of Roles, applied after the Roles they name: a user without RBAC's `bind` verb may
+ * bind a Role only when it exists and grants no more than the user holds. Applied together with
+ * it, kube-apiserver refused the binding for the documented operator Role (`rolebindings
+ * "uyuni-stop" not found`, test/cluster/rbac.test.ts); an admin's went through.
+ */
+const BINDINGS = new Set(['RoleBinding', 'ClusterRoleBinding']);
+
+/** 0: what configures, 1: the bindings of its Roles, 2: the workloads that use both. */
+const waveOf = (kind: string) => (WORKLOADS.has(kind) ? 2 : BINDINGS.has(kind) ? 1 : 0);
+
+/**
  * Server-side applies of `objs` (issue 36): together, at most APPLY_CONCURRENCY in flight, in
- * two waves where the step's order allows it: first what configures (ConfigMaps, Secrets,
- * claims, accounts, Services, …), then the workloads that read them, each wave after the one
- * before was answered. A refusal fails the step, the first in file order naming its object,
+ * waves where the step's order allows it: first what configures (ConfigMaps, Secrets, claims,
+ * accounts, Roles, Services, …), then the bindings of those Roles, then the workloads that read
+ * them, each wave after the one before was answered. A refusal fails the step, the first in file order naming its object,
  * once the wave's other applies were answered.
  */
 async function applyAll(s: StepRun, objs: readonly Manifest[]): Promise<KubernetesObject[]> {
   await parentFirst(s, objs);
   const limit = limiter(APPLY_CONCURRENCY);
   const out: KubernetesObject[] = new Array(objs.length);
-  const waves = [objs.map((o, i) => [o, i] as const).filter(([o]) => !WORKLOADS.has(o.kind)), objs.map((o, i) => [o, i] as const).filter(([o]) => WORKLOADS.has(o.kind))];
+  const indexed = objs.map((o, i) => [o, i] as const);
+  const waves = [0, 1, 2].map((w) => indexed.filter(([o]) => waveOf(o.kind) === w)).filter((wave) => wave.length > 0);
   for (const wave of waves) {
     const answers = await Promise.allSettled(wave.map(([o]) => limit(() => s.cluster.apply(stampForApply(o, s.c.runId, s.c.applySet.set.id)))));
     for (const [k, a] of answers.entries()) {
