@@ -12,8 +12,27 @@ export class DiscoveringApi extends ObjectApi {
   disk?: DiscoveryCache;
   /** Group versions read from disk that the server has not confirmed in this process. */
   private readonly fromDisk = new Set<string>();
+  /**
+   * A group version being asked for: the kinds of one group discovered together (a plan's
+   * objects, read in parallel) wait for that one answer instead of each sending the same GET.
+   */
+  private readonly asking = new Map<string, Promise<unknown>>();
 
   async discover(apiVersion: string, kind: string): Promise<V1APIResource | undefined> {
+    // a kind known already asks nothing and waits for nothing (a step's applies keep their order)
+    const known = () => this.apiVersionResourceCache[apiVersion]?.resources.some((r) => r.kind === kind) === true;
+    for (let pending = this.asking.get(apiVersion); pending && !known(); pending = this.asking.get(apiVersion)) await pending;
+    if (known()) return this.discoverOnce(apiVersion, kind);
+    const asked = this.discoverOnce(apiVersion, kind);
+    const settled = asked.then(() => undefined, () => undefined);
+    this.asking.set(apiVersion, settled);
+    void settled.then(() => {
+      if (this.asking.get(apiVersion) === settled) this.asking.delete(apiVersion);
+    });
+    return asked;
+  }
+
+  private async discoverOnce(apiVersion: string, kind: string): Promise<V1APIResource | undefined> {
     const read = this.apiVersionResourceCache[apiVersion] ? undefined : this.disk?.read(apiVersion);
     if (read) {
       this.apiVersionResourceCache[apiVersion] = read;

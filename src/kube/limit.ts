@@ -19,7 +19,8 @@ export const DRY_RUN_CONCURRENCY = 16;
 /**
  * `status`'s reads (issue 36): one LIST per kind of the plan (11 for dist/install, with the ping,
  * the records and the StorageClasses), all in one round trip rather than two rounds of
- * READ_CONCURRENCY. Still bounded, far below kube-apiserver's own limit on read-only requests in
+ * READ_CONCURRENCY; the same for the LISTs of an ApplySet's members by kind (run's prune: 9 kinds
+ * for dist/install; `plan`'s go through its snapshot's bound of READ_CONCURRENCY). Still bounded, far below kube-apiserver's own limit on read-only requests in
  * flight (400 by default, `--max-requests-inflight`).
  */
 export const STATUS_READ_CONCURRENCY = 16;
@@ -29,6 +30,14 @@ export const STATUS_READ_CONCURRENCY = 16;
  * together where the step's order allows, src/runtime/steps/apply.ts), like the dry runs.
  */
 export const APPLY_CONCURRENCY = 16;
+
+/**
+ * SelfSubjectAccessReviews in flight at once (the run's pre-flight check, issue 36): about 50 for
+ * dist/install, each a create the API server answers from its authorizer and never stores, so two
+ * round trips instead of seven rounds of READ_CONCURRENCY; still far below kube-apiserver's limit on
+ * mutating requests in flight (200 by default).
+ */
+export const ACCESS_REVIEW_CONCURRENCY = 32;
 
 export type Limit = <T>(fn: () => Promise<T>) => Promise<T>;
 

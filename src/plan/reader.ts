@@ -208,6 +208,9 @@ function checkPlan(plan: Plan): string[] {
       if (r.madeBy !== undefined && !plan.steps.slice(0, i).some((e) => e.name === r.madeBy)) {
         problems.push(`${at}.requires[${j}].madeBy ${JSON.stringify(r.madeBy)} is not an earlier step of the plan`);
       }
+      // one entry per object, with all its keys: the run reads and writes a step's requirements together
+      const first = s.requires.findIndex((o) => o.kind === r.kind && o.name === r.name);
+      if (first < j) problems.push(`${at}.requires[${j}] names ${r.kind} ${r.name} again (requires[${first}]): list its keys in one entry`);
     });
     if (s.fileSummary) problems.push(...summaryProblems(at, s));
   }

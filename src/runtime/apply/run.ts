@@ -203,6 +203,8 @@ async function startRun(o: RunOptions, started: number, dirs: RunDirs): Promise<
   const missing = await missingPermissions(o.cluster, plan, (s) => objects.get(s) ?? []);
   if (missing.length) throw new RuntimeError(permissionRefusal(missing, plan.namespace), EXIT.stepFailed);
   // pods PodSecurity admission would refuse: said before the lock, the first write (the run goes on: the level may change meanwhile)
+  // (not beside the permissions: its dry runs are requests a user refused for them does not send,
+  // test/cluster/rbac.test.ts)
   const podSecurity = await checkPodSecurity(o.cluster, plan, (s) => objects.get(s) ?? []);
   if (podSecurity) o.reporter.emit({ type: 'pod-security', report: podSecurity });
   // the lock (deferred past the namespace step of a first install), what is refused outright
@@ -210,13 +212,14 @@ async function startRun(o: RunOptions, started: number, dirs: RunDirs): Promise<
   const { lock, namespaceExists } = await guardRun(o.cluster, plan, runId, o.reporter, o);
   try {
     const set = applySetOf(plan);
-    // A parent of another tool is refused here, before the question and the first step.
-    const parentKinds = (await readParent(o.cluster, set)).kinds;
+    // A parent of another tool is refused here, before the question and the first step; the
+    // records as plan decides with them (both places, and the evidence when they are gone), read
+    // with it: under the lock no other run writes them (not beside the plan's reads: their bound)
+    const [parent, sources] = await Promise.all([readParent(o.cluster, set), readSources(o.cluster, plan.namespace)]);
+    const parentKinds = parent.kinds;
     // what each object was before the run: its apply then says created, updated or unchanged
     const before = new Map<string, KubernetesObject | undefined>();
     const decided = await decideBeforeWriting(o, plan, objects, namespaceExists, before);
-    // the records as plan decided with them (both places, and the evidence when they are gone)
-    const sources = await readSources(o.cluster, plan.namespace);
     const run: RunContext = {
       cluster: o.cluster, reporter: o.reporter, plan, runId, runDir, planDir: o.planDir, connection: o.connection ?? {},
       deadline: started + (o.timeoutSeconds ?? plan.deadlineSeconds) * 1000,

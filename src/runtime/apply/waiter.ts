@@ -44,6 +44,8 @@ export interface WaiterOptions {
   readonly stuckGraceMs: number;
   /** Called with what still blocks and the pods waited on, on every change and every tick. */
   readonly onProgress: (blockers: string[], pods: WaitingPod[]) => void;
+  /** The cluster's StorageClasses (for `bound` waits), read beside the step's applies (readStorageClasses); else read first. */
+  readonly storageClasses?: Promise<V1StorageClass[]>;
   /** Objects as the apply answered them: when they already satisfy every wait, no watch is opened. */
   readonly initial?: readonly KubernetesObject[];
   readonly now?: () => number;
@@ -66,6 +68,14 @@ interface Tick {
 
 /** One wait's verdict, or the end of the wait (a failure found on the way). */
 type Checked = { readonly verdict: Verdict; readonly extra: string } | { readonly end: WaitOutcome };
+
+/**
+ * The StorageClasses a `bound` wait judges claims by (a WaitForFirstConsumer claim is done while
+ * Pending). Never rejects: unreadable, a claim is waited for until Bound.
+ */
+export function readStorageClasses(cluster: Cluster): Promise<V1StorageClass[]> {
+  return cluster.list<V1StorageClass>({ apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass' }).then((l) => l.items, () => []);
+}
 
 export class StepWaiter {
   /** The object of each wait (by index), once its watch listed. */
@@ -101,9 +111,7 @@ export class StepWaiter {
   }
 
   async run(): Promise<WaitOutcome> {
-    if (this.o.waits.some((w) => w.for === 'bound')) {
-      this.storageClasses = (await this.o.cluster.list<V1StorageClass>({ apiVersion: 'storage.k8s.io/v1', kind: 'StorageClass' }).catch(() => ({ items: [] }))).items;
-    }
+    if (this.o.waits.some((w) => w.for === 'bound')) this.storageClasses = await (this.o.storageClasses ?? readStorageClasses(this.o.cluster));
     const outcome = new Promise<WaitOutcome>((resolve) => { this.finish = resolve; });
     if (this.satisfiedByApply()) return outcome;
     this.watchWaits();

@@ -10,6 +10,7 @@ import { ObjectRef, Plan } from '../../plan/types';
 import { Manifest } from '../core/manifests';
 import { Cluster } from '../../kube/cluster';
 import { MissingKind } from '../../kube/api-errors';
+import { ACCESS_REVIEW_CONCURRENCY, limiter, mapLimited } from '../../kube/limit';
 
 export interface Permission {
   readonly verb: string;
@@ -40,7 +41,7 @@ export async function neededPermissions(cluster: Cluster, plan: Plan, objectsOf:
     const key = `${verb} ${group}/${resource}`;
     if (!out.has(key)) out.set(key, { verb, group, resource, why });
   };
-  const plural = async (r: Pick<ObjectRef, 'apiVersion' | 'kind'>): Promise<string | undefined> => {
+  const discover = async (r: Pick<ObjectRef, 'apiVersion' | 'kind'>): Promise<string | undefined> => {
     try {
       return (await cluster.resource(r.apiVersion, r.kind)).name;
     } catch (e) {
@@ -49,6 +50,16 @@ export async function neededPermissions(cluster: Cluster, plan: Plan, objectsOf:
       throw e;
     }
   };
+  // every kind of the plan discovered together (one round trip, not one per group)
+  const kinds = new Map<string, Promise<string | undefined>>();
+  const kindKey = (r: Pick<ObjectRef, 'apiVersion' | 'kind'>) => `${r.apiVersion}|${r.kind}`;
+  const refs = plan.steps.flatMap((step) => [
+    ...objectsOf(step.name).map((o) => ({ apiVersion: o.apiVersion!, kind: o.kind! })), ...step.actions.map((a) => a.object), ...step.waits.map((w) => w.object)]);
+  for (const r of refs) if (!kinds.has(kindKey(r))) kinds.set(kindKey(r), discover(r));
+  const settled = await Promise.allSettled(kinds.values());
+  const failed = settled.find((x): x is PromiseRejectedResult => x.status === 'rejected');
+  if (failed) throw failed.reason;
+  const plural = (r: Pick<ObjectRef, 'apiVersion' | 'kind'>): Promise<string | undefined> => kinds.get(kindKey(r)) ?? discover(r);
   const described = (o: { kind?: string; name?: string; metadata?: { name?: string } }, step: string) =>
     `${o.kind}/${o.metadata?.name ?? o.name} (step ${step})`;
   need('get', LEASES.group, LEASES.resource, 'the run\'s lock');
@@ -112,17 +123,14 @@ async function allowed(cluster: Cluster, namespace: string, p: Permission): Prom
 
 /**
  * The permissions the plan needs in its namespace that the user lacks (SelfSubjectAccessReview,
- * a few at a time); empty when it may do everything the run sends.
+ * at most ACCESS_REVIEW_CONCURRENCY in flight); empty when it may do everything the run sends.
  */
 export async function missingPermissions(cluster: Cluster, plan: Plan, objectsOf: (step: string) => readonly Manifest[]): Promise<Permission[]> {
-  const needed = await neededPermissions(cluster, plan, objectsOf);
-  const missing: Permission[] = [];
-  for (let i = 0; i < needed.length; i += 8) {
-    const batch = needed.slice(i, i + 8);
-    const answers = await Promise.all(batch.map((p) => allowed(cluster, plan.namespace, p)));
-    batch.forEach((p, j) => { if (!answers[j]) missing.push(p); });
-  }
-  return missing;
+  // the kinds the run sends beside the plan's (the reviews, the lock's Lease) discovered with them
+  const own = [['authorization.k8s.io/v1', 'SelfSubjectAccessReview'], ['coordination.k8s.io/v1', 'Lease']];
+  const [needed] = await Promise.all([neededPermissions(cluster, plan, objectsOf), ...own.map(([v, k]) => cluster.resource(v, k).catch(() => undefined))]);
+  const answers = await mapLimited(needed, limiter(ACCESS_REVIEW_CONCURRENCY), (p) => allowed(cluster, plan.namespace, p));
+  return needed.filter((_, i) => !answers[i]);
 }
 
 /** The refusal: every missing permission once, with its reason and how to check it. */

@@ -252,8 +252,11 @@ async function rotationRecord(cluster: Cluster, plan: Plan, previous: RecordedId
 export async function recordPlanFinished(cluster: Cluster, plan: Plan, objectsOf: (step: string) => readonly Manifest[], runId: string): Promise<void> {
   const entries: Partial<Record<GuardedKey, object>> = {};
   const at = new Date().toISOString();
+  // the records and the CA read together (nothing is written between them and the write below)
+  const [records, ca] = await Promise.all([
+    readRecords(cluster, plan.namespace), plan.identity ? caFingerprint(cluster, plan.namespace, plan.identity.caSecret) : undefined]);
   if (plan.flow) {
-    const r = currentFlow(await readRecords(cluster, plan.namespace), plan.flow.kind, plan);
+    const r = currentFlow(records, plan.flow.kind, plan);
     const done: FlowRecord = {
       flow: plan.flow.kind,
       plan: plan.name,
@@ -271,8 +274,7 @@ export async function recordPlanFinished(cluster: Cluster, plan: Plan, objectsOf
     if (Object.keys(done.steps).length) entries[flowKey(plan.flow.kind) as GuardedKey] = done;
   }
   if (plan.identity) {
-    const ca = await caFingerprint(cluster, plan.namespace, plan.identity.caSecret);
-    const previous = (await readRecords(cluster, plan.namespace)).identity;
+    const previous = records.identity;
     const rotation = await rotationRecord(cluster, plan, previous, runId, at);
     // an install or upgrade after a rotation names Secret uyuni-ca (the identity check refused it unless allowed)
     const id: RecordedIdentity = {

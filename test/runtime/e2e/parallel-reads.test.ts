@@ -1,7 +1,7 @@
 /**
  * Reads in parallel (issues 25, 36): against a slow API, `plan` and the read phase of `run` send
  * their reads together, never more than READ_CONCURRENCY in flight, and their dry runs together,
- * never more than DRY_RUN_CONCURRENCY; `run`'s writes stay in step order.
+ * never more than DRY_RUN_CONCURRENCY; `run`'s writes stay in step order (within a step, sent in file order).
  * (The times at 1 s per request are in bench/slow-api.bench.ts, not here.)
  */
 import * as path from 'path';
@@ -20,7 +20,7 @@ afterEach(async () => {
 });
 
 describe('a slow API', () => {
-  it('plan reads and dry-runs with several requests in flight, never more than their bounds; run writes one at a time, in step order', async () => {
+  it("plan reads and dry-runs with several requests in flight, never more than their bounds; run writes in step order (a step's applies together, sent in file order)", async () => {
     sim = await startSimulator();
     expect((await cli('run', install, { kubeconfig: sim.kubeconfigPath })).code).toBe(0);
     sim.setLatency(40);

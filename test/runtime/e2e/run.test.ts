@@ -165,12 +165,23 @@ describe('uyuni-cdk run against the API simulator', () => {
       { name: 'namespace', objects: [namespace()] },
       {
         name: 'credentials', objects: [service('db')],
-        requires: [{ kind: 'Secret', name: 'db-credentials', namespace: NS, keys: ['username', 'password'], ifMissing: 'generate', generate: { username: { literal: 'spacewalk' }, password: { random: { length: 32 } } } }],
+        requires: [
+          { kind: 'Secret', name: 'db-credentials', namespace: NS, keys: ['username', 'password'], ifMissing: 'generate', generate: { username: { literal: 'spacewalk' }, password: { random: { length: 32 } } } },
+          { kind: 'Secret', name: 'reportdb-credentials', namespace: NS, keys: ['password'], ifMissing: 'generate' },
+        ],
       },
     ]);
     const runDir = tmpDir();
+    sim.setLatency(40);
     const r = await cli('run', dir, { kubeconfig: sim.kubeconfigPath, runDir });
+    sim.setLatency(0);
     expect(r.code).toBe(0);
+    // both read, then both created together (issue 36), said in the step's order
+    const secretWrites = sim.requests.filter((q) => q.method === 'POST' && q.path === `/api/v1/namespaces/${NS}/secrets`);
+    expect(secretWrites).toHaveLength(2);
+    expect(secretWrites[1].at).toBeLessThan(secretWrites[0].done!);
+    expect(r.out.indexOf('reportdb-credentials')).toBeGreaterThan(r.out.indexOf('db-credentials'));
+    expect(Buffer.from(sim.get('v1', 'Secret', 'reportdb-credentials', NS).data.password, 'base64').toString()).toMatch(/^[A-Za-z0-9]{24}$/);
     const secret = sim.get('v1', 'Secret', 'db-credentials', NS);
     const password = Buffer.from(secret.data.password, 'base64').toString();
     expect(password).toMatch(/^[A-Za-z0-9]{32}$/);

@@ -64,6 +64,21 @@ describe('discovery cache', () => {
     expect(discovery(sim, seen)).toEqual([]);
   });
 
+  it('asks once for a group whose kinds are discovered together (issue 36), and the run sends each group once', async () => {
+    sim = await startSimulator();
+    const c = connect(sim);
+    const kinds = ['Deployment', 'ReplicaSet', 'StatefulSet', 'DaemonSet'];
+    const found = await Promise.all([...kinds.map((k) => c.resource('apps/v1', k)), c.resource('v1', 'Pod'), c.resource('v1', 'Service')]);
+    expect(found.map((r) => r.name)).toEqual(['deployments', 'replicasets', 'statefulsets', 'daemonsets', 'pods', 'services']);
+    expect(discovery(sim).sort()).toEqual(['/api/v1', '/apis/apps/v1']);
+    // a kind nobody serves, asked together with a served one of its group: each answered, one more GET for it
+    const seen = sim.requests.length;
+    const both = await Promise.allSettled([c.resource('batch/v1', 'Job'), c.resource('batch/v1', 'NoSuchKind')]);
+    expect(both[0].status === 'fulfilled' && both[0].value.name).toBe('jobs');
+    expect(both[1].status === 'rejected' && both[1].reason).toBeInstanceOf(MissingKind);
+    expect(discovery(sim, seen)).toEqual(['/apis/batch/v1', '/apis/batch/v1']);
+  });
+
   it('asks again once a file is older than the TTL, and renews it', async () => {
     sim = await startSimulator();
     await connect(sim).get(DEPLOY);

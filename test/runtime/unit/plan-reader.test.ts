@@ -30,6 +30,9 @@ describe('reading uyuni.plan (bad input is exit 2)', () => {
     ['no namespace', (p: any) => { delete p.namespace; }, /namespace and selector are required/],
     ['another format version', (p: any) => { p.formatVersion = 2; }, /formatVersion 2 is not supported/],
     ['a step file that is not there', (p: any) => { p.steps[0].file = 'nope.yaml'; }, /does not exist/],
+    ['a step requiring one Secret twice', (p: any) => {
+      p.steps[1].requires = [{ kind: 'Secret', name: 's', namespace: p.namespace, keys: ['a'], ifMissing: 'generate' }, { kind: 'Secret', name: 's', namespace: p.namespace, keys: ['b'], ifMissing: 'generate' }];
+    }, /steps\[1\] \(setup\)\.requires\[1\] names Secret s again \(requires\[0\]\): list its keys in one entry/],
     ['a madeBy naming no earlier step', (p: any) => { p.steps[1].requires = [{ kind: 'Secret', name: 's', namespace: p.namespace, keys: ['a'], ifMissing: 'fail', madeBy: 'setup' }]; },
       /steps\[1\] \(setup\)\.requires\[0\]\.madeBy "setup" is not an earlier step of the plan/],
   ])('refuses %s', (_what, fn, message) => {

@@ -20,6 +20,7 @@ import { preflightStage } from './preflight';
 import { resumeStage } from './resume';
 import { findStepFacts, gatherFacts } from './step-facts';
 import { waitStage } from './wait';
+import { readStorageClasses } from '../waiter';
 
 export type { RunContext, StepContext } from './context';
 
@@ -87,13 +88,15 @@ export async function runStep(c0: StepContext): Promise<void> {
     s.emit({ type: 'action', step: s.step.name, action: `image of ${p.container} from fact ${p.fact}`, object: objectId(p.object), result: `${p.from} → ${p.to}` });
   }
   s.stage = 'preflight';
+  // a step that waits for claims reads the StorageClasses beside its preflight and applies
+  const storageClasses = s.step.waits.some((w) => w.for === 'bound') ? readStorageClasses(s.cluster) : undefined;
   await preflightStage(s);
   s.stage = 'actions';
   await actionsStage(s);
   s.stage = 'apply';
   const applied = await applyStage(s, decisions);
   s.stage = 'wait';
-  const waited = await waitStage(s, applied);
+  const waited = await waitStage(s, applied, storageClasses);
   s.stage = 'finish';
   await finishStage(s, waited);
   await recordDone(s, hash);

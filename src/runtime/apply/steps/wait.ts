@@ -12,6 +12,7 @@ import { refOf } from '../../core/manifests';
 import { followLogsCommand } from '../next-command';
 import { idText, inStartupProbe, WaitingPod } from '../../core/events';
 import { StepWaiter } from '../waiter';
+import type { V1StorageClass } from '@kubernetes/client-node';
 import type { StepRun } from './context';
 
 export interface Waited {
@@ -36,7 +37,7 @@ function startingHint(s: StepRun): (pods: readonly WaitingPod[]) => void {
   };
 }
 
-function waiterFor(s: StepRun, logs: StepLogs, applied: readonly KubernetesObject[]): StepWaiter {
+function waiterFor(s: StepRun, logs: StepLogs, applied: readonly KubernetesObject[], storageClasses?: Promise<V1StorageClass[]>): StepWaiter {
   const step = s.step;
   const hint = startingHint(s);
   const deadline = s.c.deadline;
@@ -53,13 +54,18 @@ function waiterFor(s: StepRun, logs: StepLogs, applied: readonly KubernetesObjec
       hint(pods);
     },
     initial: applied,
+    storageClasses,
   });
 }
 
-/** `applied`: the objects as the apply answered them (when they satisfy every wait already, no watch is opened). */
-export async function waitStage(s: StepRun, applied: readonly KubernetesObject[]): Promise<Waited> {
+/**
+ * `applied`: the objects as the apply answered them (when they satisfy every wait already, no
+ * watch is opened); `storageClasses`: read beside the applies (readStorageClasses), when the
+ * step waits for claims.
+ */
+export async function waitStage(s: StepRun, applied: readonly KubernetesObject[], storageClasses?: Promise<V1StorageClass[]>): Promise<Waited> {
   const logs = new StepLogs(s.cluster, s.c.runDir, s.step.name, s.c.reporter);
-  const waiter = waiterFor(s, logs, applied);
+  const waiter = waiterFor(s, logs, applied, storageClasses);
   const outcome = await waiter.run();
   if (!outcome.ok && outcome.apiSilent) {
     // nothing more can be read (its pods, their logs): said as it is, the run stops
