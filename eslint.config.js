@@ -1,5 +1,6 @@
 // `npm run lint` (and test/lint.test.ts): typescript-eslint's recommended rules, no import
-// cycles, and the layering of docs/architecture (README "Layout"): what may import what.
+// cycles, no function in src/ over 80 lines, and the layering of docs/architecture (README
+// "Layout"): what may import what.
 // import-x/no-cycle skips type-only imports (`import type`, `import { type X }`) by design
 // (eslint-plugin-import-x 4.18.1 lib/rules/no-cycle.js:69-76), so it sees cycles of values
 // only: the promise "no import cycles" with type imports counted is kept by
@@ -60,6 +61,13 @@ module.exports = tseslint.config(
         message: 'no import() of a builtin, a package or a computed name in shipped code: the bundles run as vm.Script, which cannot import(); use a static import or require()',
       }],
     },
+  },
+  {
+    // Issue 34: a function a reader cannot take in at once is split into named functions with one
+    // job each. 80 lines, comments and blank lines counted (nested functions count within their
+    // outer one as well).
+    files: ['src/**/*.ts'],
+    rules: { 'max-lines-per-function': ['error', { max: 80 }] },
   },
   layer('constructs', ['config', 'plans', 'runtime', 'agent', 'cli'], 'constructs take narrow props; src/plans maps the configuration onto them'),
   layer('model', ['config', 'plans', 'constructs', 'runtime', 'agent', 'cli'], 'the data tables depend on nothing but the plan contract'),

@@ -29,6 +29,20 @@ describe('lint', () => {
       .toContain('import-x/no-cycle');
   }, 120_000);
 
+  it('refuses a function in src/ over 80 lines, comments counted; lets one of 80 pass, and any length in test/', () => {
+    const lint = (file: string, text: string) => {
+      const r = spawnSync(process.execPath, [path.join(ROOT, 'node_modules', 'eslint', 'bin', 'eslint.js'), '--stdin', '--stdin-filename', file, '-f', 'json'], {
+        cwd: ROOT, encoding: 'utf8', input: text, timeout: 60_000,
+      });
+      return (JSON.parse(r.stdout)[0]?.messages ?? []).map((m: { ruleId: string }) => m.ruleId);
+    };
+    // `lines` lines in all: the signature, the body (a comment and statements), the closing brace
+    const fn = (lines: number) => ['export function f(): number {', '  // one', ...Array.from({ length: lines - 3 }, (_, i) => `  if (Date.now() === ${i}) return ${i};`), '}', ''].join('\n');
+    expect(lint('src/model/x.ts', fn(81))).toEqual(['max-lines-per-function']);
+    expect(lint('src/model/x.ts', fn(80))).toEqual([]);
+    expect(lint('test/x.test.ts', fn(81))).toEqual([]);
+  }, 120_000);
+
   it('refuses an import() of a builtin, a package or a computed name in shipped code (the bundles run as vm.Script, which cannot import())', () => {
     const lint = (file: string, text: string) => {
       const r = spawnSync(process.execPath, [path.join(ROOT, 'node_modules', 'eslint', 'bin', 'eslint.js'), '--stdin', '--stdin-filename', file, '-f', 'json'], {

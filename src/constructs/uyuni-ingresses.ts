@@ -65,6 +65,124 @@ export const HUB_API_PATH: BackendPath = { path: '/hub/rpc/api', service: 'hub-x
 
 const TRAEFIK = 'traefik.ingress.kubernetes.io/';
 
+/** One Ingress: its annotations for each controller and the user's, its paths, its TLS. */
+interface IngressSpec {
+  readonly logicalId: string;
+  readonly name: string;
+  readonly traefik: Record<string, string>;
+  readonly nginx?: Record<string, string>;
+  readonly user?: Record<string, string>;
+  readonly paths: readonly BackendPath[];
+  readonly tls?: k8s.IngressTls[];
+}
+
+/** What the Ingresses share, derived once from the props. */
+interface Shared {
+  readonly props: UyuniIngressesProps;
+  readonly monitoring: boolean;
+  readonly tls: k8s.IngressTls[];
+  /** A path to the web UI's Service port. */
+  readonly webPath: (path: string) => BackendPath;
+  /** Traefik's reference to the Middleware that strips the exporters' prefixes. */
+  readonly stripPrefixes: string;
+}
+
+function sharedOf(props: UyuniIngressesProps): Shared {
+  const web = props.web ?? { service: 'web', port: 80 };
+  return {
+    props,
+    monitoring: props.monitoring ?? true,
+    tls: [{ hosts: [props.fqdn], secretName: props.tlsSecret ?? TLS_NAMES.serverCert }],
+    webPath: (path: string): BackendPath => ({ path, ...web }),
+    stripPrefixes: TraefikRoutes.middlewareRef(props.namespace, STRIP_PREFIXES_MIDDLEWARE),
+  };
+}
+
+/** The HTTPS Ingresses: the web UI, the exporters (monitoring on), the hub API (hubApi). */
+function httpsIngresses({ props, monitoring, tls, webPath, stripPrefixes }: Shared): IngressSpec[] {
+  const out: IngressSpec[] = [{
+    logicalId: 'Ssl',
+    name: 'uyuni-ingress-ssl',
+    traefik: {
+      [`${TRAEFIK}router.tls`]: 'true',
+      [`${TRAEFIK}router.tls.domains.n.main`]: props.fqdn,
+      [`${TRAEFIK}router.entrypoints`]: 'websecure',
+      // Lowest priority: the more specific exporter routes win over this catch-all.
+      [`${TRAEFIK}router.priority`]: '1',
+      [`${TRAEFIK}router.middlewares`]: stripPrefixes,
+    },
+    user: props.annotations?.ssl,
+    paths: [webPath('/')],
+    tls,
+  }];
+  if (monitoring) {
+    out.push({
+      logicalId: 'Exporters',
+      name: 'exporters-ingress-ssl',
+      traefik: {
+        [`${TRAEFIK}router.tls`]: 'true',
+        [`${TRAEFIK}router.entrypoints`]: 'websecure',
+        [`${TRAEFIK}router.priority`]: '100',
+        [`${TRAEFIK}router.middlewares`]: stripPrefixes,
+      },
+      user: props.annotations?.exporters,
+      paths: EXPORTER_PATHS,
+      tls,
+    });
+  }
+  // The hub API over HTTPS (hubapi-ingress-ssl of the chart): without it /hub/rpc/api on
+  // websecure would reach the web UI's catch-all.
+  if (props.hubApi) {
+    out.push({
+      logicalId: 'HubApi',
+      name: 'hubapi-ingress-ssl',
+      traefik: {
+        [`${TRAEFIK}router.tls`]: 'true',
+        [`${TRAEFIK}router.entrypoints`]: 'websecure',
+        [`${TRAEFIK}router.priority`]: '100',
+      },
+      user: props.annotations?.hub,
+      paths: [HUB_API_PATH],
+      tls,
+    });
+  }
+  return out;
+}
+
+/** The plain HTTP Ingresses: Traefik's redirect to HTTPS, and the paths served over HTTP. */
+function httpIngresses({ props, monitoring, webPath, stripPrefixes }: Shared): IngressSpec[] {
+  const out: IngressSpec[] = [];
+  // ingress-nginx redirects HTTP to HTTPS by itself when an Ingress has TLS; Traefik needs a router for it.
+  if (props.flavour === 'traefik') {
+    out.push({
+      logicalId: 'SslRedirect',
+      name: 'uyuni-ingress-ssl-redirect',
+      traefik: {
+        [`${TRAEFIK}router.entrypoints`]: 'web',
+        [`${TRAEFIK}router.priority`]: '1',
+        [`${TRAEFIK}router.middlewares`]: TraefikRoutes.middlewareRef(props.namespace, HTTPS_REDIRECT_MIDDLEWARE),
+      },
+      user: props.annotations?.sslRedirect,
+      paths: [webPath('/'), ...(props.hubApi ? [HUB_API_PATH] : [])],
+    });
+  }
+  out.push({
+    logicalId: 'NoSsl',
+    name: 'uyuni-ingress-nossl',
+    traefik: {
+      [`${TRAEFIK}router.tls`]: 'false',
+      [`${TRAEFIK}router.entrypoints`]: 'web',
+      // Above the redirect router, so these paths are served over HTTP instead of redirected.
+      [`${TRAEFIK}router.priority`]: '100',
+      [`${TRAEFIK}router.middlewares`]: stripPrefixes,
+    },
+    nginx: { 'nginx.ingress.kubernetes.io/ssl-redirect': 'false' },
+    user: props.annotations?.nossl,
+    paths: [...NOSSL_PATHS.map(webPath), ...(monitoring ? EXPORTER_PATHS : [])],
+  });
+  return out;
+}
+
 /**
  * The Ingresses of the Uyuni server: `uyuni-ingress-ssl` (HTTPS for the FQDN),
  * `exporters-ingress-ssl` (monitoring), `uyuni-ingress-nossl` (the paths served over plain HTTP)
@@ -74,113 +192,34 @@ const TRAEFIK = 'traefik.ingress.kubernetes.io/';
 export class UyuniIngresses extends Construct {
   constructor(scope: Construct, id: string, props: UyuniIngressesProps) {
     super(scope, id);
-    const isTraefik = props.flavour === 'traefik';
-    const monitoring = props.monitoring ?? true;
-    const tls: k8s.IngressTls[] = [{ hosts: [props.fqdn], secretName: props.tlsSecret ?? TLS_NAMES.serverCert }];
-    const web = props.web ?? { service: 'web', port: 80 };
-    const webPath = (path: string): BackendPath => ({ path, ...web });
-    const exporters = monitoring ? EXPORTER_PATHS : [];
-    const stripPrefixes = TraefikRoutes.middlewareRef(props.namespace, STRIP_PREFIXES_MIDDLEWARE);
+    const shared = sharedOf(props);
+    for (const spec of [...httpsIngresses(shared), ...httpIngresses(shared)]) this.ingress(props, spec);
+  }
 
-    const ingress = (logicalId: string, name: string, opts: {
-      traefik: Record<string, string>;
-      nginx?: Record<string, string>;
-      user?: Record<string, string>;
-      paths: readonly BackendPath[];
-      tls?: k8s.IngressTls[];
-    }) => {
-      const annotations = { ...(isTraefik ? opts.traefik : opts.nginx), ...opts.user };
-      new k8s.KubeIngress(this, logicalId, {
-        metadata: {
-          name,
-          namespace: props.namespace,
-          labels: props.labels,
-          annotations: Object.keys(annotations).length > 0 ? annotations : undefined,
-        },
-        spec: {
-          ingressClassName: props.className ?? props.flavour,
-          tls: opts.tls,
-          rules: [{
-            host: props.fqdn,
-            http: {
-              paths: opts.paths.map((p) => ({
-                path: p.path,
-                pathType: 'Prefix',
-                backend: { service: { name: p.service, port: { number: p.port } } },
-              })),
-            },
-          }],
-        },
-      });
-    };
-
-    ingress('Ssl', 'uyuni-ingress-ssl', {
-      traefik: {
-        [`${TRAEFIK}router.tls`]: 'true',
-        [`${TRAEFIK}router.tls.domains.n.main`]: props.fqdn,
-        [`${TRAEFIK}router.entrypoints`]: 'websecure',
-        // Lowest priority: the more specific exporter routes win over this catch-all.
-        [`${TRAEFIK}router.priority`]: '1',
-        [`${TRAEFIK}router.middlewares`]: stripPrefixes,
+  /** One KubeIngress: the flavour's annotations under the user's, every path a Prefix on the FQDN. */
+  private ingress(props: UyuniIngressesProps, spec: IngressSpec): void {
+    const annotations = { ...(props.flavour === 'traefik' ? spec.traefik : spec.nginx), ...spec.user };
+    new k8s.KubeIngress(this, spec.logicalId, {
+      metadata: {
+        name: spec.name,
+        namespace: props.namespace,
+        labels: props.labels,
+        annotations: Object.keys(annotations).length > 0 ? annotations : undefined,
       },
-      user: props.annotations?.ssl,
-      paths: [webPath('/')],
-      tls,
-    });
-
-    if (monitoring) {
-      ingress('Exporters', 'exporters-ingress-ssl', {
-        traefik: {
-          [`${TRAEFIK}router.tls`]: 'true',
-          [`${TRAEFIK}router.entrypoints`]: 'websecure',
-          [`${TRAEFIK}router.priority`]: '100',
-          [`${TRAEFIK}router.middlewares`]: stripPrefixes,
-        },
-        user: props.annotations?.exporters,
-        paths: EXPORTER_PATHS,
-        tls,
-      });
-    }
-
-    // The hub API over HTTPS (hubapi-ingress-ssl of the chart): without it /hub/rpc/api on
-    // websecure would reach the web UI's catch-all.
-    if (props.hubApi) {
-      ingress('HubApi', 'hubapi-ingress-ssl', {
-        traefik: {
-          [`${TRAEFIK}router.tls`]: 'true',
-          [`${TRAEFIK}router.entrypoints`]: 'websecure',
-          [`${TRAEFIK}router.priority`]: '100',
-        },
-        user: props.annotations?.hub,
-        paths: [HUB_API_PATH],
-        tls,
-      });
-    }
-
-    // ingress-nginx redirects HTTP to HTTPS by itself when an Ingress has TLS; Traefik needs a router for it.
-    if (isTraefik) {
-      ingress('SslRedirect', 'uyuni-ingress-ssl-redirect', {
-        traefik: {
-          [`${TRAEFIK}router.entrypoints`]: 'web',
-          [`${TRAEFIK}router.priority`]: '1',
-          [`${TRAEFIK}router.middlewares`]: TraefikRoutes.middlewareRef(props.namespace, HTTPS_REDIRECT_MIDDLEWARE),
-        },
-        user: props.annotations?.sslRedirect,
-        paths: [webPath('/'), ...(props.hubApi ? [HUB_API_PATH] : [])],
-      });
-    }
-
-    ingress('NoSsl', 'uyuni-ingress-nossl', {
-      traefik: {
-        [`${TRAEFIK}router.tls`]: 'false',
-        [`${TRAEFIK}router.entrypoints`]: 'web',
-        // Above the redirect router, so these paths are served over HTTP instead of redirected.
-        [`${TRAEFIK}router.priority`]: '100',
-        [`${TRAEFIK}router.middlewares`]: stripPrefixes,
+      spec: {
+        ingressClassName: props.className ?? props.flavour,
+        tls: spec.tls,
+        rules: [{
+          host: props.fqdn,
+          http: {
+            paths: spec.paths.map((p) => ({
+              path: p.path,
+              pathType: 'Prefix',
+              backend: { service: { name: p.service, port: { number: p.port } } },
+            })),
+          },
+        }],
       },
-      nginx: { 'nginx.ingress.kubernetes.io/ssl-redirect': 'false' },
-      user: props.annotations?.nossl,
-      paths: [...NOSSL_PATHS.map(webPath), ...exporters],
     });
   }
 }

@@ -1,4 +1,4 @@
-import type { UyuniConfig } from '../config/schema';
+import type { BackupConfig, UyuniConfig } from '../config/schema';
 import { ScriptJob } from '../constructs/script-job';
 import { stepAccount } from '../constructs/step-account';
 import { LABELS, MANAGED_BY, Gate, ObjectRef } from '../plan/types';
@@ -63,28 +63,27 @@ export function restoreGates(config: UyuniConfig): Gate[] {
   ];
 }
 
-export function restorePlan(config: UyuniConfig): PlanApp {
-  const b = config.backup;
-  if (!b) throw new Error('the restore plan needs a backup section');
-  const r = config.restore ?? { from: 'latest', force: false, allowNewerImages: false, allowConfigChanges: false, allowMissingRecord: false };
-  const allowed = [
+/** What every step of the restore reads: the configuration, its backup and restore sections, the backup claim read-only. */
+interface Restoring {
+  readonly config: UyuniConfig;
+  readonly ns: string;
+  readonly b: BackupConfig;
+  readonly r: NonNullable<UyuniConfig['restore']>;
+  readonly backupRo: ReturnType<typeof backupClaimVolume>;
+}
+
+/** The restore.allow* and force flags set, as the plan's description names them. */
+function allowedText(r: Restoring['r']): string[] {
+  return [
     r.force ? 'force: claims with data are replaced' : '',
     r.allowNewerImages ? 'allowNewerImages: images other than the recorded ones' : '',
     r.allowConfigChanges ? 'allowConfigChanges: a configuration other than the recorded one' : '',
     r.allowMissingRecord ? 'allowMissingRecord: a backup without its record' : '',
   ].filter(Boolean);
-  const ns = config.namespace;
-  const plan = serverPlan(config, 'restore',
-    `Restore Uyuni ${config.fqdn} in namespace ${ns} from backup ${r.from} on claim ${b.claim}${allowed.length ? ` (${allowed.join('; ')})` : ''}`);
-  addNamespaceStep(plan, config);
-  const jobs = [BACKUP_JOBS.restoreCheck, BACKUP_JOBS.restoreInspectDb, BACKUP_JOBS.restoreTarget, BACKUP_JOBS.restore];
-  addPrepareStep(plan, ns, 'uyuni-restore', jobs, {
-    claim: b.claim, from: r.from, force: String(r.force),
-    allowNewerImages: String(r.allowNewerImages), allowConfigChanges: String(r.allowConfigChanges), allowMissingRecord: String(r.allowMissingRecord),
-  }, 'uyuni');
-  addVolumesStep(plan, config);
+}
 
-  const backupRo = backupClaimVolume(b, true);
+/** restore-check (the backup: complete, checksums, its record against this configuration) and restore-inspect-db (the new images' PostgreSQL): facts only, nothing stopped. */
+function addCheckSteps(plan: PlanApp, { config, ns, b, r, backupRo }: Restoring): void {
   plan.addStep('restore-check', {
     description: `check backup ${r.from} on ${b.claim}: complete, every checksum, its record of the images and configuration it was taken with against these (Job ${BACKUP_JOBS.restoreCheck})`,
     timeoutSeconds: b.timeoutSeconds,
@@ -114,7 +113,10 @@ export function restorePlan(config: UyuniConfig): PlanApp {
   }, (chart) => {
     inspectDbJob(chart, 'RestoreInspectDb', config, BACKUP_JOBS.restoreInspectDb);
   });
+}
 
+/** The gates on the backup, then the server and its database stopped; the restore Job's account made with them. */
+function addRestoreStopSteps(plan: PlanApp, { config, ns }: Restoring): void {
   addStopSteps(plan, config, {
     why: 'and then its database',
     gates: restoreGates(config),
@@ -127,7 +129,10 @@ export function restorePlan(config: UyuniConfig): PlanApp {
       LIST_PODS,
     ]),
   });
+}
 
+/** restore-target: the claims empty (or restore.force) and room enough for the backup. */
+function addTargetStep(plan: PlanApp, { config, ns, r, backupRo }: Restoring): void {
   const claimsRo = claimsAt(true);
   plan.addStep('restore-target', {
     description: `check the claims: empty${r.force ? ' or replaced (restore.force)' : ''}, room for the backup (Job ${BACKUP_JOBS.restoreTarget})`,
@@ -148,7 +153,10 @@ export function restorePlan(config: UyuniConfig): PlanApp {
       volumeMounts: [...claimsRo.mounts, backupRo.mount],
     });
   });
+}
 
+/** restore: every claim, the database and the Secrets written back (gated on empty claims unless restore.force). */
+function addRestoreStep(plan: PlanApp, { config, b, r, backupRo }: Restoring): void {
   const claims = claimsAt(false);
   plan.addStep('restore', {
     description: `write every claim, the database and the Secrets from backup ${r.from} (Job ${BACKUP_JOBS.restore})`,
@@ -176,7 +184,28 @@ export function restorePlan(config: UyuniConfig): PlanApp {
       volumeMounts: [...claims.mounts, backupRo.mount],
     });
   });
+}
 
+export function restorePlan(config: UyuniConfig): PlanApp {
+  const b = config.backup;
+  if (!b) throw new Error('the restore plan needs a backup section');
+  const r = config.restore ?? { from: 'latest', force: false, allowNewerImages: false, allowConfigChanges: false, allowMissingRecord: false };
+  const allowed = allowedText(r);
+  const ns = config.namespace;
+  const plan = serverPlan(config, 'restore',
+    `Restore Uyuni ${config.fqdn} in namespace ${ns} from backup ${r.from} on claim ${b.claim}${allowed.length ? ` (${allowed.join('; ')})` : ''}`);
+  addNamespaceStep(plan, config);
+  const jobs = [BACKUP_JOBS.restoreCheck, BACKUP_JOBS.restoreInspectDb, BACKUP_JOBS.restoreTarget, BACKUP_JOBS.restore];
+  addPrepareStep(plan, ns, 'uyuni-restore', jobs, {
+    claim: b.claim, from: r.from, force: String(r.force),
+    allowNewerImages: String(r.allowNewerImages), allowConfigChanges: String(r.allowConfigChanges), allowMissingRecord: String(r.allowMissingRecord),
+  }, 'uyuni');
+  addVolumesStep(plan, config);
+  const restoring: Restoring = { config, ns, b, r, backupRo: backupClaimVolume(b, true) };
+  addCheckSteps(plan, restoring);
+  addRestoreStopSteps(plan, restoring);
+  addTargetStep(plan, restoring);
+  addRestoreStep(plan, restoring);
   addDeploySteps(plan, config);
   // The server runs what the backup was taken with: each configured image is replaced by the one
   // restore-check decided (the recorded digest; the configured image only with

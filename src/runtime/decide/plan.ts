@@ -230,36 +230,38 @@ async function plannedAction(w: Walk, a: Step['actions'][number]): Promise<Plann
   return e.effect === 'delete' ? { ...e, why: `made by step ${by ?? 'an earlier step'} of this run` } : e;
 }
 
-async function planStep(w: Walk, step: Step, objects: readonly Manifest[]): Promise<PlannedStep> {
-  const stop = (reason: string) => { w.stopsAt ??= { step: step.name, reason }; };
-  const once = oneShotOf(w, step, objects);
-  if (once.action === 'refuse') {
-    if (once.record && once.change) w.refusedDataSteps.push({ step: step.name, change: once.change, record: once.record });
-    // a damaged record refuses every data step with the same words: said once
-    else if (!w.refusals.includes(once.why)) w.refusals.push(once.why);
-    stop(once.why);
+/** The first thing that stops the run (a refusal, a failed Job, an unmet requirement): kept, later ones are not. */
+function stopAt(w: Walk, step: Step, reason: string): void {
+  w.stopsAt ??= { step: step.name, reason };
+}
+
+/** A data step its flow's record refuses: the change of a finished flow said once for all, a damaged record's words once. */
+function refuseOneShot(w: Walk, step: Step, once: Extract<OneShotDecision, { action: 'refuse' }>): void {
+  if (once.record && once.change) w.refusedDataSteps.push({ step: step.name, change: once.change, record: once.record });
+  // a damaged record refuses every data step with the same words: said once
+  else if (!w.refusals.includes(once.why)) w.refusals.push(once.why);
+  stopAt(w, step, once.why);
+}
+
+/** As `run`: the facts Job's pods' facts, else the record's; lost only when the step would not print them again. */
+async function gatherFacts(w: Walk, step: Step, once: OneShotDecision, skipped: boolean): Promise<void> {
+  if (!step.factsFrom) return;
+  const job = await w.cluster.get<V1Job>(step.factsFrom).catch(() => undefined);
+  const complete = job && jobPhase(job) === 'complete' ? job : undefined;
+  if (complete || once.action === 'done') {
+    const flowRun = once.action === 'done' ? w.records.flows[step.oneShot!]?.steps[step.name]?.run ?? 'unknown' : 'unknown';
+    const found = await factsOfStep(w.cluster, step.name, step.factsFrom.name, complete, [
+      recordedJobFacts(w.records, step.factsFrom.name, complete?.metadata?.uid),
+      once.action === 'done' && once.facts ? { facts: once.facts, run: flowRun } : undefined,
+    ]);
+    if ('facts' in found) Object.assign(w.facts, found.facts);
+    else if (skipped) w.lost.set(step.name, found.lost);
   }
-  const oneShotSkip = once.action === 'done' || once.action === 'refuse' ? once.why : undefined;
-  const rerun = once.action === 'rerun' ? [...w.rerun, step.name] : w.rerun;
-  const { decisions, skipped } = oneShotSkip
-    ? { decisions: new Map<string, JobState>(), skipped: true }
-    : await decideJobs({ cluster: w.cluster, step, jobs: jobsOf(objects), rerun, finished: w.finished });
-  if (step.factsFrom) {
-    // As `run`: its pods' facts, else the record's; lost only when the step would not print them again.
-    const job = await w.cluster.get<V1Job>(step.factsFrom).catch(() => undefined);
-    const complete = job && jobPhase(job) === 'complete' ? job : undefined;
-    if (complete || once.action === 'done') {
-      const flowRun = once.action === 'done' ? w.records.flows[step.oneShot!]?.steps[step.name]?.run ?? 'unknown' : 'unknown';
-      const found = await factsOfStep(w.cluster, step.name, step.factsFrom.name, complete, [
-        recordedJobFacts(w.records, step.factsFrom.name, complete?.metadata?.uid),
-        once.action === 'done' && once.facts ? { facts: once.facts, run: flowRun } : undefined,
-      ]);
-      if ('facts' in found) Object.assign(w.facts, found.facts);
-      else if (skipped) w.lost.set(step.name, found.lost);
-    }
-    if (!skipped) w.pending.add(step.name);
-  }
-  const skipWhy = oneShotSkip ?? (skipped ? `its Job${decisions.size > 1 ? 's' : ''} ${[...decisions.keys()].join(', ')} already Complete with the same spec` : undefined);
+  if (!skipped) w.pending.add(step.name);
+}
+
+/** Each object of the step: a Job as the resume check decided it, every object of a skipped step skipped, the rest compared. */
+async function plannedObjects(w: Walk, step: Step, objects: readonly Manifest[], decisions: ReadonlyMap<string, JobState>, skipWhy: string | undefined): Promise<PlannedObject[]> {
   const planned: PlannedObject[] = [];
   for (const [index, obj] of objects.entries()) {
     const state = obj.kind === 'Job' ? decisions.get(obj.metadata.name) : undefined;
@@ -285,21 +287,28 @@ async function planStep(w: Walk, step: Step, objects: readonly Manifest[]): Prom
     // (a claim's data is not re-created; a 422 for any other reason would fail the run there)
     if (objects[i].kind !== 'Job' && o.action === 'blocked-immutable') w.refusals.push(`${o.object}: ${o.detail}`);
   }
-  // As `run`: the resume check first, then the gates, the requirements, the actions, the objects.
-  const refused = planned.find((o) => REFUSING.has(o.action) && o.object.startsWith('Job/'));
-  if (refused) stop(`${refused.object}: ${refused.detail ?? refused.action}`);
+  return planned;
+}
+
+/** The step's gates as `plan` shows them; one that refuses stops the run and, unless facts still to come may change it, is unmet. */
+function plannedGates(w: Walk, step: Step, skipWhy: string | undefined): string[] {
   const gates: Array<{ line: string; refuses?: string; rerun?: readonly string[] }> = skipWhy
     ? step.gates.map((g) => ({ line: `${g.message} (not evaluated: the step is skipped)` }))
     : step.gates.map((g) => gateLine(g, w.facts, w.lost, w.pending));
   for (const g of gates) {
     if (!g.refuses) continue;
-    stop(g.refuses);
+    stopAt(w, step, g.refuses);
     // facts an earlier step of this run gathers again may change the answer: decided at run time then
     if (w.pending.size > 0) continue;
     // lost facts undecide every gate that needs them: said once, with the steps that print them again
     if (!g.rerun) w.unmet.push({ step: step.name, reason: g.refuses });
     else if (!w.unmet.some((u) => u.rerun)) w.unmet.push({ step: step.name, reason: `its gates cannot be decided: ${lostFactsText(w.lost)}`, rerun: g.rerun });
   }
+  return gates.map((g) => g.line);
+}
+
+/** The step's requirements as the preflight would find them; a missing one stops the run and is unmet (once, naming every step that needs it). */
+async function plannedRequirements(w: Walk, step: Step, skipWhy: string | undefined): Promise<PlannedRequirement[]> {
   const requires: PlannedRequirement[] = [];
   for (const r of step.requires) {
     const { fix, ...p } = skipWhy
@@ -307,7 +316,7 @@ async function planStep(w: Walk, step: Step, objects: readonly Manifest[]): Prom
       : await plannedRequirement(w, r);
     if (p.action === 'generate') w.generated.set(p.object, step.name);
     if (p.action === 'missing') {
-      stop(`${p.object} ${p.detail}`);
+      stopAt(w, step, `${p.object} ${p.detail}`);
       // one object several steps need: listed once, naming them all
       const i = w.unmet.findIndex((u) => u.object === p.object);
       if (i < 0) w.unmet.push({ step: step.name, object: p.object, id: objectId(r), reason: p.detail ?? 'is missing', ...(fix ? { fix } : {}) });
@@ -315,19 +324,52 @@ async function planStep(w: Walk, step: Step, objects: readonly Manifest[]): Prom
     }
     requires.push({ ...p, id: objectId(r), ...p.action === 'generate' && w.claimsWithData.length > 0 ? { besideData: true } : {} });
   }
+  return requires;
+}
+
+async function plannedActions(w: Walk, step: Step, skipWhy: string | undefined): Promise<PlannedAction[]> {
   const actions: PlannedAction[] = [];
   for (const a of step.actions) {
     actions.push({ ...skipWhy ? { ...actionEffect(a, undefined), effect: 'none' as const, why: 'the step is skipped' } : await plannedAction(w, a), id: objectId(a.object) });
   }
+  return actions;
+}
+
+/** The images facts decide: known when the step printing them ran; else at run time. */
+function imageLines(w: Walk, step: Step, objects: readonly Manifest[]): string[] {
+  return imagesFromFacts(step, objects, w.facts).pins.map((x) => `${x.container} of ${refString(x.object)}: ${x.from} → `
+    + (x.to ?? `the value of fact ${x.fact}${w.pending.size ? ', decided at run time' : ' (not printed: run refuses the step)'}`));
+}
+
+/**
+ * One step as `run` would meet it, in its order: the one-shot decision and the resume check
+ * first, then the facts, the objects, the gates, the requirements and the actions. What it
+ * finds (a refusal, what is applied, generated or unmet) goes into the walk for the steps after.
+ */
+async function planStep(w: Walk, step: Step, objects: readonly Manifest[]): Promise<PlannedStep> {
+  const once = oneShotOf(w, step, objects);
+  if (once.action === 'refuse') refuseOneShot(w, step, once);
+  const oneShotSkip = once.action === 'done' || once.action === 'refuse' ? once.why : undefined;
+  const rerun = once.action === 'rerun' ? [...w.rerun, step.name] : w.rerun;
+  const { decisions, skipped } = oneShotSkip
+    ? { decisions: new Map<string, JobState>(), skipped: true }
+    : await decideJobs({ cluster: w.cluster, step, jobs: jobsOf(objects), rerun, finished: w.finished });
+  await gatherFacts(w, step, once, skipped);
+  const skipWhy = oneShotSkip ?? (skipped ? `its Job${decisions.size > 1 ? 's' : ''} ${[...decisions.keys()].join(', ')} already Complete with the same spec` : undefined);
+  const planned = await plannedObjects(w, step, objects, decisions, skipWhy);
+  // As `run`: the resume check first, then the gates, the requirements, the actions, the objects.
+  const refused = planned.find((o) => REFUSING.has(o.action) && o.object.startsWith('Job/'));
+  if (refused) stopAt(w, step, `${refused.object}: ${refused.detail ?? refused.action}`);
+  const gates = plannedGates(w, step, skipWhy);
+  const requires = await plannedRequirements(w, step, skipWhy);
+  const actions = await plannedActions(w, step, skipWhy);
   const other = planned.find((o) => REFUSING.has(o.action));
-  if (other) stop(`${other.object}: ${other.detail ?? other.action}`);
+  if (other) stopAt(w, step, `${other.object}: ${other.detail ?? other.action}`);
   if (!skipWhy) {
     w.applied.push(...objects.filter((o) => o.kind !== 'Job'));
     w.ran.add(step.name);
   }
-  // The images facts decide: known when the step printing them ran; else at run time.
-  const images = imagesFromFacts(step, objects, w.facts).pins.map((x) => `${x.container} of ${refString(x.object)}: ${x.from} → `
-    + (x.to ?? `the value of fact ${x.fact}${w.pending.size ? ', decided at run time' : ' (not printed: run refuses the step)'}`));
+  const images = imageLines(w, step, objects);
   return {
     name: step.name,
     description: step.description,
@@ -339,7 +381,7 @@ async function planStep(w: Walk, step: Step, objects: readonly Manifest[]): Prom
     ...(once.action === 'rerun' ? { rerunDataStep: once.why } : {}),
     objects: planned.map((p, i) => ({ ...p, id: objectId(refOf(objects[i])) })),
     waits: step.waits.map((x) => `${refString(x.object)} ${x.for}`),
-    gates: gates.map((g) => g.line),
+    gates,
     requires,
     actions,
   };

@@ -1,6 +1,6 @@
 /**
- * The text view of a plan verdict (decide/plan-result.ts): what `plan` prints on a terminal or to
- * a file, and what `run` shows before it asks. Reads the verdict only; computes nothing.
+ * The text of a plan verdict (decide/plan-result.ts): what `plan`'s text view (plan-view.ts)
+ * prints on a terminal or to a file. Reads the verdict only; computes nothing.
  */
 import type { Plan } from '../../plan/types';
 import { formatDuration } from '../../plan/duration';

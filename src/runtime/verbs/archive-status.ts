@@ -8,30 +8,10 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { WAL_ARCHIVE, type Plan } from '../../plan/types';
 import type { Cluster } from '../../kube/cluster';
 import type { StepView } from '../core/plan-dir';
+import type { ArchiveStatus } from '../core/status-result';
 
 /** The db pods (Deployment db). */
 const DB_PODS = 'app.kubernetes.io/part-of=uyuni,app.kubernetes.io/component=db';
-
-export interface ArchiveStatus {
-  /** The db pod read, when one runs the container. */
-  readonly pod?: string;
-  /** When the container last looked (UTC, ISO 8601). */
-  readonly checked?: string;
-  /** pg_stat_archiver.last_archived_wal: the newest archived segment. */
-  readonly lastArchivedWal?: string;
-  /** pg_stat_archiver.last_archived_time (UTC, ISO 8601). */
-  readonly lastArchivedTime?: string;
-  /** Seconds from lastArchivedTime to this reading. */
-  readonly ageSeconds?: number;
-  /** pg_stat_archiver.failed_count: archive_command's failures since the statistics were reset. */
-  readonly failedCount?: number;
-  readonly lastFailedWal?: string;
-  /** The archive claim's file system (df). */
-  readonly usedBytes?: number;
-  readonly sizeBytes?: number;
-  /** Why there is no reading (no db pod, its container not started, the database not answering). */
-  readonly error?: string;
-}
 
 /** Archiving is configured in this plan when it makes the archive claim. */
 export function plansArchiving(plan: Plan, viewOf: (step: string) => StepView): boolean {
@@ -78,28 +58,4 @@ export async function readArchiveStatus(cluster: Cluster, plan: Plan, viewOf: (s
   const line = log.trim().split('\n').pop() ?? '';
   const parsed = parseArchiveLine(line, now());
   return parsed ? { pod: name, ...parsed } : { pod: name, error: `container ${WAL_ARCHIVE.statusContainer} has reported nothing yet` };
-}
-
-const size = (b: number) => (b >= 1024 ** 3 ? `${(b / 1024 ** 3).toFixed(1)} GiB` : `${(b / 1024 ** 2).toFixed(1)} MiB`);
-
-function age(s: number): string {
-  if (s < 120) return `${s} s`;
-  if (s < 7200) return `${Math.round(s / 60)} min`;
-  return s < 172800 ? `${Math.round(s / 3600)} h` : `${Math.round(s / 86400)} days`;
-}
-
-/** The text under the step table. */
-export function renderArchiveStatus(a: ArchiveStatus): string[] {
-  const lines = [`archiving (${WAL_ARCHIVE.claim}${a.pod ? `, pod ${a.pod}` : ''}${a.checked ? `, checked ${a.checked}` : ''})`];
-  if (a.error) lines.push(`  not known: ${a.error}`);
-  if (!a.error || a.lastArchivedWal) {
-    lines.push(a.lastArchivedWal
-      ? `  newest archived WAL  ${a.lastArchivedWal} at ${a.lastArchivedTime ?? '?'}${a.ageSeconds !== undefined ? ` (${age(a.ageSeconds)} ago)` : ''}`
-      : '  newest archived WAL  none yet');
-  }
-  if (a.failedCount !== undefined) lines.push(`  failed attempts      ${a.failedCount}${a.lastFailedWal ? ` (last: ${a.lastFailedWal})` : ''}`);
-  if (a.usedBytes !== undefined && a.sizeBytes !== undefined) {
-    lines.push(`  archive claim        ${size(a.usedBytes)} used of ${size(a.sizeBytes)} (${a.sizeBytes ? Math.round((100 * a.usedBytes) / a.sizeBytes) : 0}%)`);
-  }
-  return lines;
 }

@@ -9,23 +9,23 @@ import * as path from 'path';
 import { EXIT } from '../../plan/exit-codes';
 import { RUN_DEFAULTS } from '../../plan/run-defaults';
 import { Cluster } from '../../kube/cluster';
-import { destroyPlan, destroySummary, renderDestroy, waitGone } from './destroy';
+import { destroyPlan, waitGone } from './destroy';
 import { BadInput } from '../../kube/api-errors';
 import { forceUnlock, releaseHeldLocks, RunLock } from '../safety/lock';
-import { renderTakeovers } from '../safety/ownership';
 import { DecisionFlags, decisionFlagsOf, givenFlags } from '../decide/plan-result';
 import { openPlanDir, PlanDir } from '../core/plan-dir';
 import { hasChanges, planSteps } from '../decide/plan';
 import { Reporter } from '../report/reporter';
+import { planView } from '../report/plan-view';
+import { destroyView } from '../report/destroy-view';
 import { interruptRun, RunOptions, RunState, runPlan, timestamp } from '../apply/run';
 import { isSavedPlan, planDigest, readSavedPlan, writeSavedPlan } from '../decide/saved-plan';
 import { repairRecords } from './repair';
 import { targetOf } from '../core/target';
-import { CommonOptions, connect, debugging, guarded, Io, machine, outputMode, paletteOf } from './verb';
+import { CommonOptions, connect, debugging, guarded, Io, outputMode, paletteOf, viewOptions } from './verb';
 
 export type { CommonOptions, Io };
 export { statusCommand } from './status-command';
-import { renderPlan } from '../report/plan-text';
 
 /** `run`'s options; the decision flags (`--rerun`, `--no-prune`, `--purge-volumes`, `--adopt`, `--allow-…`) are one value (plan-result.ts). */
 export interface RunCommandOptions extends CommonOptions, DecisionFlags {
@@ -127,7 +127,7 @@ export async function planCommand(planDir: string, o: PlanCommandOptions, io: Io
   // 2 is both "bad input" and, under --detailed-exitcode, "changes": which one is known here only.
   let changes = false;
   const code = await guarded(io, async () => {
-    const mode = outputMode(o, io);
+    const view = planView(viewOptions(o, io));
     const { dir, plan, cluster, objectsOf } = await openPlan(planDir, o, io);
     for (const s of o.rerun ?? []) {
       if (!plan.steps.some((x) => x.name === s)) throw new BadInput(`--rerun ${s}: no such step (steps: ${plan.steps.map((x) => x.name).join(', ')})`);
@@ -136,14 +136,10 @@ export async function planCommand(planDir: string, o: PlanCommandOptions, io: Io
     // the one verdict: the steps, and what run refuses or takes over before its first write
     const r = await planSteps(cluster, plan, objectsOf, { flags });
     const refused = r.lostCredentials.length > 0 || r.locked !== undefined || r.takeovers.some((t) => t.action === 'refuse');
-    const safety = [...renderTakeovers(r.takeovers), ...r.lostCredentials.map((l) => `Refused: ${l.message}`), ...r.locked ? [`Refused: ${r.locked}`] : []];
-    const target = targetOf(cluster);
-    io.out(mode === 'json'
-      ? machine(o, { plan: plan.name, namespace: plan.namespace, cluster: target, ...r })
-      : [...safety, renderPlan(plan, r, { verbose: o.verbose, palette: paletteOf(o, io), target })].join('\n') + '\n');
+    view.verdict(plan, r, targetOf(cluster));
     if (o.out) {
       writeSavedPlan(o.out, { planDir: dir, digest: planDigest(dir, plan), server: cluster.server, options: o.namespace ? { namespace: o.namespace } : {}, flags, result: r });
-      if (mode !== 'json') io.out(`\nSaved the plan to ${o.out}: \`uyuni-cdk run ${o.out}\` applies exactly this, with its flags${givenFlags(flags).length ? ` (${givenFlags(flags).join(', ')})` : ' (none)'}, and refuses if the cluster or ${dir} changed since.\n`);
+      view.saved(o.out, dir, flags);
     }
     if (!o.detailedExitcode) return EXIT.ok;
     if (r.stopsAt || refused) return EXIT.stepFailed;
@@ -215,7 +211,7 @@ export interface DestroyCommandOptions extends CommonOptions {
 
 export function destroyCommand(planDir: string, o: DestroyCommandOptions, io: Io): Promise<number> {
   return guarded(io, async () => {
-    const mode = outputMode(o, io);
+    const view = destroyView(viewOptions(o, io));
     const { plan, cluster, objectsOf } = await openPlan(planDir, o, io);
     const opts = { yes: Boolean(o.yes), purgeVolumes: Boolean(o.purgeVolumes) };
     // deleting takes the namespace's lock, as run does (a dry run reads only)
@@ -229,21 +225,17 @@ export function destroyCommand(planDir: string, o: DestroyCommandOptions, io: Io
       // released before the wait: the Lease is in the namespace that goes (a run meanwhile refuses a terminating namespace)
       await lock?.release();
     }
-    const target = targetOf(cluster);
+    const result = { plan, target: targetOf(cluster), mode: opts, items };
     const wait = opts.yes && o.wait !== false;
-    const shown = items.map(({ ref: _r, uid: _u, ...i }) => i);
-    if (mode !== 'json') io.out(renderDestroy(plan, items, opts, target) + '\n');
-    let waited: { gone: boolean; seconds?: number; still?: string } | undefined;
+    view.listed(result);
+    let waited: { seconds: number } | undefined;
     try {
-      if (wait) waited = { gone: true, seconds: await waitGone(cluster, items, { timeoutSeconds: o.timeout, progress: (l) => io.err(`destroy: ${l}\n`) }) };
+      if (wait) waited = { seconds: await waitGone(cluster, items, { timeoutSeconds: o.timeout, progress: (l) => io.err(`destroy: ${l}\n`) }) };
     } catch (e) {
-      if (mode === 'json') io.out(machine(o, { plan: plan.name, namespace: plan.namespace, cluster: target, dryRun: !opts.yes, items: shown, waited: { gone: false, message: (e as Error).message } }));
+      view.waitFailed(result, (e as Error).message);
       throw e;
     }
-    const summary = destroySummary(items, { ...opts, waited: wait });
-    io.out(mode === 'json'
-      ? machine(o, { plan: plan.name, namespace: plan.namespace, cluster: target, dryRun: !opts.yes, items: shown, ...(waited ? { waited } : {}), summary })
-      : `${summary}\n`);
+    view.finished(result, waited);
     return EXIT.ok;
   });
 }

@@ -20,31 +20,15 @@ import { HISTORY_CONFIGMAP } from '../safety/history';
 import { Manifest, refOf, sameRef, selectorString } from '../core/manifests';
 import { ADOPTED_FROM, othersIn } from '../safety/ownership';
 import { selectorString as podSelector } from '../readiness';
-import { Target, targetText } from '../core/target';
+import type { DestroyItem, DestroyMode } from '../core/destroy-result';
 
-export interface DestroyOptions {
-  readonly yes: boolean;
-  readonly purgeVolumes: boolean;
+export interface DestroyOptions extends DestroyMode {
   /** Seconds to wait for the server's pods before the database is deleted. @default RUN_DEFAULTS.destroyTimeoutSeconds */
   readonly timeoutSeconds?: number;
   /** A progress line while waiting for the server's pods. @default none */
   readonly progress?: (line: string) => void;
   /** Milliseconds between looks at the pods. @default 1000 */
   readonly pollMs?: number;
-}
-
-export interface DestroyItem {
-  readonly object: string;
-  readonly result: 'deleted' | 'would delete' | 'kept' | 'absent' | 'not ours';
-  readonly detail?: string;
-  /** What `waitGone` waits for (not in the JSON output: `object` names it). */
-  readonly ref?: ObjectRef;
-  /**
-   * The uid of what was deleted (not in the JSON output): an object of that name with another uid
-   * was made again after the delete; what destroy deleted is gone, and the new one is not its to
-   * wait for or delete (kapp's delete change compares uids the same way).
-   */
-  readonly uid?: string;
 }
 
 function carries(obj: KubernetesObject, selector: Readonly<Record<string, string>>): boolean {
@@ -231,12 +215,6 @@ export async function destroyPlan(cluster: Cluster, plan: Plan, objectsOf: (step
   return items;
 }
 
-export function renderDestroy(plan: Plan, items: DestroyItem[], o: DestroyOptions, target?: Target): string {
-  const lines = [`${o.yes ? 'destroy' : 'destroy (dry run: nothing deleted; pass --yes to delete)'} plan ${plan.name}, namespace ${plan.namespace}${target ? `, ${targetText(target)}` : ''}`];
-  for (const i of items) lines.push(`  ${i.result.padEnd(12)}  ${i.object}${i.detail ? `  (${i.detail})` : ''}`);
-  return lines.join('\n');
-}
-
 export interface WaitGoneOptions {
   /** Seconds. @default RUN_DEFAULTS.destroyTimeoutSeconds */
   readonly timeoutSeconds?: number;
@@ -293,23 +271,4 @@ export async function waitGone(cluster: Cluster, items: readonly DestroyItem[], 
     }
     await new Promise((r) => setTimeout(r, Math.min(o.pollMs ?? 1000, Math.max(0, deadline - Date.now()))));
   }
-}
-
-/** The closing line: what was deleted (and whether it is gone), what was kept and why, what was left alone. */
-export function destroySummary(items: readonly DestroyItem[], o: DestroyOptions & { readonly waited?: boolean }): string {
-  const n = (r: DestroyItem['result']) => items.filter((i) => i.result === r).length;
-  const kept = items.filter((i) => i.result === 'kept');
-  const kinds = new Map<string, number>();
-  for (const i of kept) {
-    const kind = i.object.split('/')[0];
-    kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
-  }
-  const keptText = kept.length
-    ? `, ${kept.length} kept (${[...kinds].map(([k, c]) => `${c} ${k}${c > 1 ? 's' : ''}`).join(', ')}${o.purgeVolumes ? '' : '; --purge-volumes deletes the data'})`
-    : '';
-  const rest = [n('absent') ? `${n('absent')} already absent` : '', n('not ours') ? `${n('not ours')} not ours (left alone)` : ''].filter(Boolean);
-  const tail = `${keptText}${rest.length ? `, ${rest.join(', ')}` : ''}.`;
-  if (!o.yes) return `Dry run: ${n('would delete')} would be deleted${tail} Nothing was deleted: --yes deletes.`;
-  if (o.waited === false) return `Destroy started: ${n('deleted')} deleted, not waited for (--wait=false)${tail}`;
-  return `Destroy complete: ${n('deleted')} deleted and gone${tail}`;
 }

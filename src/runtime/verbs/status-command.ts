@@ -3,15 +3,17 @@
  * the plan's index, the connection and the reads (src/runtime/verbs/status.ts), none of the modules of
  * `run`, `plan` or `destroy` (issue 36: status start-up, measured with the installed command).
  */
-import { ArchiveStatus, readArchiveStatus, renderArchiveStatus } from './archive-status';
+import { readArchiveStatus } from './archive-status';
+import type { ArchiveStatus } from '../core/status-result';
 import { openPlanView } from '../core/plan-dir';
-import { renderStatus, statusExitCode, stepStatuses } from './status';
+import { statusExitCode, stepStatuses } from './status';
+import { statusView } from '../report/status-view';
 import { targetOf } from '../core/target';
-import { CommonOptions, connect, guarded, Io, machine, outputMode, paletteOf } from './verb';
+import { CommonOptions, connect, guarded, Io, viewOptions } from './verb';
 
 export function statusCommand(planDir: string, o: CommonOptions, io: Io): Promise<number> {
   return guarded(io, async () => {
-    const mode = outputMode(o, io);
+    const view = statusView(viewOptions(o, io));
     // The index's summaries of the step files synth wrote, not their parse (src/runtime/plan-dir.ts).
     const { plan, viewOf } = openPlanView(planDir, o.namespace);
     const cluster = connect(o, io);
@@ -24,10 +26,7 @@ export function statusCommand(planDir: string, o: CommonOptions, io: Io): Promis
     await cluster.ping();
     const steps = await reading;
     const archiving = await archive;
-    const target = targetOf(cluster);
-    io.out(mode === 'json'
-      ? machine(o, { plan: plan.name, namespace: plan.namespace, cluster: target, steps, ...(archiving ? { archiving } : {}) })
-      : [renderStatus(plan, steps, target, paletteOf(o, io)), ...(archiving ? renderArchiveStatus(archiving) : [])].join('\n') + '\n');
+    view.status(plan, steps, targetOf(cluster), archiving);
     return statusExitCode(steps);
   });
 }

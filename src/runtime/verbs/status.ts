@@ -16,18 +16,7 @@ import { readRecords, recordedJobFacts, Records } from '../safety/record';
 import type { StepView } from '../core/plan-dir';
 import { describePod, podProgress, rolloutPods, selectorString, storageClassOf, Verdict, verdictFor } from '../readiness';
 import { jobPhase } from '../readiness/batch_v1_job';
-import { Target, targetText } from '../core/target';
-import { NO_COLOUR, Palette } from '../report/colour';
-
-export type StepState = 'done' | 'not-applied' | 'partly-applied' | 'waiting' | 'running' | 'failed' | 'changed';
-
-export interface StepStatus {
-  readonly name: string;
-  readonly state: StepState;
-  readonly detail: string;
-  /** For a step with `factsFrom` whose Job completed: the facts it printed. */
-  readonly facts?: Record<string, string>;
-}
+import type { StepState, StepStatus } from '../core/status-result';
 
 /** What one step's objects say: those present, a detail per Job, the state the Jobs decide. */
 interface Scan {
@@ -145,36 +134,4 @@ async function podsOfRollout(cluster: Cluster, d: V1Deployment, limit: Limit): P
 export function statusExitCode(steps: readonly StepStatus[]): number {
   if (steps.some((s) => s.state === 'failed')) return EXIT.stepFailed;
   return steps.every((s) => s.state === 'done') ? EXIT.ok : EXIT.incomplete;
-}
-
-/** A state's colour on a terminal: done green, failed red, what is still to do yellow. */
-function paintState(state: StepState, text: string, p: Palette): string {
-  if (state === 'done') return p.green(text);
-  if (state === 'failed') return p.red(text);
-  return state === 'waiting' || state === 'running' ? text : p.yellow(text);
-}
-
-export function renderStatus(plan: Plan, steps: StepStatus[], target?: Target, palette: Palette = NO_COLOUR): string {
-  const w = Math.max(...steps.map((s) => s.name.length), 4);
-  const lines = [`plan ${plan.name}, namespace ${plan.namespace}${target ? `, ${targetText(target)}` : ''}`, `${'STEP'.padEnd(w)}  ${'STATE'.padEnd(14)}  DETAIL`];
-  for (const s of steps) {
-    lines.push(`${s.name.padEnd(w)}  ${paintState(s.state, s.state.padEnd(14), palette)}  ${s.detail}`);
-    if (s.facts) lines.push(`${''.padEnd(w)}  ${''.padEnd(14)}  facts: ${Object.entries(s.facts).map(([k, v]) => `${k}=${v}`).join(' ')}`);
-    lines.push(...backupLines(s.facts));
-  }
-  return lines.join('\n');
-}
-
-/**
- * The backups a step's Job listed (uyuni-backup-prune prints `backup.<n>=<id> <created> <bytes>
- * <verified|unverified>`, n=1 the newest), as a table under the step.
- */
-export function backupLines(facts: Readonly<Record<string, string>> | undefined): string[] {
-  const rows = Object.entries(facts ?? {}).filter(([k]) => /^backup\.\d+$/.test(k))
-    .sort(([a], [b]) => Number(a.slice(7)) - Number(b.slice(7)))
-    .map(([, v]) => v.split(' '));
-  if (rows.length === 0) return [];
-  const size = (b: string) => (Number(b) >= 1024 ** 3 ? `${(Number(b) / 1024 ** 3).toFixed(1)} GiB` : `${(Number(b) / 1024 ** 2).toFixed(1)} MiB`);
-  return ['  BACKUP            CREATED               SIZE        VERIFIED',
-    ...rows.map(([id, created, bytes, verified]) => `  ${(id ?? '').padEnd(16)}  ${(created ?? '').padEnd(20)}  ${size(bytes ?? '0').padEnd(10)}  ${verified === 'verified' ? 'yes' : 'no'}`)];
 }

@@ -1,6 +1,6 @@
 /**
  * What every verb's entry point shares (src/runtime/verbs/commands.ts, src/runtime/verbs/status-command.ts):
- * the process as options and `Io`, the output mode, the connection, and the one-line failure.
+ * the process as options and `Io`, the output mode and the views' options, the connection, and the one-line failure.
  * Kept apart from commands.ts so that a verb that only reads (`status`) loads none of `run`'s,
  * `plan`'s or `destroy`'s modules (issue 36: status start-up).
  */
@@ -11,7 +11,7 @@ import { RuntimeError } from '../../kube/api-errors';
 import { loadKubeConfig } from '../../kube/load-kubeconfig';
 import { paletteFor, Palette } from '../report/colour';
 import type { OutputMode } from '../report/reporter';
-import { stringify } from 'yaml';
+import type { ViewOptions } from '../report/view';
 
 export interface CommonOptions {
   readonly kubeconfig?: string;
@@ -42,9 +42,9 @@ export function outputMode(o: CommonOptions, io: Io): OutputMode {
   return io.isTTY ? 'tty' : 'plain';
 }
 
-/** A verb's one result document for machines: JSON, or YAML with `-o yaml`. */
-export function machine(o: CommonOptions, doc: object): string {
-  return o.output === 'yaml' ? stringify(doc) : `${JSON.stringify(doc)}\n`;
+/** What a verb's view is made of (src/runtime/report/view.ts): `-o` read here, once, for the view the verb chooses. */
+export function viewOptions(o: CommonOptions & { readonly verbose?: boolean }, io: Io): ViewOptions {
+  return { format: o.output ?? 'text', out: io.out, palette: paletteOf(o, io), verbose: o.verbose };
 }
 
 /** Colour only for text on a terminal, never with `--no-color` or NO_COLOR (src/runtime/colour.ts). */

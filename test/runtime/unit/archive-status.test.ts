@@ -1,4 +1,5 @@
-import { parseArchiveLine, renderArchiveStatus } from '../../../src/runtime/verbs/archive-status';
+import { parseArchiveLine } from '../../../src/runtime/verbs/archive-status';
+import { renderArchiveStatus } from '../../../src/runtime/report/status-view';
 
 /** The lines src/scripts/db-archive-status.sh prints (their shape is checked against PostgreSQL 15 in test/db-archiving.postgres.test.ts). */
 describe('the archive-status line status reads', () => {
