@@ -68,7 +68,7 @@ const common = (BUNDLE_DIR) => ({
  * agent uses of it (its KubeConfig, RequestContext and configuration, 1.4 MB; the generated API
  * classes stay out). It used to be a bundle of its own, the whole client (5.4 MB), which agent.cjs
  * required "when reached": but src/kube's KubeClient, under every request of the agent, is built
- * on it, so every agent loaded the whole client and kept its source for lazy compilation, ~17 MB
+ * on it, so every agent loaded the whole client and kept its source for lazy compilation, 14-21 MB
  * of an idle agent's RSS (issue 36).
  */
 function agentOptions(outfile, { executable = false } = {}) {
