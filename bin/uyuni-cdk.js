@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 'use strict';
-// The installed command: the agent's verbs load the agent's own bundle (no Kubernetes client, no
-// synth), every other verb the CLI's (bin/bundle.js). Developers run the sources: npm run dev -- <args>.
+// The installed command: the agent's verbs load the agent's own bundle (no runtime, no synth, only
+// the parts of the Kubernetes client the agent uses), every other verb the CLI's (bin/bundle.js).
+// Developers run the sources: npm run dev -- <args>.
 const { load, variantOf } = require('./bundle');
 
 const argv = process.argv.slice(2);

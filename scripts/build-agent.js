@@ -2,8 +2,8 @@
 'use strict';
 // `npm run build:agent`: the node agent as one executable, bundle/uyuni-cdk, for nodes without
 // Node.js: a Node single executable application (node --experimental-sea-config, then postject)
-// made of this Node binary and the agent's bundle with the Kubernetes client inlined (bundle/agent.cjs
-// requires it from a file beside it, which an executable does not have; scripts/build.js). It answers as
+// made of this Node binary and the agent's bundle (scripts/build.js agentOptions; optional modules
+// a bundle leaves to `require` are inlined as absent, the executable has no files beside it). It answers as
 // `uyuni-cdk agent render|cleanup` and `uyuni-cdk --version`; docs/agent.md installs it.
 // It runs on machines of this one's architecture and C library (glibc) only.
 const { execFileSync } = require('child_process');

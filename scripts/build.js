@@ -26,26 +26,6 @@ const sourceDirname = (BUNDLE_DIR) => ({
 });
 
 /**
- * The Kubernetes client in the agent's bundle is only reached for exec and auth-provider
- * kubeconfig users (src/agent/pods.ts, behind an `import()`), yet it was 5.8 of the bundle's 6.2 MB:
- * every agent start read, hashed and deserialized it. So it is a bundle of its own beside
- * agent.cjs, which a small module in its place requires when it is reached (a `require()`, not
- * an `import()`: bin/code-cache.js compiles bundles as scripts, which cannot import). The single
- * executable has no files beside it: its script inlines the client (scripts/build-agent.js).
- */
-const AGENT_CLIENT = 'agent-client.cjs';
-const splitClient = {
-  name: 'split-client',
-  setup(build) {
-    build.onResolve({ filter: /^@kubernetes\/client-node$/ }, () => ({ path: AGENT_CLIENT, namespace: 'split-client' }));
-    build.onLoad({ filter: /.*/, namespace: 'split-client' }, () => ({
-      contents: `module.exports = require(require('path').join(__dirname, ${JSON.stringify(AGENT_CLIENT)}));`,
-      loader: 'js',
-    }));
-  },
-};
-
-/**
  * Modules the bundled code requires only in a try/catch, absent being fine: `ws`'s native
  * speed-ups, node-fetch's `encoding`, dbus-next's X11 lookup and its native `usocket` (without it
  * dbus-next connects with `net`, which is all a `unix:path=` bus needs). A bundle leaves them to `require`;
@@ -83,12 +63,17 @@ const common = (BUNDLE_DIR) => ({
 });
 
 /**
- * esbuild's options for the agent's bundle at `outfile`: beside agent-client.cjs, or (`executable`)
- * the single executable's script, whole.
+ * esbuild's options for the agent's bundle at `outfile`, or (`executable`) the single executable's
+ * script. The Kubernetes client is in it, imported statically, so esbuild keeps only what the
+ * agent uses of it (its KubeConfig, RequestContext and configuration, 1.4 MB; the generated API
+ * classes stay out). It used to be a bundle of its own, the whole client (5.4 MB), which agent.cjs
+ * required "when reached": but src/kube's KubeClient, under every request of the agent, is built
+ * on it, so every agent loaded the whole client and kept its source for lazy compilation, 14-21 MB
+ * of an idle agent's RSS (issue 36).
  */
 function agentOptions(outfile, { executable = false } = {}) {
   const options = common(path.dirname(outfile));
-  const plugins = [...options.plugins, executable ? absentOptional : splitClient];
+  const plugins = executable ? [...options.plugins, absentOptional] : options.plugins;
   return { ...options, entryPoints: [path.join(ROOT, ENTRIES.agent.source)], outfile, format: 'cjs', plugins, external: executable ? [] : options.external };
 }
 
@@ -119,7 +104,7 @@ async function build(BUNDLE_DIR) {
   // One CommonJS file per entry, which bin/code-cache.js compiles with V8's code cache (Node 20
   // has none for ES modules, and compiling was a third of a command's start). What the sources
   // load with a relative `await import()` or a `require()` inside a function (the runtime behind
-  // a verb, the Kubernetes client behind the agent's rare kubeconfig cases) stays unevaluated
+  // a verb) stays unevaluated
   // until reached. agent.cjs is also the single executable's script (scripts/build-agent.js).
   // Each is written beside its place under a temporary name and renamed over the old one once
   // all are built and checked: the installed command keeps working while a build runs (it took
@@ -127,19 +112,12 @@ async function build(BUNDLE_DIR) {
   const metafiles = {};
   const outfile = (name) => path.join(BUNDLE_DIR, `${name}.cjs`);
   const tmp = (file) => `${file}.${process.pid}.tmp`;
-  const names = [...Object.keys(ENTRIES), AGENT_CLIENT.replace(/\.cjs$/, '')];
+  const names = Object.keys(ENTRIES);
   try {
-    await Promise.all([
-      ...Object.entries(ENTRIES).map(async ([name, e]) => {
-        const options = name === 'agent' ? agentOptions(outfile(name)) : { ...common(BUNDLE_DIR), entryPoints: [path.join(ROOT, e.source)], outfile: outfile(name), format: 'cjs' };
-        metafiles[name] = (await esbuild.build({ ...options, outfile: tmp(outfile(name)) })).metafile;
-      }),
-      (async () => {
-        const name = AGENT_CLIENT.replace(/\.cjs$/, '');
-        const r = await esbuild.build({ ...common(BUNDLE_DIR), entryPoints: ['@kubernetes/client-node'], absWorkingDir: ROOT, outfile: tmp(outfile(name)), format: 'cjs' });
-        metafiles[name] = r.metafile;
-      })(),
-    ]);
+    await Promise.all(Object.entries(ENTRIES).map(async ([name, e]) => {
+      const options = name === 'agent' ? agentOptions(outfile(name)) : { ...common(BUNDLE_DIR), entryPoints: [path.join(ROOT, e.source)], outfile: outfile(name), format: 'cjs' };
+      metafiles[name] = (await esbuild.build({ ...options, outfile: tmp(outfile(name)) })).metafile;
+    }));
     const left = names.flatMap((n) => dynamicImportsLeft(metafiles[n], { [`bundle/${n}.cjs`]: fs.readFileSync(tmp(outfile(n)), 'utf8') }));
     if (left.length) {
       throw new Error(`an import() left in a bundle, which bin/code-cache.js cannot run (vm.Script has no dynamic-import callback): ${left.join('; ')}; use a static import or require()`);
@@ -158,7 +136,7 @@ async function build(BUNDLE_DIR) {
   console.log(`uyuni-cdk: built ${path.relative(process.cwd(), BUNDLE_DIR) || '.'}/ in ${Date.now() - started} ms: ${names.map((n) => `${n}.cjs`).map(size).join(', ')}`);
 }
 
-module.exports = { agentOptions, AGENT_CLIENT, build, dynamicImportsLeft };
+module.exports = { agentOptions, build, dynamicImportsLeft };
 
 if (require.main === module) {
   // `--outdir DIR`: elsewhere than bundle/ (the tests build there, leaving the bundles in use alone).

@@ -9,10 +9,11 @@
  * start-up the agent fails closed (exit 3): ordering needs only the start job to end, so the pods'
  * units still start, and Restart=always tries again. Stopping the agent leaves the pods' units
  * running (they are in their own slice, not the agent's cgroup). The node name is the host name
- * (`%H`), as nodes register.
+ * (`%H`), as nodes register. NODE_OPTIONS holds the agent's V8 heap setting (AGENT_NODE_OPTIONS),
+ * which the npm command and the single executable both read.
  */
 import { environmentAssignment, execLine, execWord } from './escape';
-import { DEFAULT_AGENT_EXECUTABLE, DEFAULT_PACKAGE_DIR, DEFAULT_SLICE } from './defaults';
+import { AGENT_NODE_OPTIONS, DEFAULT_AGENT_EXECUTABLE, DEFAULT_PACKAGE_DIR, DEFAULT_SLICE } from './defaults';
 import { renderUnitFile } from './unit';
 
 export const AGENT_UNIT_NAME = 'uyuni-cdk-agent.service';
@@ -50,6 +51,8 @@ export function renderAgentUnit(options: AgentUnitOptions): string {
         ['Type', 'notify'],
         ['NotifyAccess', 'all'],
         ['Environment', environmentAssignment('KUBECONFIG', options.kubeconfig)],
+        // V8's young generation kept small: an idle agent's memory (defaults.ts AGENT_NODE_OPTIONS)
+        ['Environment', environmentAssignment('NODE_OPTIONS', AGENT_NODE_OPTIONS)],
         ['ExecStart', exec],
         ['Restart', 'always'],
         ['RestartSec', '10'],

@@ -3,7 +3,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { parseConfig } from '../../src/config/load';
 import { nodeServicesProblems } from '../../src/plans/node-services';
-import { PodLike, renderAgentUnit, renderPodUnits } from '../../src/systemd';
+import { AGENT_NODE_OPTIONS, PodLike, renderAgentUnit, renderPodUnits } from '../../src/systemd';
 import { defaultConfigWith, synthYaml } from '../helpers/synth';
 import { REFERENCE_UNIT } from './reference';
 
@@ -47,6 +47,21 @@ describe('the node-services plan', () => {
     const custom = synthYaml(defaultConfigWith({ nodeServices: { agentExecutable: '/opt/uyuni cdk/uyuni-cdk-agent', pods: [NOOP] } }));
     expect(fs.readFileSync(path.join(custom.root, 'agent', 'uyuni-cdk-agent.service'), 'utf8')).toContain('\nExecStart="/opt/uyuni cdk/uyuni-cdk-agent" agent run --node %H ');
     expect(() => parseConfig(defaultConfigWith({ nodeServices: { agentExecutable: 'uyuni-cdk' } }), 'test.yaml')).toThrow(/nodeServices\.agentExecutable/);
+  });
+
+  it('runs the agent with its V8 heap setting, which Node takes from the unit\'s environment (issue 36)', () => {
+    const unit = fs.readFileSync(path.join(out.root, 'agent', 'uyuni-cdk-agent.service'), 'utf8');
+    expect(unit).toContain(`\nEnvironment="NODE_OPTIONS=${AGENT_NODE_OPTIONS}"\n`);
+    // what a process started with it gets: a young generation that stays at 1 MB per semi-space
+    // under an allocation that grows Node 20's default to 16 MB
+    const semiSpaceMb = (env: NodeJS.ProcessEnv): number => Number(execFileSync(process.execPath, ['-e', `
+      const keep = [];
+      for (let i = 0; i < 100; i++) { keep.push(Array.from({ length: 20000 }, (_, j) => ({ j }))); if (keep.length > 10) keep.shift(); }
+      process.stdout.write(String(require('v8').getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size / 2 / 1048576));
+    `], { encoding: 'utf8', env: { ...process.env, ...env } }));
+    const assignment = /\nEnvironment="NODE_OPTIONS=([^"\n]*)"\n/.exec(unit)![1];
+    expect(semiSpaceMb({ NODE_OPTIONS: assignment })).toBeLessThanOrEqual(1);
+    expect(semiSpaceMb({ NODE_OPTIONS: '' })).toBeGreaterThan(1);
   });
 
   it('records exactly what the agent renders from the emitted Pod (one source for both)', () => {

@@ -2,10 +2,13 @@
  * SystemdManager (dbus-next's low-level API) against a real `systemd --user` on a private bus:
  * the calls made in one tick go out in one writev(2) (dbus-next alone writes each message
  * separately, which was the largest single cost of a cleanup), the answers still reach their
- * calls, and D-Bus errors keep their names.
+ * calls, D-Bus errors keep their names, a call's answer is not kept once it returned, and a call
+ * still waiting when the connection is lost fails with the loss.
  */
 import * as net from 'net';
-import { dbusErrorName, SystemdManager, UNIT_IFACE, unitObjectPath } from '../../src/agent/systemd-dbus';
+import * as v8 from 'v8';
+import * as vm from 'vm';
+import { BusLostError, dbusErrorName, SystemdManager, UNIT_IFACE, unitObjectPath } from '../../src/agent/systemd-dbus';
 import { startUserSystemd, UserSystemd } from './harness/systemd-user';
 
 jest.setTimeout(60_000);
@@ -60,5 +63,30 @@ describe('SystemdManager on dbus-next', () => {
   it("keeps a D-Bus error's name (the cleanup tells a unit that is gone from a failure by it)", async () => {
     const e = await mgr.ResetFailedUnit('never-loaded-anywhere.service').then(() => undefined, (err: unknown) => err);
     expect(dbusErrorName(e)).toBe('org.freedesktop.systemd1.NoSuchUnit');
+  });
+
+  it('keeps nothing of an answer once its call returned (issue 36: each call held its reply for the life of the connection)', async () => {
+    v8.setFlagsFromString('--expose-gc');
+    const gc = vm.runInNewContext('gc') as () => void;
+    const path = await mgr.LoadUnit('kept.service');
+    // Names (`as`) is the reply's own array, so a kept reply keeps it
+    const refs: Array<WeakRef<object>> = [];
+    for (let i = 0; i < 20; i++) refs.push(new WeakRef((await mgr.getProperty(path, UNIT_IFACE, 'Names')) as object));
+    expect(refs[0].deref()).toEqual(['kept.service']);
+    await new Promise((r) => setImmediate(r)); // a WeakRef holds its target until the job that made it ends
+    gc();
+    expect(refs.filter((r) => r.deref() !== undefined)).toHaveLength(0);
+  });
+
+  it('fails a call still waiting for its answer with the loss when the connection ends', async () => {
+    const other = await SystemdManager.connect({ session: true, address: sd.busAddress, callTimeoutMs: 30_000 });
+    const started = Date.now();
+    const call = other.LoadUnit('never-answered.service');
+    // the socket ends before the corked call is written: no answer can come
+    (other as unknown as { stream: net.Socket }).stream.destroy();
+    await expect(call).rejects.toBeInstanceOf(BusLostError);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    await expect(other.lost).resolves.toBeInstanceOf(BusLostError);
+    other.close();
   });
 });

@@ -80,7 +80,7 @@ describe('npm pack', () => {
     ].sort();
     expect(files).toEqual(expected);
     expect(files.filter((f) => /^(test|bench|\.ci|dist|schemas|imports|node_modules)\/|kubeconfig|\.ts$/.test(f) && !f.endsWith('.d.ts'))).toEqual([]);
-    expect(bundles).toEqual(expect.arrayContaining(['bundle/cli.cjs', 'bundle/agent.cjs', 'bundle/agent-client.cjs']));
+    expect(bundles).toEqual(expect.arrayContaining(['bundle/cli.cjs', 'bundle/agent.cjs', 'bundle/status.cjs']));
     // No build artefact for one machine (the agent's single executable) rides along.
     const big = dry.files.filter((f: { size: number }) => f.size > 10 * 1024 * 1024).map((f: { path: string }) => f.path);
     expect(big).toEqual([]);
