@@ -271,14 +271,8 @@ export class Cluster implements RetryContext {
     return r.namespaced && q.namespace ? `${base}/namespaces/${q.namespace}/${r.name}` : `${base}/${r.name}`;
   }
 
-  /**
-   * A list-watch (src/kube/list-watch.ts); the items are typed as the kind asked for. `initial`: a
-   * complete listing of `q` the caller holds (e.g. the one object of a name's field selector, as
-   * its write answered it), watched from without a list.
-   */
-  watch<T extends KubernetesObject = KubernetesObject>(
-    q: WatchQuery, onChange: (items: ReadonlyMap<string, T>) => void, onError?: (e: Error) => void, initial?: Listing<T>,
-  ): WatchHandle {
+  /** A list-watch (src/kube/list-watch.ts); the items are typed as the kind asked for. */
+  watch<T extends KubernetesObject = KubernetesObject>(q: WatchQuery, onChange: (items: ReadonlyMap<string, T>) => void, onError?: (e: Error) => void): WatchHandle {
     const source: WatchSource = {
       client: this.client,
       list: (x) => this.list(x),
@@ -288,7 +282,7 @@ export class Cluster implements RetryContext {
       apiDown: (code) => this.apiDown(code),
       apiUp: () => this.apiUp(),
     };
-    return new ListWatch(source, q, onChange as (items: ReadonlyMap<string, KubernetesObject>) => void, onError, initial);
+    return new ListWatch(source, q, onChange as (items: ReadonlyMap<string, KubernetesObject>) => void, onError);
   }
 
   /** A container's log so far (for facts and for failure reports); `previous`: its run before the last restart. */

@@ -2,8 +2,7 @@
  * The runtime's list-watch (what waits use): the Kubernetes layer's informer (src/kube/informer.ts:
  * list, watch from its resourceVersion, resume, relist on 410 and after silence or errors,
  * backoff), keeping the current set; `onChange` gets all of it after every change. Errors are
- * retried until `stop()`, except a kind the cluster does not serve. Given a listing (`initial`),
- * it watches from that listing's resourceVersion without listing first.
+ * retried until `stop()`, except a kind the cluster does not serve.
  */
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { KubeClient } from './connection';
@@ -61,7 +60,6 @@ export class ListWatch implements WatchHandle {
     q: WatchQuery,
     onChange: (items: ReadonlyMap<string, KubernetesObject>) => void,
     onError?: (e: Error) => void,
-    initial?: Listing<KubernetesObject>,
   ) {
     this.informer = new Informer<KubernetesObject>({
       client: src.client,
@@ -99,16 +97,10 @@ export class ListWatch implements WatchHandle {
         src.apiUp?.();
       },
     });
-    // from a listing the caller holds (the objects its writes answered): no list first; its items
-    // are heard on the next microtask, once the caller holds this handle (it may stop at once)
-    if (initial) queueMicrotask(() => { if (!this.stopped) this.informer.start(initial); });
-    else this.informer.start();
+    this.informer.start();
   }
 
-  private stopped = false;
-
   stop(): void {
-    this.stopped = true;
     void this.informer.stop();
   }
 }

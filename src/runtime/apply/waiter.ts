@@ -15,7 +15,7 @@ import { inStartupProbe, objectId, WaitingPod } from '../core/events';
 import {
   blockerKind, describePod, podBlocker, podProgress, podReady, podSummary, rolloutPods, selectorString, storageClassOf, stuckTooLong, Verdict, verdictFor, waiting,
 } from '../readiness';
-import type { Listing, WatchHandle } from '../../kube/list-watch';
+import type { WatchHandle } from '../../kube/list-watch';
 
 export interface WaitOutcome {
   readonly ok: boolean;
@@ -183,20 +183,8 @@ export class StepWaiter {
           this.noteGone(i, obj);
         }
         this.evaluate();
-      }, this.onError, names.size === 1 ? this.written(first) : undefined));
+      }, this.onError));
     }
-  }
-
-  /**
-   * One object as this step's apply answered it (or as the run read it, when unchanged), as the
-   * complete listing of its name's field selector at its resourceVersion: its watch starts there,
-   * without a list (issue 36); every change since comes as an event, and a version too old for
-   * the server (410) makes the watch list after all.
-   */
-  private written(ref: ObjectRef): Listing<KubernetesObject> | undefined {
-    const obj = this.o.initial?.find((x) => isObject(x, ref));
-    const rv = obj?.metadata?.resourceVersion;
-    return obj && rv ? { items: [obj], resourceVersion: rv } : undefined;
   }
 
   /**

@@ -86,16 +86,11 @@ describe('round trips against a slow API, dist/install installed', () => {
     // 101 sequential round trips before (each apply waiting for the one before); 59 with the
     // applies together, 68 once the CA rotation's and the archive's reads came; 49 measured with
     // LATENCY_MS=250 (bench/slow-api.bench.ts) once discovery, the access reviews, the generated
-    // Secrets, the StorageClasses and the records were read together, 47 once a wait on an object
-    // its step wrote watched from the write: what is left being the steps' waits and bookkeeping
-    // (lock, records) one after another
-    expect(roundTrips(sent)).toBeLessThanOrEqual(50);
+    // Secrets, the StorageClasses and the records were read together: what is left being the
+    // steps' waits and bookkeeping (lock, records) one after another
+    expect(roundTrips(sent)).toBeLessThanOrEqual(52);
     // every group discovered once, however many of its kinds were asked for together
     const groups = sent.filter((q) => q.method === 'GET' && /^\/(api\/v1|apis\/[^/]+\/[^/]+)$/.test(q.path)).map((q) => q.path);
     expect(groups).toEqual([...new Set(groups)]);
-    // a wait on the one Deployment its step wrote watches from the apply's resourceVersion: no list first
-    const byName = sent.filter((q) => q.method === 'GET' && q.path.endsWith('/deployments') && /fieldSelector=metadata\.name/.test(decodeURIComponent(q.query)));
-    expect(byName.filter((q) => !/watch=true/.test(q.query))).toEqual([]);
-    expect(byName.filter((q) => /watch=true/.test(q.query)).map((q) => new URLSearchParams(q.query).get('fieldSelector'))).toEqual(['metadata.name=db', 'metadata.name=uyuni']);
   });
 });
