@@ -19,8 +19,7 @@ export const DRY_RUN_CONCURRENCY = 16;
 /**
  * `status`'s reads (issue 36): one LIST per kind of the plan (11 for dist/install, with the ping,
  * the records and the StorageClasses), all in one round trip rather than two rounds of
- * READ_CONCURRENCY; the same for the LISTs of an ApplySet's members by kind (run's prune: 9 kinds
- * for dist/install; `plan`'s go through its snapshot's bound of READ_CONCURRENCY). Still bounded, far below kube-apiserver's own limit on read-only requests in
+ * READ_CONCURRENCY. Still bounded, far below kube-apiserver's own limit on read-only requests in
  * flight (400 by default, `--max-requests-inflight`).
  */
 export const STATUS_READ_CONCURRENCY = 16;

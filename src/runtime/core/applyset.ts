@@ -15,7 +15,7 @@
 import { createHash } from 'crypto';
 import type { KubernetesObject, V1ConfigMap } from '@kubernetes/client-node';
 import { APPLYSET, LABELS, MANAGED_BY, ObjectRef, Plan } from '../../plan/types';
-import { limiter, mapLimited, STATUS_READ_CONCURRENCY } from '../../kube/limit';
+import { limiter, mapLimited } from '../../kube/limit';
 import { Cluster, refString } from '../../kube/cluster';
 import { MissingKind } from '../../kube/api-errors';
 import { StepFailed } from './errors';
@@ -113,7 +113,7 @@ export async function readParent(cluster: Cluster, set: ApplySet): Promise<{ kin
  * none): one LIST per kind, together within the read bound (issue 36), in the order of the kinds.
  */
 export async function listMembers(cluster: Cluster, set: ApplySet, gks: Iterable<string>, versions: ReadonlyMap<string, string>): Promise<KubernetesObject[]> {
-  const lists = await mapLimited([...new Set(gks)], limiter(STATUS_READ_CONCURRENCY), async (gk): Promise<KubernetesObject[]> => {
+  const lists = await mapLimited([...new Set(gks)], limiter(), async (gk): Promise<KubernetesObject[]> => {
     const { kind, group } = splitGroupKind(gk);
     const apiVersion = versions.get(gk) ?? await cluster.groupVersion(group);
     if (!apiVersion) return [];
