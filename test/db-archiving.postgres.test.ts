@@ -46,7 +46,7 @@ function until(what: string, check: () => boolean): void {
 /**
  * Starts the db pod's container archive-status (src/scripts/db-archive-status.sh) against the
  * server at `socketDir`, takes its first line, then stops it with SIGTERM (as the pod's stop
- * does): the line, and how it ended.
+ * does): the line, and how it ended, once its output closed.
  */
 function firstReport(socketDir: string): Promise<{ line: string; code: number | null; signal: NodeJS.Signals | null }> {
   const child = spawn('sh', ['-c', readScript('db-archive-status.sh')], {
@@ -62,7 +62,9 @@ function firstReport(socketDir: string): Promise<{ line: string; code: number | 
       if (out.includes('\n')) child.kill('SIGTERM');
     });
     child.on('error', reject);
-    child.on('exit', (code, signal) => resolve({ line: out.split('\n')[0], code, signal }));
+    // 'close', not 'exit': also its output closed, so no sleep of its outlived it (one that did
+    // held the test runner open for an hour, STATUS_INTERVAL)
+    child.on('close', (code, signal) => resolve({ line: out.split('\n')[0], code, signal }));
   });
 }
 

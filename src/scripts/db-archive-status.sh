@@ -23,7 +23,12 @@ set -eu
 export PGPASSWORD="${POSTGRES_PASSWORD:-}"
 # The sleep goes with it: nothing of it is left holding the log open.
 nap=
-trap 'if [ -n "$nap" ]; then kill "$nap" 2>/dev/null || true; fi; exit 0' TERM INT
+stop=
+# The trap runs between two commands: it marks the stop and ends the sleep under way; the loop
+# checks the mark after starting a sleep too, since a TERM that came while `sleep &` was being
+# started runs the trap before `nap` names it (that sleep outlived the script, holding its
+# output open).
+trap 'stop=1; if [ -n "$nap" ]; then kill "$nap" 2>/dev/null || true; fi' TERM INT
 
 # Times in UTC, ISO 8601, one word each: the line is split at spaces (psql -A separates the
 # columns with |).
@@ -44,10 +49,16 @@ ROW
   fi
 }
 
-while :; do
+while [ -z "$stop" ]; do
   report
+  [ -z "$stop" ] || break
   sleep "$STATUS_INTERVAL" &
   nap=$!
+  if [ -n "$stop" ]; then
+    kill "$nap" 2>/dev/null || true
+    break
+  fi
   wait "$nap" || true
   nap=
 done
+exit 0
