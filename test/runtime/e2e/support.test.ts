@@ -150,6 +150,16 @@ describe('uyuni-cdk support', () => {
     live.spec.template.spec.containers[0].env = [{ name: 'DB_PASSWORD', value: SECRETS[0] }, { name: 'MOTD', value: SECRETS[1] }];
     sim.put(live);
     await until('the server pod runs', () => sim.list('v1', 'Pod', NS).some((p) => p.metadata.name.startsWith('uyuni-') && p.status?.phase === 'Running'));
+    // the pod of the edited template has written all its lines (the simulator writes them over its
+    // first second): support read it before its last line under load (CI, 1 in 3 runs)
+    const serverLog = async (): Promise<string> => {
+      const pod = sim.list('v1', 'Pod', NS).find((p) => p.metadata.name.startsWith('uyuni-') && p.status?.phase === 'Running'
+        && p.spec.containers[0].env?.some((e: { name: string }) => e.name === 'DB_PASSWORD'));
+      if (!pod) return '';
+      const r = await fetch(`${sim.url}/api/v1/namespaces/${NS}/pods/${pod.metadata.name}/log`);
+      return r.ok ? r.text() : '';
+    };
+    for (let i = 0; i < 400 && !(await serverLog()).includes('Authorization'); i++) await new Promise((r) => setTimeout(r, 100));
 
     const file = path.join(tmpDir(), 'bundle.tar.gz');
     const c = captured();
