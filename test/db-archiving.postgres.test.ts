@@ -46,7 +46,7 @@ function until(what: string, check: () => boolean): void {
 /**
  * Starts the db pod's container archive-status (src/scripts/db-archive-status.sh) against the
  * server at `socketDir`, takes its first line, then stops it with SIGTERM (as the pod's stop
- * does): the line, and how it ended, once its output closed.
+ * does): the line, and how it ended.
  */
 function firstReport(socketDir: string): Promise<{ line: string; code: number | null; signal: NodeJS.Signals | null }> {
   const child = spawn('sh', ['-c', readScript('db-archive-status.sh')], {
@@ -54,6 +54,9 @@ function firstReport(socketDir: string): Promise<{ line: string; code: number | 
       PATH: `${PG_BIN}:${process.env.PATH}`, PGHOST: socketDir, PGPORT: '5432', POSTGRES_USER: 'postgres', POSTGRES_PASSWORD: '',
       ARCHIVE_DIR: archive, STATUS_INTERVAL: '3600',
     },
+    // a process group of its own: what is left of it once it exited is killed, as a container's
+    // processes die with it (a sleep that outlived it held the test runner open for an hour)
+    detached: true,
   });
   return new Promise((resolve, reject) => {
     let out = '';
@@ -62,9 +65,14 @@ function firstReport(socketDir: string): Promise<{ line: string; code: number | 
       if (out.includes('\n')) child.kill('SIGTERM');
     });
     child.on('error', reject);
-    // 'close', not 'exit': also its output closed, so no sleep of its outlived it (one that did
-    // held the test runner open for an hour, STATUS_INTERVAL)
-    child.on('close', (code, signal) => resolve({ line: out.split('\n')[0], code, signal }));
+    child.on('exit', (code, signal) => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // nothing of it left
+      }
+      resolve({ line: out.split('\n')[0], code, signal });
+    });
   });
 }
 
