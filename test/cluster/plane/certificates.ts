@@ -49,20 +49,51 @@ export class FakeCertManager {
       await informer.start();
       this.informers.push(informer);
     }
-    // A CA issuer waits for its Secret, and a Certificate for its issuer: look again now and then.
-    const again = async () => {
-      if (this.stopped) return;
-      for (const plural of ['issuers', 'clusterissuers', 'certificates']) {
-        const list = await this.custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural }).catch(() => ({ items: [] })) as { items: CmObject[] };
-        for (const o of list.items) await this.reconcile(plural, o).catch(() => undefined);
-      }
-      setTimeout(() => { void again(); }, 2000).unref();
-    };
-    setTimeout(() => { void again(); }, 2000).unref();
+    // A CA issuer waits for its Secret, and a Certificate for its issuer. cert-manager hears
+    // both: its issuer controllers requeue the issuers a Secret event touches
+    // (pkg/controller/issuers/generic_issuer_controller.go `secretChecker`, cert-manager
+    // c4a84e56694baaff1e2bbeaeaa5c64391f8ac933) and its certificate-request controllers the
+    // requests of an issuer that changed (pkg/controller/certificaterequests/controller.go
+    // `handleGenericIssuer`, 0c5694723f285f2925aac9bc459af9d5b74fe0f6). Here: whatever this fake
+    // made Ready or issued starts another look at once (`kick`), and a look every 2 s finds
+    // what others wrote (a CA Secret a suite creates). Before, only the 2 s look did, and a
+    // chain of three (CA certificate, CA issuer, its certificates) took 0.1-4 s by luck.
+    this.sweep.timer = setTimeout(() => { void this.look(); }, 2000);
+    this.sweep.timer.unref();
+  }
+
+  private readonly sweep: { running: boolean; again: boolean; timer?: NodeJS.Timeout } = { running: false, again: false };
+
+  /** Look at every issuer and certificate once more, soon (one look at a time; a kick during one asks for another). */
+  private kick(): void {
+    if (this.sweep.running) { this.sweep.again = true; return; }
+    clearTimeout(this.sweep.timer);
+    this.sweep.timer = setTimeout(() => { void this.look(); }, 0);
+    this.sweep.timer.unref();
+  }
+
+  private async look(): Promise<void> {
+    if (this.stopped) return;
+    this.sweep.running = true;
+    try {
+      do {
+        this.sweep.again = false;
+        for (const plural of ['issuers', 'clusterissuers', 'certificates']) {
+          const list = await this.custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural }).catch(() => ({ items: [] })) as { items: CmObject[] };
+          for (const o of list.items) await this.reconcile(plural, o).catch(() => undefined);
+        }
+      } while (this.sweep.again && !this.stopped);
+    } finally {
+      this.sweep.running = false;
+    }
+    if (this.stopped) return;
+    this.sweep.timer = setTimeout(() => { void this.look(); }, 2000);
+    this.sweep.timer.unref();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
+    clearTimeout(this.sweep.timer);
     await Promise.all(this.informers.map((i) => i.stop().catch(() => undefined)));
   }
 
@@ -107,6 +138,7 @@ export class FakeCertManager {
     if (plural !== 'certificates') {
       if (o.spec?.ca && !(await this.secretExists(ns, o.spec.ca.secretName))) return;
       await this.setReady(plural, o, 'KeyPairVerified', 'Signing CA verified');
+      this.kick();
       return;
     }
     if (!o.spec?.issuerRef || !o.spec.secretName || !(await this.issuerReady(ns, o.spec.issuerRef))) return;
@@ -127,6 +159,7 @@ export class FakeCertManager {
       }
     }
     await this.setReady(plural, o, 'Ready', 'Certificate is up to date and has not expired');
+    this.kick();
   }
 
   /**
