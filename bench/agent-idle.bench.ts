@@ -4,7 +4,8 @@
  * (past its --max-pods, 110, a pod is Failed with reason OutOfpods: it runs 110 units, and keeps
  * all 1000 pods in its informer and book);
  * for each count a fresh agent (it adopts the units already there), its RSS once every pod is
- * Running and it has been idle for a few seconds. `UYUNI_CDK_BIN` names another installed command
+ * Running and it has been idle for 12 s (one of its 10 s ticks, on which it collects the
+ * garbage of its start-up: src/agent/heap.ts). `UYUNI_CDK_BIN` names another installed command
  * (a build of an earlier commit, for a before/after). What it keeps per pod is what it reads
  * (src/agent/api-pod.ts `keptPod`). It runs with the environment the agent's unit gives it:
  * NODE_OPTIONS=AGENT_NODE_OPTIONS (src/systemd/defaults.ts, its V8 heap setting);
@@ -25,7 +26,8 @@ const BIN = process.env.UYUNI_CDK_BIN ?? path.join(__dirname, '..', 'bin', 'uyun
 const NODE = 'bench-node';
 const COUNTS = (process.env.PODS ?? '0,100,1000').split(',').map(Number);
 const MAX_RSS_MB = 90;
-const IDLE_MS = 5000;
+/** Idle this long before the RSS is read: one of the agent's 10 s ticks, on which it collects a burst's garbage (src/agent/heap.ts), and a margin. */
+const IDLE_MS = Number(process.env.IDLE_MS ?? 12_000);
 /** The unit's NODE_OPTIONS, or the environment's AGENT_NODE_OPTIONS (empty: none). */
 const NODE_OPTIONS = process.env.AGENT_NODE_OPTIONS ?? AGENT_NODE_OPTIONS;
 

@@ -10,6 +10,7 @@
 import type { PodSecurityLevel } from '../systemd/defaults';
 import { DEFAULT_CONCURRENCY, DEFAULT_JOB_TIMEOUT_SECONDS, LEASE_RENEW_SECONDS, SYSTEMD_NODE } from '../systemd/defaults';
 import { apiClient } from './api';
+import { HeapUpkeep } from './heap';
 import type { ApiPod } from './api-pod';
 import { CleanupOptions, CleanupResult, runCleanup } from './cleanup';
 import type { Logger } from './log';
@@ -140,13 +141,18 @@ function podWatcher(api: AgentApi, o: RunOptions, apiTimeoutMs: number, r: Recon
   );
 }
 
-/** Every tick the Lease (the kubelet's 10 s) and the blocked pods again; every sixth, the node's status too (every minute). */
+/**
+ * Every tick the Lease (the kubelet's 10 s) and the blocked pods again, and the heap's garbage
+ * collected when it grew (heap.ts); every sixth, the node's status too (every minute).
+ */
 function startTicker(o: RunOptions, r: Reconciler, heartbeat: (withStatus: boolean) => Promise<void>): NodeJS.Timeout {
   let ticks = 0;
+  const heap = new HeapUpkeep();
   return setInterval(() => {
     ticks++;
     void heartbeat(ticks % 6 === 0);
     r.recheckBlocked();
+    heap.tick();
   }, o.leaseRenewMs ?? LEASE_RENEW_SECONDS * 1000);
 }
 

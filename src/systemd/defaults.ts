@@ -25,13 +25,14 @@ export const DEFAULT_JOB_TIMEOUT_SECONDS = 120;
 export const DEFAULT_AGENT_EXECUTABLE = '/usr/local/bin/uyuni-cdk';
 
 /**
- * The V8 heap setting the agent's unit runs `agent run` with (NODE_OPTIONS, which the npm
+ * The V8 heap settings the agent's unit runs `agent run` with (NODE_OPTIONS, which the npm
  * command and the single executable both read): a young generation of at most 1 MB per
- * semi-space instead of Node 20's 16 MB. The start-up's burst of list pages, D-Bus replies and
+ * semi-space instead of Node 20's 16 MB (the start-up's burst of list pages, D-Bus replies and
  * status patches grew it to 2 x 16 MB, which an idle agent keeps: 113 -> 90 MB idle RSS with
- * 100 pods, the reconcile latency unchanged (docs/agent.md, issue 36).
+ * 100 pods, the reconcile latency unchanged), and V8's `gc`, with which the agent collects the
+ * garbage a burst left once it is over (src/agent/heap.ts; docs/agent.md, issue 36).
  */
-export const AGENT_NODE_OPTIONS = '--max-semi-space-size=1';
+export const AGENT_NODE_OPTIONS = '--max-semi-space-size=1 --expose-gc';
 
 /** `agent run`: seconds between full relists of the node's pods. */
 export const DEFAULT_RESYNC_SECONDS = 300;
