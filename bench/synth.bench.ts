@@ -1,7 +1,7 @@
 /**
  * Synth speed: the wall time of the synth app (what cdk8s.yaml's `app` runs) on the default
  * configuration, against merely loading cdk8s + cdk8s-plus-28 + constructs in node, and of
- * `npx cdk8s synth` as a whole. Targets: ratio ≤ 1.5, whole synth ≤ 3 s. Runs are interleaved
+ * `npx cdk8s synth` as a whole. Targets: ratio ≤ 1.3 (issue 36; 1.5 before it), whole synth ≤ 3 s. Runs are interleaved
  * so that background load hits both sides alike; medians are reported.
  */
 import { spawnSync } from 'child_process';
@@ -41,6 +41,6 @@ fs.rmSync(work, { recursive: true, force: true });
 const ratio = median(synth) / median(base);
 console.log(`load cdk8s + cdk8s-plus-28 + constructs: median ${median(base).toFixed(0)} ms over ${RUNS} runs`);
 console.log(`synth app (node bin/synth.js, default config): median ${median(synth).toFixed(0)} ms over ${RUNS} runs`);
-console.log(`ratio synth / load: ${ratio.toFixed(2)} (target ≤ 1.50)`);
+console.log(`ratio synth / load: ${ratio.toFixed(2)} (target ≤ 1.30)`);
 console.log(`npx cdk8s synth as a whole: median ${median(cli).toFixed(0)} ms over 3 runs (target ≤ 3000 ms)`);
-process.exit(ratio <= 1.5 && median(cli) <= 3000 ? 0 : 1);
+process.exit(ratio <= 1.3 && median(cli) <= 3000 ? 0 : 1);
