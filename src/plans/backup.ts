@@ -20,7 +20,7 @@ import { HISTORY_CONFIGMAP, Gate, ObjectRef } from '../plan/types';
 import {
   deploymentRefs, flowRecord, jobBase, preferNodeOf, upgradeGates,
 } from './db-steps';
-import { PlanApp } from './plan-app';
+import { configTimeouts, PlanApp } from './plan-app';
 import { addStopSteps } from './stop-steps';
 import { claimOf, imageOf } from './server-props';
 
@@ -207,8 +207,7 @@ export function backupPlan(config: UyuniConfig): PlanApp {
     description: `Back up Uyuni ${config.fqdn} (namespace ${ns}) onto claim ${b.claim}, keeping ${b.keep}`,
     namespace: ns,
     partOf: BACKUP_PART_OF,
-    defaultStepTimeoutSeconds: config.timeouts.defaultStepSeconds,
-    deadlineSeconds: config.timeouts.deadlineSeconds,
+    ...configTimeouts(config),
   });
   const jobs = [BACKUP_JOBS.inspect, BACKUP_JOBS.inspectDb, BACKUP_JOBS.record, BACKUP_JOBS.backup, BACKUP_JOBS.prune];
   addPrepareStep(plan, ns, 'uyuni-backup', jobs, {

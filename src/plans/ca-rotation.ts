@@ -22,7 +22,7 @@ import {
   addDatabaseStep, addIngressStep, addNamespaceStep, addServerStep, addServicesStep, addTlsStep, addVolumesStep, rotatedCaSecret, serverIdentity,
 } from './install';
 import { serverNotes } from './notes';
-import { PlanApp } from './plan-app';
+import { configTimeouts, PlanApp } from './plan-app';
 
 
 const certManaged = (config: UyuniConfig) => config.tls.mode !== 'third-party';
@@ -45,8 +45,7 @@ function rotationPlan(config: UyuniConfig, name: string, description: string, ca
     description,
     namespace: config.namespace,
     partOf: 'uyuni',
-    defaultStepTimeoutSeconds: config.timeouts.defaultStepSeconds,
-    deadlineSeconds: config.timeouts.deadlineSeconds,
+    ...configTimeouts(config),
     identity: rotated ? { ...kept, caSecret } : kept,
     caRotation,
     ...(notes ? { notes: serverNotes(config) } : {}),

@@ -7,7 +7,7 @@ import { WAL_ARCHIVE_VOLUME } from '../model/volumes';
 import type { ObjectRef } from '../plan/types';
 import { addPrepareStep } from './backup';
 import { jobBase, preferNodeOf } from './db-steps';
-import { PlanApp } from './plan-app';
+import { configTimeouts, PlanApp } from './plan-app';
 
 /**
  * Plan db-basebackup (db.archiving; docs/backup.md, "Continuous archiving"): upstream's `mgradm
@@ -30,8 +30,7 @@ export function dbBaseBackupPlan(config: UyuniConfig): PlanApp {
       + 'removing the older base backups and the WAL they alone needed',
     namespace: ns,
     partOf: DB_ARCHIVE_PART_OF,
-    defaultStepTimeoutSeconds: config.timeouts.defaultStepSeconds,
-    deadlineSeconds: config.timeouts.deadlineSeconds,
+    ...configTimeouts(config),
   });
   addPrepareStep(plan, ns, 'uyuni-db-basebackup', [BASEBACKUP_JOB], { archive: WAL_ARCHIVE_VOLUME.name }, DB_ARCHIVE_PART_OF);
   const job: ObjectRef = { apiVersion: 'batch/v1', kind: 'Job', name: BASEBACKUP_JOB, namespace: ns };

@@ -9,7 +9,7 @@ import type { ObjectRef } from '../plan/types';
 import { addPrepareStep, runningDeployments } from './backup';
 import { DB_ARCHIVE_PART_OF } from './db-basebackup';
 import { deploymentRefs, flowRecord, jobBase, preferNodeOf } from './db-steps';
-import { PlanApp } from './plan-app';
+import { configTimeouts, PlanApp } from './plan-app';
 import { addStopSteps } from './stop-steps';
 
 /**
@@ -120,8 +120,7 @@ export function dbPitrPlan(config: UyuniConfig): PlanApp {
     description: `Restore the database of Uyuni ${config.fqdn} (namespace ${ns}) to ${target} from the newest base backup before it and the WAL archive ${WAL_ARCHIVE_VOLUME.name}, replacing the database`,
     namespace: ns,
     partOf: DB_ARCHIVE_PART_OF,
-    defaultStepTimeoutSeconds: config.timeouts.defaultStepSeconds,
-    deadlineSeconds: config.timeouts.deadlineSeconds,
+    ...configTimeouts(config),
   });
   addPrepareStep(plan, ns, 'uyuni-db-pitr', [PITR_JOBS.restore, PITR_JOBS.recovery], { target, archive: WAL_ARCHIVE_VOLUME.name }, DB_ARCHIVE_PART_OF);
   addStopSteps(plan, config, { why: `and then its database, to restore it to ${target}`, partOf: DB_ARCHIVE_PART_OF });

@@ -18,7 +18,7 @@ import { containerPorts } from '../model/ports';
 import { INSTALL_VOLUMES, VolumeSpec, WAL_ARCHIVE_VOLUME } from '../model/volumes';
 import type { ServerPodProps } from '../constructs/server-pod';
 import type { Action, PlanFlow, PlanNotes, Requirement, ServerIdentity } from '../plan/types';
-import { PlanApp } from './plan-app';
+import { configTimeouts, PlanApp } from './plan-app';
 import {
   adminEmail, claimOf, imageOf, serverPodProps, serverServicesOf,
 } from './server-props';
@@ -64,8 +64,7 @@ export function serverPlan(config: UyuniConfig, name: string, description: strin
     description,
     namespace: config.namespace,
     partOf: 'uyuni',
-    defaultStepTimeoutSeconds: config.timeouts.defaultStepSeconds,
-    deadlineSeconds: config.timeouts.deadlineSeconds,
+    ...configTimeouts(config),
     ...(makes ? { identity: serverIdentity(config), ...(makes.flow ? { flow: makes.flow } : {}), ...(makes.notes ? { notes: makes.notes } : {}) } : {}),
   });
 }

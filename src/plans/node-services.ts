@@ -5,7 +5,7 @@ import type { NodePodConfig, UyuniConfig } from '../config/schema';
 import { UyuniNamespace } from '../constructs/namespace';
 import { SystemdPod } from '../constructs/systemd-pod';
 import { AGENT_UNIT_NAME, renderAgentUnit } from '../systemd';
-import { PlanApp } from './plan-app';
+import { configTimeouts, PlanApp } from './plan-app';
 import type { Synthesizer } from './synthesizer';
 
 export const NODE_SERVICES_PLAN = 'node-services';
@@ -92,8 +92,7 @@ export function nodeServicesSynthesizer(config: UyuniConfig): Synthesizer {
         description: `${ns.pods.length} pods on systemd-backed nodes (${[...new Set(ns.pods.map((p) => p.nodeName))].join(', ')})`,
         namespace: namespaces[0],
         partOf: PART_OF,
-        defaultStepTimeoutSeconds: config.timeouts.defaultStepSeconds,
-        deadlineSeconds: config.timeouts.deadlineSeconds,
+        ...configTimeouts(config),
       });
       const others = namespaces.filter((n) => n !== 'default');
       plan.addStep('namespaces', { description: `namespaces ${others.join(', ')}` }, (chart) => {

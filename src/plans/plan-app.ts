@@ -2,6 +2,7 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { ApiObject, App, Chart, YamlOutputType } from 'cdk8s';
 import { Construct } from 'constructs';
+import type { UyuniConfig } from '../config/schema';
 import type { PartOf } from '../model/labels';
 import {
   Action, ANNOTATIONS, CaRotation, Flow, Gate, ImageFromFact, LABELS, MANAGED_BY, ObjectRef, Plan, PLAN_FORMAT_VERSION, PlanFlow, PlanNotes, Requirement, ServerIdentity, Step, StepFileSummary, Wait,
@@ -77,6 +78,11 @@ interface PendingStep { readonly name: string; readonly options: StepOptions; re
  * A step whose build adds no object writes no file (an empty file is not valid for
  * `kubectl apply -f`); its requirements, actions and gates move to the next step.
  */
+/** A plan's default step timeout and deadline: the configuration's (timeouts.defaultStepSeconds, timeouts.deadlineSeconds). */
+export function configTimeouts(config: UyuniConfig): Pick<PlanAppProps, 'defaultStepTimeoutSeconds' | 'deadlineSeconds'> {
+  return { defaultStepTimeoutSeconds: config.timeouts.defaultStepSeconds, deadlineSeconds: config.timeouts.deadlineSeconds };
+}
+
 export class PlanApp {
   private readonly pending: PendingStep[] = [];
   /** Step name → the flow whose one-shot data step it is. */

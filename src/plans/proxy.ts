@@ -12,7 +12,7 @@ import { IMAGES, imageRef } from '../model/images';
 import { containerPorts, ContainerPort, PROXY_SERVICES, PROXY_SQUID_PORT, proxyServices } from '../model/ports';
 import { TLS_NAMES } from '../model/tls';
 import type { VolumeSpec } from '../model/volumes';
-import { PlanApp } from './plan-app';
+import { configTimeouts, PlanApp } from './plan-app';
 import { claimOf } from './server-props';
 
 
@@ -69,8 +69,7 @@ export function proxyPlan(config: UyuniConfig): PlanApp {
     description: `Uyuni proxy ${proxy.fqdn} for ${config.fqdn} in namespace ${ns}`,
     namespace: ns,
     partOf: 'uyuni-proxy',
-    defaultStepTimeoutSeconds: config.timeouts.defaultStepSeconds,
-    deadlineSeconds: config.timeouts.deadlineSeconds,
+    ...configTimeouts(config),
   });
   const issued = issuedCertificate(config, proxy);
   // proxy-helm makes proxy-cert and uyuni-ca from the tarball itself (templates/cert.yaml @
