@@ -15,14 +15,12 @@
  * waited for its account only at first, and on this server the run went on to stop-server 0.3 s
  * after creating the Job (the record of the pods would have been taken with the server stopped).
  */
-import * as path from 'path';
 import { cli } from '../runtime/e2e/harness';
 import { BACKUP_COPIED, BACKUP_INSPECTED, backupPruned, PINNED, restoreChecked } from '../runtime/e2e/backup-facts';
-import { plane, runOwn, until, writes } from './helpers';
-import { auditSize, ROOT } from './plane/plane';
+import { dist, plane, runOwn, until, writes } from './helpers';
+import { auditSize } from './plane/plane';
 
 const p = plane();
-const dist = (name: string) => path.join(ROOT, 'dist', name);
 
 const BACKUP_JOBS = {
   ...BACKUP_INSPECTED, ...BACKUP_COPIED, ...backupPruned(),
@@ -33,10 +31,7 @@ const RESTORE_JOBS = restoreChecked({ target_empty: 'true' });
 describe('dist/backup then dist/restore against kube-apiserver', () => {
   const ns = p.namespace('backup');
   const opts = { kubeconfig: p.kubeconfig, namespace: ns };
-  const get = async (kind: string, name: string) => {
-    const r = await p.kubectl(['-n', ns, 'get', kind, name, '-o', 'json']);
-    return r.code === 0 ? JSON.parse(r.out) : undefined;
-  };
+  const get = (kind: string, name: string) => p.get(ns, kind, name);
 
   beforeAll(async () => {
     p.scenario({ jobs: { ...BACKUP_JOBS, ...RESTORE_JOBS } }, ns);

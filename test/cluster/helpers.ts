@@ -6,7 +6,9 @@
 import { randomBytes } from 'crypto';
 import { execFile } from 'child_process';
 import * as path from 'path';
-import { auditEvents, health, PlaneState, readState } from './plane/plane';
+import { cli } from '../runtime/e2e/harness';
+import { inspectJobs } from '../runtime/e2e/inspect-facts';
+import { auditEvents, health, PlaneState, readState, ROOT } from './plane/plane';
 import { Scenario, writeScenario } from './plane/scenario';
 
 export interface Plane {
@@ -19,6 +21,8 @@ export interface Plane {
   scenario(s: Scenario, namespace?: string): void;
   /** A fresh name for a namespace of the suite's own. */
   namespace(prefix: string): string;
+  /** An object of namespace `ns` as kubectl gets it (JSON), or undefined when it is not there. */
+  get(ns: string, kind: string, name: string): Promise<any>;
 }
 
 export function plane(): Plane {
@@ -40,7 +44,32 @@ export function plane(): Plane {
     }),
     scenario: (s, namespace) => writeScenario(dir, s, namespace),
     namespace: (prefix) => `${prefix}-${randomBytes(3).toString('hex')}`,
+    async get(ns, kind, name) {
+      const r = await this.kubectl(['-n', ns, 'get', kind, name, '-o', 'json']);
+      return r.code === 0 ? JSON.parse(r.out) : undefined;
+    },
   };
+}
+
+/** A committed plan of dist/. */
+export const dist = (name: string): string => path.join(ROOT, 'dist', name);
+
+/**
+ * dist/install run into `ns` (its inspect Jobs printing their facts), then what a server being
+ * upgraded has and an install of this version does not: an install of PostgreSQL 16 (upstream
+ * chart, mgradm) has the database on claim var-pgsql and its setup marker on claim root. The real
+ * scheduler does not place the inspect Jobs' pods while a claim they mount is missing
+ * (Unschedulable: persistentvolumeclaim "root" not found); the simulator runs them anyway.
+ */
+export async function installedAsPostgres16(p: Plane, ns: string): Promise<void> {
+  p.scenario({ jobs: inspectJobs() }, ns);
+  const install = await cli('run', dist('install'), { kubeconfig: p.kubeconfig, namespace: ns, yes: true });
+  expect({ code: install.code, err: install.err }).toEqual({ code: 0, err: expect.any(String) });
+  for (const claim of ['root', 'var-pgsql']) {
+    const pvc = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: claim, namespace: ns },
+      spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'standard', resources: { requests: { storage: '1Gi' } } } };
+    expect((await p.kubectl(['create', '-f', '-'], JSON.stringify(pvc))).code).toBe(0);
+  }
 }
 
 export async function until<T>(what: string, fn: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {

@@ -19,10 +19,7 @@ const DIST = path.join(ROOT, 'dist', 'install');
 describe('run killed with SIGKILL mid-run, then run again, against kube-apiserver', () => {
   const ns = p.namespace('kill');
   const args = (verb: string, ...more: string[]) => [verb, DIST, '-n', ns, '--kubeconfig', p.kubeconfig, ...more];
-  const get = async (kind: string, name: string) => {
-    const r = await p.kubectl(['-n', ns, 'get', kind, name, '-o', 'json']);
-    return r.code === 0 ? JSON.parse(r.out) : undefined;
-  };
+  const get = (kind: string, name: string) => p.get(ns, kind, name);
 
   afterAll(async () => {
     await p.kubectl(['delete', 'namespace', ns, '--wait=false']);

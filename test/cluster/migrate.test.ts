@@ -18,10 +18,7 @@ const b64 = (t: string) => Buffer.from(t).toString('base64');
 describe('dist/migrate against kube-apiserver', () => {
   const ns = p.namespace('migrate');
   const opts = { kubeconfig: p.kubeconfig, namespace: ns };
-  const get = async (kind: string, name: string) => {
-    const r = await p.kubectl(['-n', ns, 'get', kind, name, '-o', 'json']);
-    return r.code === 0 ? JSON.parse(r.out) : undefined;
-  };
+  const get = (kind: string, name: string) => p.get(ns, kind, name);
   const secret = (name: string, data: Record<string, string>, type = 'Opaque') => p.kubectl(['create', '-f', '-'], JSON.stringify({
     apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: ns }, type, data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, b64(v)])),
   }));

@@ -19,10 +19,7 @@ const b64 = (s: string) => Buffer.from(s).toString('base64');
 describe('dist/proxy against kube-apiserver', () => {
   const ns = p.namespace('proxy');
   const opts = { kubeconfig: p.kubeconfig, namespace: ns };
-  const get = async (kind: string, name: string) => {
-    const r = await p.kubectl(['-n', ns, 'get', kind, name, '-o', 'json']);
-    return r.code === 0 ? JSON.parse(r.out) : undefined;
-  };
+  const get = (kind: string, name: string) => p.get(ns, kind, name);
 
   beforeAll(async () => {
     // The keys test/proxy.test.ts lists for the proxy step's requires.

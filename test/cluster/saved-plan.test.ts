@@ -9,12 +9,10 @@ import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
 import { cli } from '../runtime/e2e/harness';
-import { inspectJobs } from '../runtime/e2e/inspect-facts';
-import { plane, runOwn, writes } from './helpers';
-import { auditSize, ROOT } from './plane/plane';
+import { dist, installedAsPostgres16, plane, runOwn, writes } from './helpers';
+import { auditSize } from './plane/plane';
 
 const p = plane();
-const dist = (name: string) => path.join(ROOT, 'dist', name);
 const HELM_RELEASE = 'meta.helm.sh/release-name';
 const ADOPTED_FROM = 'uyuni-cdk.io/adopted-from';
 
@@ -23,10 +21,7 @@ describe('a saved plan of dist/upgrade over objects of a Helm release, against k
   const helm = `Helm release ${ns}/uyuni`;
   const opts = { kubeconfig: p.kubeconfig, namespace: ns };
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'uyuni-saved-'));
-  const get = async (kind: string, name: string) => {
-    const r = await p.kubectl(['-n', ns, 'get', kind, name, '-o', 'json']);
-    return r.code === 0 ? JSON.parse(r.out) : undefined;
-  };
+  const get = (kind: string, name: string) => p.get(ns, kind, name);
   /** As the chart leaves an object: Helm's label and annotations instead of ours (kubectl replace). */
   const helmOwned = async (kind: string, name: string) => {
     const live = await get(kind, name);
@@ -38,15 +33,7 @@ describe('a saved plan of dist/upgrade over objects of a Helm release, against k
   const adoptedFrom = async (kind: string, name: string) => (await get(kind, name))?.metadata.annotations?.[ADOPTED_FROM];
 
   beforeAll(async () => {
-    p.scenario({ jobs: inspectJobs() }, ns);
-    const install = await cli('run', dist('install'), { ...opts, yes: true });
-    expect({ code: install.code, err: install.err }).toEqual({ code: 0, err: expect.any(String) });
-    // as in upgrade.test.ts: the claims of a PostgreSQL 16 install, which the inspect Jobs' pods mount
-    for (const claim of ['root', 'var-pgsql']) {
-      const pvc = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: claim, namespace: ns },
-        spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'standard', resources: { requests: { storage: '1Gi' } } } };
-      expect((await p.kubectl(['create', '-f', '-'], JSON.stringify(pvc))).code).toBe(0);
-    }
+    await installedAsPostgres16(p, ns);
     await helmOwned('service', 'web');
   });
 

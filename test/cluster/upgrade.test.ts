@@ -4,38 +4,20 @@
  * gates pass, the stop-server step scales the server and its database to 0 through the real
  * Deployment controller, the data Jobs run under the real Job controller, the server comes back.
  */
-import * as path from 'path';
 import { readPlan } from '../../src/plan/reader';
 import { cli } from '../runtime/e2e/harness';
-import { inspectJobs } from '../runtime/e2e/inspect-facts';
-import { plane, runOwn, until, writes } from './helpers';
-import { auditSize, ROOT } from './plane/plane';
+import { dist, installedAsPostgres16, plane, runOwn, until, writes } from './helpers';
+import { auditSize } from './plane/plane';
 
 const p = plane();
-const dist = (name: string) => path.join(ROOT, 'dist', name);
 
 describe('dist/upgrade against kube-apiserver', () => {
   const ns = p.namespace('upgrade');
   const opts = { kubeconfig: p.kubeconfig, namespace: ns };
-  const get = async (kind: string, name: string) => {
-    const r = await p.kubectl(['-n', ns, 'get', kind, name, '-o', 'json']);
-    return r.code === 0 ? JSON.parse(r.out) : undefined;
-  };
+  const get = (kind: string, name: string) => p.get(ns, kind, name);
 
   beforeAll(async () => {
-    p.scenario({ jobs: inspectJobs() }, ns);
-    const install = await cli('run', dist('install'), { ...opts, yes: true });
-    expect({ code: install.code, err: install.err }).toEqual({ code: 0, err: expect.any(String) });
-    // What the server being upgraded has and an install of this version does not: an install of
-    // PostgreSQL 16 (upstream chart, mgradm) has the database on claim var-pgsql and its setup
-    // marker on claim root. The real scheduler does not place the inspect Jobs' pods while a claim
-    // they mount is missing (Unschedulable: persistentvolumeclaim "root" not found); the simulator
-    // runs them anyway.
-    for (const claim of ['root', 'var-pgsql']) {
-      const pvc = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: claim, namespace: ns },
-        spec: { accessModes: ['ReadWriteOnce'], storageClassName: 'standard', resources: { requests: { storage: '1Gi' } } } };
-      expect((await p.kubectl(['create', '-f', '-'], JSON.stringify(pvc))).code).toBe(0);
-    }
+    await installedAsPostgres16(p, ns);
   });
 
   afterAll(async () => {
