@@ -39,10 +39,11 @@ describe('dist/install against kube-apiserver', () => {
     const sent = writes(mark, ns);
     // The lock: a Lease created, renewed while the run lasts, deleted at the end.
     expect(sent.filter((w) => / leases\//.test(w)).length).toBeGreaterThanOrEqual(2);
-    // The run's record in ConfigMap uyuni-cdk-history and its copy on the Namespace (an
-    // annotation: docs/runtime.md "Safety"); no object of the plan.
+    // The run's records in ConfigMap uyuni-cdk-history, one write for the finished run and the
+    // server's identity together, and their copy on the Namespace (an annotation: docs/runtime.md
+    // "Safety"); no object of the plan.
     expect(sent.filter((w) => !/ leases\//.test(w)).sort()).toEqual([
-      'patch configmaps/uyuni-cdk-history 200', 'patch configmaps/uyuni-cdk-history 200', `patch namespaces/${ns} (records copy) 200`,
+      'patch configmaps/uyuni-cdk-history 200', `patch namespaces/${ns} (records copy) 200`,
     ]);
   });
 

@@ -12,19 +12,17 @@ import type { KubernetesObject, V1Job } from '@kubernetes/client-node';
 import { EndingSignal, EXIT, SIGNAL_EXIT } from '../../plan/exit-codes';
 import { defaultRunsDir, RUN_DEFAULTS } from '../../plan/run-defaults';
 import type { ObjectRef, Plan } from '../../plan/types';
-import { applySetOf, groupKind, readParent, writeParent } from '../core/applyset';
+import { applySetOf, groupKind, writeParent } from '../core/applyset';
 import { Cluster, refString } from '../../kube/cluster';
 import { approve, ApprovalOptions } from './confirm';
 import { destructiveChanges } from '../decide/destructive';
 import { ApiSilent, BadInput, RuntimeError } from '../../kube/api-errors';
 import { StepFailed } from '../core/errors';
-import { withEvidence } from '../safety/evidence';
-import { finishedJobUids, HISTORY_CONFIGMAP, recordFinishedRun } from '../safety/history';
+import { finishedJobUids, finishedRunEntry, HISTORY_CONFIGMAP } from '../safety/history';
 import type { DecisionFlags, PlanResult } from '../decide/plan-result';
-import { planSteps } from '../decide/plan';
+import { DecisionReads, planSteps } from '../decide/plan';
 import { checkPodSecurity } from '../core/pod-security';
-import { parseRecords, recordPlanFinished } from '../safety/record';
-import { readSources } from '../safety/record-store';
+import { recordPlanFinished } from '../safety/record';
 import { planDigest, planDrift, SavedPlan } from '../decide/saved-plan';
 import { Manifest, refOf } from '../core/manifests';
 import { Connection, nextCommand } from './next-command';
@@ -136,9 +134,11 @@ const flagsOf = (o: RunOptions): DecisionFlags => o.saved?.flags ?? o.flags ?? {
  * what the run takes over is marked.
  */
 async function decideBeforeWriting(
-  o: RunOptions, plan: RunContext['plan'], objects: ReadonlyMap<string, Manifest[]>, namespaceExists: boolean, seen: Map<string, KubernetesObject | undefined>,
+  o: RunOptions, plan: RunContext['plan'], objects: ReadonlyMap<string, Manifest[]>, namespaceExists: boolean, seen: Map<string, KubernetesObject | undefined>, reads: DecisionReads,
 ): Promise<PlanResult> {
-  const decided = await planSteps(o.cluster, plan, (s) => objects.get(s) ?? [], { flags: flagsOf(o), seen, diff: true, namespaceExists, holdsLock: true, podSecurity: false });
+  const decided = await planSteps(o.cluster, plan, (s) => objects.get(s) ?? [], { flags: flagsOf(o), seen, reads, diff: true, namespaceExists, holdsLock: true, podSecurity: false });
+  // a parent of another tool: refused before the question and the first step
+  if (reads.parentRefused) throw reads.parentRefused;
   const drift = o.saved ? planDrift(o.saved.result, decided) : [];
   if (drift.length) {
     throw new RuntimeError(`the cluster changed since the plan was saved (${o.saved!.savedAt}): ${drift.join('; ')}; nothing was done: make and review a new plan (uyuni-cdk plan --out)`, EXIT.stepFailed);
@@ -212,14 +212,14 @@ async function startRun(o: RunOptions, started: number, dirs: RunDirs): Promise<
   const { lock, namespaceExists } = await guardRun(o.cluster, plan, runId, o.reporter, o);
   try {
     const set = applySetOf(plan);
-    // A parent of another tool is refused here, before the question and the first step; the
-    // records as plan decides with them (both places, and the evidence when they are gone), read
-    // with it: under the lock no other run writes them (not beside the plan's reads: their bound)
-    const [parent, sources] = await Promise.all([readParent(o.cluster, set), readSources(o.cluster, plan.namespace)]);
-    const parentKinds = parent.kinds;
     // what each object was before the run: its apply then says created, updated or unchanged
     const before = new Map<string, KubernetesObject | undefined>();
-    const decided = await decideBeforeWriting(o, plan, objects, namespaceExists, before);
+    // the ApplySet parent (another tool's is refused before the question) and the records (both
+    // places, and the evidence when they are gone) as the decision read them: under the lock no
+    // other run writes them
+    const reads: DecisionReads = {};
+    const decided = await decideBeforeWriting(o, plan, objects, namespaceExists, before, reads);
+    const sources = reads.sources!;
     const run: RunContext = {
       cluster: o.cluster, reporter: o.reporter, plan, runId, runDir, planDir: o.planDir, connection: o.connection ?? {},
       deadline: started + (o.timeoutSeconds ?? plan.deadlineSeconds) * 1000,
@@ -227,10 +227,10 @@ async function startRun(o: RunOptions, started: number, dirs: RunDirs): Promise<
       lostFacts: new Map(),
       stopped: [],
       finished: finishedJobUids(sources.history),
-      records: await withEvidence(o.cluster, plan, parseRecords(sources)),
+      records: reads.records!,
       rerun: flagsOf(o).rerun ?? [],
       stuckGraceSeconds: o.stuckGraceSeconds ?? RUN_DEFAULTS.stuckGraceSeconds,
-      applySet: { set, parentKinds, kinds: memberKinds(plan, (s) => objects.get(s) ?? []), parentWritten: false },
+      applySet: { set, parentKinds: reads.parentKinds ?? [], kinds: memberKinds(plan, (s) => objects.get(s) ?? []), parentWritten: false },
       before,
       unchanged: unchangedObjects(decided),
       recreate: recreatedObjects(decided),
@@ -269,8 +269,7 @@ async function pruneSet(run: RunContext, objectsOf: ReadonlyMap<string, Manifest
 async function recordHistory(run: RunContext, plan: Plan, objectsOf: ReadonlyMap<string, Manifest[]>): Promise<void> {
   const event = { type: 'action', step: '(run)', action: 'record finished run', object: { kind: 'ConfigMap', name: HISTORY_CONFIGMAP, namespace: plan.namespace } } as const;
   try {
-    await recordFinishedRun(run.cluster, plan, run.runId);
-    await recordPlanFinished(run.cluster, plan, (s) => objectsOf.get(s) ?? [], run.runId);
+    await recordPlanFinished(run.cluster, plan, (s) => objectsOf.get(s) ?? [], run.runId, () => finishedRunEntry(run.cluster, plan, run.runId));
     run.reporter.emit({ ...event, result: `done${plan.flow ? ` (the ${plan.flow.kind} is finished)` : ''}` });
   } catch (e) {
     run.reporter.emit({ ...event, result: `failed: ${(e as Error).message}` });

@@ -36,7 +36,7 @@ import { DRY_RUN_CONCURRENCY, Limit, limiter, READ_CONCURRENCY } from '../../kub
 import { prefetchObjects, withSnapshot } from '../core/live-reads';
 import { namespaceTerminating } from '../readiness/v1_namespace';
 import { caFingerprint, damageRefusals, oneShotHash, parseRecords, recordedJobFacts, Records } from '../safety/record';
-import { readSources } from '../safety/record-store';
+import { readSources, RecordSources } from '../safety/record-store';
 import { checkRequirement, fixCommand, lostCredentials } from './requirements';
 import { describeHolder, holderOf, LOCK_NAME, staleness } from '../safety/lock';
 import { refuses, takeovers, upgrades } from '../safety/ownership';
@@ -72,6 +72,24 @@ export interface PlanOptions {
   readonly holdsLock?: boolean;
   /** Dry-run the workloads for PodSecurity's warnings (pod-security.ts); `run` asks before its lock instead. @default true */
   readonly podSecurity?: boolean;
+  /**
+   * Filled with what the decision read of the run's own state (the ApplySet parent, the records
+   * and what stands for them when they are gone): `run` goes on with the same reads, not its own
+   * second ones.
+   */
+  readonly reads?: DecisionReads;
+}
+
+/** What `planSteps` read of the run's state (PlanOptions.reads). */
+export interface DecisionReads {
+  /** The kinds the ApplySet parent lists. */
+  parentKinds?: readonly string[];
+  /** Why the parent refuses this plan (another tool's): `run` stops before its question. */
+  parentRefused?: StepFailed;
+  /** Both places of the records, as read. */
+  sources?: RecordSources;
+  /** The records, with the evidence when they are gone (evidence.ts). */
+  records?: Records;
 }
 
 /** A gate as `plan` shows it: decided now when the facts it needs are already in the cluster. */
@@ -454,10 +472,10 @@ export async function planSteps(cluster: Cluster, plan: Plan, objectsOf: (step: 
   const dry = limiter(DRY_RUN_CONCURRENCY);
   // The reads that do not depend on each other, together (each is one or two requests).
   const firstReads = Promise.all([
-    readParent(snap, set).then((p) => ({ kinds: p.kinds, refused: undefined }), (e: unknown) => {
+    readParent(snap, set).then((p) => ({ kinds: p.kinds, refused: undefined, error: undefined }), (e: unknown) => {
       // Another tool's parent: `run` would refuse it before the first step. Anything else is an error of plan's own.
       if (!(e instanceof StepFailed)) throw e;
-      return { kinds: [] as string[], refused: e.message };
+      return { kinds: [] as string[], refused: e.message, error: e };
     }),
     readSources(snap, plan.namespace),
     namespaceTerminating(snap, plan.namespace),
@@ -474,6 +492,7 @@ export async function planSteps(cluster: Cluster, plan: Plan, objectsOf: (step: 
   // one read of the history ConfigMap (and the records' copy): the flow records and the finished
   // runs beside them; with what the cluster shows when a record the plan needs is gone (evidence.ts)
   const records = await withEvidence(snap, plan, parseRecords(sources));
+  if (o.reads) Object.assign(o.reads, { parentKinds: parent.kinds, parentRefused: parent.error, sources, records });
   const finished = finishedJobUids(sources.history);
   const parentKinds = parent.kinds;
   const parentRefused = parent.refused;

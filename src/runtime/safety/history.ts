@@ -57,8 +57,11 @@ export async function readHistory(cluster: Cluster, namespace: string): Promise<
  * Sets entries of the history ConfigMap, keeping every other entry as it is (another plan's
  * run, a flow record). `undefined` removes an entry.
  */
-export async function writeHistory(cluster: Cluster, plan: Plan, runId: string, entries: Readonly<Record<string, string | undefined>>): Promise<void> {
-  const data: Record<string, string> = { ...await readHistory(cluster, plan.namespace) };
+export async function writeHistory(
+  cluster: Cluster, plan: Plan, runId: string, entries: Readonly<Record<string, string | undefined>>, current?: Readonly<Record<string, string>>,
+): Promise<void> {
+  // `current`: the map as the caller just read it, nothing written to it since (this run holds the lock)
+  const data: Record<string, string> = { ...current ?? await readHistory(cluster, plan.namespace) };
   for (const [k, v] of Object.entries(entries)) {
     if (v === undefined) delete data[k];
     else data[k] = v;
@@ -76,8 +79,8 @@ export async function writeHistory(cluster: Cluster, plan: Plan, runId: string, 
   await cluster.apply(cm);
 }
 
-/** Records a finished run of `plan`: the uids of its step Jobs as they are now. */
-export async function recordFinishedRun(cluster: Cluster, plan: Plan, runId: string): Promise<void> {
+/** The history entry of a finished run of `plan`: the uids of its step Jobs as they are now. */
+export async function finishedRunEntry(cluster: Cluster, plan: Plan, runId: string): Promise<Record<string, string>> {
   const jobs: Record<string, string> = {};
   const refs = plan.steps.flatMap((step) => step.objects.filter((x) => x.kind === 'Job'));
   // read together, at most READ_CONCURRENCY at once; recorded in the plan's order
@@ -87,5 +90,5 @@ export async function recordFinishedRun(cluster: Cluster, plan: Plan, runId: str
     if (uid) jobs[o.name] = uid;
   });
   const entry: FinishedRun = { run: runId, finishedAt: new Date().toISOString(), jobs };
-  await writeHistory(cluster, plan, runId, { [plan.name]: JSON.stringify(entry) });
+  return { [plan.name]: JSON.stringify(entry) };
 }

@@ -177,12 +177,14 @@ export async function readSources(cluster: Cluster, namespace: string): Promise<
 /**
  * Writes guarded records (sealed here), the copy first, then the ConfigMap; `undefined` removes a
  * key. A key that is damaged now is never overwritten: it throws, naming it (`force`: repair-record,
- * which asked first and keeps the damaged text).
+ * which asked first and keeps the damaged text). `read`: both places as the caller just read them
+ * (nothing written to them since: the run holds the namespace's lock), else they are read here.
  */
 export async function writeGuarded(
   cluster: Cluster, plan: Plan, runId: string, records: Partial<Record<GuardedKey, object | undefined>>, extra: Readonly<Record<string, string | undefined>> = {}, force = false,
+  read?: RecordSources,
 ): Promise<void> {
-  const sources = await readSources(cluster, plan.namespace);
+  const sources = read ?? await readSources(cluster, plan.namespace);
   if (!force) {
     for (const key of Object.keys(records) as GuardedKey[]) {
       const r = readGuarded(sources, key);
@@ -201,7 +203,7 @@ export async function writeGuarded(
   await cluster.apply({
     apiVersion: 'v1', kind: 'Namespace', metadata: { name: plan.namespace, annotations: { [RECORDS_ANNOTATION]: JSON.stringify(copy) } },
   }, false, RECORDS_FIELD_MANAGER);
-  await writeHistory(cluster, plan, runId, { ...extra, ...sealed });
+  await writeHistory(cluster, plan, runId, { ...extra, ...sealed }, sources.history);
   // a key another field manager wrote last (`kubectl edit`) outlives an apply without it: removed by name
   const removed = Object.keys(sealed).filter((k) => sealed[k] === undefined);
   if (removed.length) {

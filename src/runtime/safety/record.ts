@@ -183,9 +183,10 @@ export function recordedJobFacts(records: Records, name: string, uid: string | u
  * entries), so that a resumed run finds the facts once its pods are gone.
  */
 export async function recordJobFacts(cluster: Cluster, plan: Plan, step: string, job: { name: string; uid: string }, facts: Facts, runId: string): Promise<void> {
-  const all = (await readRecords(cluster, plan.namespace)).facts;
+  const sources = await readSources(cluster, plan.namespace);
+  const all = parseRecords(sources).facts;
   const entry: JobFacts = { uid: job.uid, step, plan: plan.name, run: runId, at: new Date().toISOString(), facts };
-  await writeHistory(cluster, plan, runId, { [FACTS_KEY]: JSON.stringify({ ...all, [job.name]: entry }) });
+  await writeHistory(cluster, plan, runId, { [FACTS_KEY]: JSON.stringify({ ...all, [job.name]: entry }) }, sources.history);
 }
 
 export async function readRecords(cluster: Cluster, namespace: string): Promise<Records> {
@@ -211,7 +212,8 @@ export function currentFlow(records: Records, flow: Flow, plan: Plan): FlowRecor
 /** A one-shot step is done: its record says so, with what it ran (before the next step starts). */
 export async function recordStepDone(cluster: Cluster, plan: Plan, step: Step, hash: string, runId: string, facts?: Readonly<Record<string, string>>): Promise<void> {
   const flow = step.oneShot!;
-  const records = await readRecords(cluster, plan.namespace);
+  const sources = await readSources(cluster, plan.namespace);
+  const records = parseRecords(sources);
   const r = currentFlow(records, flow, plan);
   const next: FlowRecord = {
     flow,
@@ -222,7 +224,7 @@ export async function recordStepDone(cluster: Cluster, plan: Plan, step: Step, h
     ...(r?.finishedAt ? { finishedAt: r.finishedAt } : {}),
     steps: { ...(r?.steps ?? {}), [step.name]: { hash, run: runId, at: new Date().toISOString(), ...(facts ? { facts } : {}) } },
   };
-  await writeGuarded(cluster, plan, runId, { [flowKey(flow)]: next });
+  await writeGuarded(cluster, plan, runId, { [flowKey(flow)]: next }, {}, false, sources);
 }
 
 /** The fingerprint of the CA in Secret uyuni-ca, or `secret` (ca-trust.ts secretCaFingerprint), or none. */
@@ -247,14 +249,19 @@ async function rotationRecord(cluster: Cluster, plan: Plan, previous: RecordedId
 /**
  * The plan finished: the flow it finishes is recorded finished, with every one-shot step of the
  * plan done as it is now, and the server's identity (as the plan made it, with the CA now in the
- * cluster) recorded.
+ * cluster) recorded; with them, in the same write, the history's entries `extra` gives (read
+ * beside the records: the finished run's). Both places are read once, and written once each.
  */
-export async function recordPlanFinished(cluster: Cluster, plan: Plan, objectsOf: (step: string) => readonly Manifest[], runId: string): Promise<void> {
+export async function recordPlanFinished(
+  cluster: Cluster, plan: Plan, objectsOf: (step: string) => readonly Manifest[], runId: string,
+  extra: () => Promise<Readonly<Record<string, string>>> = async () => ({}),
+): Promise<void> {
   const entries: Partial<Record<GuardedKey, object>> = {};
   const at = new Date().toISOString();
-  // the records and the CA read together (nothing is written between them and the write below)
-  const [records, ca] = await Promise.all([
-    readRecords(cluster, plan.namespace), plan.identity ? caFingerprint(cluster, plan.namespace, plan.identity.caSecret) : undefined]);
+  // the records, the CA and the extra entries read together (nothing is written between them and the write below)
+  const [sources, ca, more] = await Promise.all([
+    readSources(cluster, plan.namespace), plan.identity ? caFingerprint(cluster, plan.namespace, plan.identity.caSecret) : undefined, extra()]);
+  const records = parseRecords(sources);
   if (plan.flow) {
     const r = currentFlow(records, plan.flow.kind, plan);
     const done: FlowRecord = {
@@ -282,5 +289,16 @@ export async function recordPlanFinished(cluster: Cluster, plan: Plan, objectsOf
     };
     entries[IDENTITY_KEY] = id;
   }
-  if (Object.keys(entries).length) await writeGuarded(cluster, plan, runId, entries);
+  if (!Object.keys(entries).length) {
+    if (Object.keys(more).length) await writeHistory(cluster, plan, runId, more, sources.history);
+    return;
+  }
+  try {
+    await writeGuarded(cluster, plan, runId, entries, more, false, sources);
+  } catch (e) {
+    // `extra` holds no guarded record: written on its own when they could not be (a damaged one
+    // is never overwritten), as before they went together; a run that lost its lock writes nothing
+    if (Object.keys(more).length) await writeHistory(cluster, plan, runId, more).catch(() => undefined);
+    throw e;
+  }
 }
