@@ -22,6 +22,7 @@ import { finishedJobUids, finishedRunEntry, HISTORY_CONFIGMAP } from '../safety/
 import type { DecisionFlags, PlanResult } from '../decide/plan-result';
 import { DecisionReads, planSteps } from '../decide/plan';
 import { checkPodSecurity } from '../core/pod-security';
+import { namespaceTerminating } from '../readiness/v1_namespace';
 import { recordPlanFinished } from '../safety/record';
 import { planDigest, planDrift, SavedPlan } from '../decide/saved-plan';
 import { Manifest, refOf } from '../core/manifests';
@@ -205,11 +206,14 @@ async function startRun(o: RunOptions, started: number, dirs: RunDirs): Promise<
   // pods PodSecurity admission would refuse: said before the lock, the first write (the run goes on: the level may change meanwhile)
   // (not beside the permissions: its dry runs are requests a user refused for them does not send,
   // test/cluster/rbac.test.ts)
+  // whether the namespace is being deleted (refused before the lock) read beside it: one round trip
+  const terminating = namespaceTerminating(o.cluster, plan.namespace);
+  terminating.catch(() => undefined);
   const podSecurity = await checkPodSecurity(o.cluster, plan, (s) => objects.get(s) ?? []);
   if (podSecurity) o.reporter.emit({ type: 'pod-security', report: podSecurity });
   // the lock (deferred past the namespace step of a first install), what is refused outright
   // (src/runtime/apply/safeguards.ts), then what plan decides, asked before the first write
-  const { lock, namespaceExists } = await guardRun(o.cluster, plan, runId, o.reporter, o);
+  const { lock, namespaceExists } = await guardRun(o.cluster, plan, runId, o.reporter, { ...o, terminating });
   try {
     const set = applySetOf(plan);
     // what each object was before the run: its apply then says created, updated or unchanged

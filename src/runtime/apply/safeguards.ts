@@ -18,6 +18,8 @@ import { EventSink, objectId } from '../core/events';
 export interface SafeguardOptions {
   /** `--lock-timeout`, seconds. @default 0 */
   readonly lockTimeoutSeconds?: number;
+  /** Whether the namespace is being deleted (why), when the caller read it already (`namespaceTerminating`). */
+  readonly terminating?: Promise<string | undefined>;
 }
 
 /** What guardRun leaves to `run`: the lock to release at the end. */
@@ -34,7 +36,7 @@ export async function guardRun(cluster: Cluster, plan: Plan, runId: string, repo
     onEvent: (action, result) => reporter.emit({ type: 'action', step: '(run)', action, object: objectId(lock.ref), result }),
   });
   // A namespace being deleted takes nothing new (the lock's Lease included): refused before any write.
-  const terminating = await namespaceTerminating(cluster, plan.namespace);
+  const terminating = await (o.terminating ?? namespaceTerminating(cluster, plan.namespace));
   if (terminating) throw new StepFailed('(run)', `refused before any write: ${terminating}`);
   return { lock, namespaceExists: await lock.acquire() };
 }

@@ -126,8 +126,10 @@ async function allowed(cluster: Cluster, namespace: string, p: Permission): Prom
  * at most ACCESS_REVIEW_CONCURRENCY in flight); empty when it may do everything the run sends.
  */
 export async function missingPermissions(cluster: Cluster, plan: Plan, objectsOf: (step: string) => readonly Manifest[]): Promise<Permission[]> {
-  // the kinds the run sends beside the plan's (the reviews, the lock's Lease) discovered with them
-  const own = [['authorization.k8s.io/v1', 'SelfSubjectAccessReview'], ['coordination.k8s.io/v1', 'Lease']];
+  // the kinds the run sends beside the plan's (the reviews, the lock's Lease, and the
+  // StorageClasses a claim's wait reads: waiter.ts) discovered with them
+  const claims = plan.steps.some((s) => objectsOf(s.name).some((m) => m.kind === 'PersistentVolumeClaim'));
+  const own = [['authorization.k8s.io/v1', 'SelfSubjectAccessReview'], ['coordination.k8s.io/v1', 'Lease'], ...(claims ? [['storage.k8s.io/v1', 'StorageClass']] : [])];
   const [needed] = await Promise.all([neededPermissions(cluster, plan, objectsOf), ...own.map(([v, k]) => cluster.resource(v, k).catch(() => undefined))]);
   const answers = await mapLimited(needed, limiter(ACCESS_REVIEW_CONCURRENCY), (p) => allowed(cluster, plan.namespace, p));
   return needed.filter((_, i) => !answers[i]);
