@@ -65,6 +65,20 @@ export const HUB_API_PATH: BackendPath = { path: '/hub/rpc/api', service: 'hub-x
 
 const TRAEFIK = 'traefik.ingress.kubernetes.io/';
 
+/**
+ * One Ingress's Traefik router (`traefik.ingress.kubernetes.io/router.*`, as the chart writes
+ * them): its TLS (and the domain of its certificate), entry point, priority and middlewares.
+ */
+function traefikRouter(r: { tls?: boolean; domain?: string; entrypoints: 'web' | 'websecure'; priority: number; middlewares?: string }): Record<string, string> {
+  return {
+    ...(r.tls !== undefined ? { [`${TRAEFIK}router.tls`]: String(r.tls) } : {}),
+    ...(r.domain !== undefined ? { [`${TRAEFIK}router.tls.domains.n.main`]: r.domain } : {}),
+    [`${TRAEFIK}router.entrypoints`]: r.entrypoints,
+    [`${TRAEFIK}router.priority`]: String(r.priority),
+    ...(r.middlewares !== undefined ? { [`${TRAEFIK}router.middlewares`]: r.middlewares } : {}),
+  };
+}
+
 /** One Ingress: its annotations for each controller and the user's, its paths, its TLS. */
 interface IngressSpec {
   readonly logicalId: string;
@@ -103,14 +117,8 @@ function httpsIngresses({ props, monitoring, tls, webPath, stripPrefixes }: Shar
   const out: IngressSpec[] = [{
     logicalId: 'Ssl',
     name: 'uyuni-ingress-ssl',
-    traefik: {
-      [`${TRAEFIK}router.tls`]: 'true',
-      [`${TRAEFIK}router.tls.domains.n.main`]: props.fqdn,
-      [`${TRAEFIK}router.entrypoints`]: 'websecure',
-      // Lowest priority: the more specific exporter routes win over this catch-all.
-      [`${TRAEFIK}router.priority`]: '1',
-      [`${TRAEFIK}router.middlewares`]: stripPrefixes,
-    },
+    // Lowest priority: the more specific exporter routes win over this catch-all.
+    traefik: traefikRouter({ tls: true, domain: props.fqdn, entrypoints: 'websecure', priority: 1, middlewares: stripPrefixes }),
     user: props.annotations?.ssl,
     paths: [webPath('/')],
     tls,
@@ -119,12 +127,7 @@ function httpsIngresses({ props, monitoring, tls, webPath, stripPrefixes }: Shar
     out.push({
       logicalId: 'Exporters',
       name: 'exporters-ingress-ssl',
-      traefik: {
-        [`${TRAEFIK}router.tls`]: 'true',
-        [`${TRAEFIK}router.entrypoints`]: 'websecure',
-        [`${TRAEFIK}router.priority`]: '100',
-        [`${TRAEFIK}router.middlewares`]: stripPrefixes,
-      },
+      traefik: traefikRouter({ tls: true, entrypoints: 'websecure', priority: 100, middlewares: stripPrefixes }),
       user: props.annotations?.exporters,
       paths: EXPORTER_PATHS,
       tls,
@@ -136,11 +139,7 @@ function httpsIngresses({ props, monitoring, tls, webPath, stripPrefixes }: Shar
     out.push({
       logicalId: 'HubApi',
       name: 'hubapi-ingress-ssl',
-      traefik: {
-        [`${TRAEFIK}router.tls`]: 'true',
-        [`${TRAEFIK}router.entrypoints`]: 'websecure',
-        [`${TRAEFIK}router.priority`]: '100',
-      },
+      traefik: traefikRouter({ tls: true, entrypoints: 'websecure', priority: 100 }),
       user: props.annotations?.hub,
       paths: [HUB_API_PATH],
       tls,
@@ -157,11 +156,7 @@ function httpIngresses({ props, monitoring, webPath, stripPrefixes }: Shared): I
     out.push({
       logicalId: 'SslRedirect',
       name: 'uyuni-ingress-ssl-redirect',
-      traefik: {
-        [`${TRAEFIK}router.entrypoints`]: 'web',
-        [`${TRAEFIK}router.priority`]: '1',
-        [`${TRAEFIK}router.middlewares`]: TraefikRoutes.middlewareRef(props.namespace, HTTPS_REDIRECT_MIDDLEWARE),
-      },
+      traefik: traefikRouter({ entrypoints: 'web', priority: 1, middlewares: TraefikRoutes.middlewareRef(props.namespace, HTTPS_REDIRECT_MIDDLEWARE) }),
       user: props.annotations?.sslRedirect,
       paths: [webPath('/'), ...(props.hubApi ? [HUB_API_PATH] : [])],
     });
@@ -169,13 +164,8 @@ function httpIngresses({ props, monitoring, webPath, stripPrefixes }: Shared): I
   out.push({
     logicalId: 'NoSsl',
     name: 'uyuni-ingress-nossl',
-    traefik: {
-      [`${TRAEFIK}router.tls`]: 'false',
-      [`${TRAEFIK}router.entrypoints`]: 'web',
-      // Above the redirect router, so these paths are served over HTTP instead of redirected.
-      [`${TRAEFIK}router.priority`]: '100',
-      [`${TRAEFIK}router.middlewares`]: stripPrefixes,
-    },
+    // Above the redirect router, so these paths are served over HTTP instead of redirected.
+    traefik: traefikRouter({ tls: false, entrypoints: 'web', priority: 100, middlewares: stripPrefixes }),
     nginx: { 'nginx.ingress.kubernetes.io/ssl-redirect': 'false' },
     user: props.annotations?.nossl,
     paths: [...NOSSL_PATHS.map(webPath), ...(monitoring ? EXPORTER_PATHS : [])],
