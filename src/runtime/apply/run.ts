@@ -203,17 +203,17 @@ async function startRun(o: RunOptions, started: number, dirs: RunDirs): Promise<
   // after run-start, so that a cluster failing these reads leaves its run-done in events.jsonl too
   const missing = await missingPermissions(o.cluster, plan, (s) => objects.get(s) ?? []);
   if (missing.length) throw new RuntimeError(permissionRefusal(missing, plan.namespace), EXIT.stepFailed);
+  // whether the namespace is being deleted (refused before the lock), read beside the PodSecurity check: one round trip
+  const terminating = namespaceTerminating(o.cluster, plan.namespace);
+  terminating.catch(() => undefined);
   // pods PodSecurity admission would refuse: said before the lock, the first write (the run goes on: the level may change meanwhile)
   // (not beside the permissions: its dry runs are requests a user refused for them does not send,
   // test/cluster/rbac.test.ts)
-  // whether the namespace is being deleted (refused before the lock) read beside it: one round trip
-  const terminating = namespaceTerminating(o.cluster, plan.namespace);
-  terminating.catch(() => undefined);
   const podSecurity = await checkPodSecurity(o.cluster, plan, (s) => objects.get(s) ?? []);
   if (podSecurity) o.reporter.emit({ type: 'pod-security', report: podSecurity });
   // the lock (deferred past the namespace step of a first install), what is refused outright
   // (src/runtime/apply/safeguards.ts), then what plan decides, asked before the first write
-  const { lock, namespaceExists } = await guardRun(o.cluster, plan, runId, o.reporter, { ...o, terminating });
+  const { lock, namespaceExists } = await guardRun(o.cluster, plan, runId, o.reporter, o, terminating);
   try {
     const set = applySetOf(plan);
     // what each object was before the run: its apply then says created, updated or unchanged

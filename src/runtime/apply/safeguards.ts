@@ -10,7 +10,6 @@ import type { ObjectRef, Plan } from '../../plan/types';
 import type { Cluster } from '../../kube/cluster';
 import { StepFailed } from '../core/errors';
 import { RunLock } from '../safety/lock';
-import { namespaceTerminating } from '../readiness/v1_namespace';
 import { markAdopted, refusalMessage } from '../safety/ownership';
 import type { PlanResult } from '../decide/plan-result';
 import { EventSink, objectId } from '../core/events';
@@ -18,8 +17,6 @@ import { EventSink, objectId } from '../core/events';
 export interface SafeguardOptions {
   /** `--lock-timeout`, seconds. @default 0 */
   readonly lockTimeoutSeconds?: number;
-  /** Whether the namespace is being deleted (why), when the caller read it already (`namespaceTerminating`). */
-  readonly terminating?: Promise<string | undefined>;
 }
 
 /** What guardRun leaves to `run`: the lock to release at the end. */
@@ -29,15 +26,20 @@ export interface Guarded {
   readonly namespaceExists: boolean;
 }
 
-/** Refuses a namespace being deleted, then takes the lock (or defers it to the namespace step). */
-export async function guardRun(cluster: Cluster, plan: Plan, runId: string, reporter: EventSink, o: SafeguardOptions): Promise<Guarded> {
+/**
+ * Refuses a namespace being deleted (`terminating`: why, as the caller read it with
+ * `namespaceTerminating` beside its other reads), then takes the lock (or defers it to the namespace step).
+ */
+export async function guardRun(
+  cluster: Cluster, plan: Plan, runId: string, reporter: EventSink, o: SafeguardOptions, terminating: Promise<string | undefined>,
+): Promise<Guarded> {
   const lock = new RunLock(cluster, {
     namespace: plan.namespace, runId, plan, verb: 'run', timeoutSeconds: o.lockTimeoutSeconds,
     onEvent: (action, result) => reporter.emit({ type: 'action', step: '(run)', action, object: objectId(lock.ref), result }),
   });
   // A namespace being deleted takes nothing new (the lock's Lease included): refused before any write.
-  const terminating = await (o.terminating ?? namespaceTerminating(cluster, plan.namespace));
-  if (terminating) throw new StepFailed('(run)', `refused before any write: ${terminating}`);
+  const why = await terminating;
+  if (why) throw new StepFailed('(run)', `refused before any write: ${why}`);
   return { lock, namespaceExists: await lock.acquire() };
 }
 

@@ -472,10 +472,10 @@ export async function planSteps(cluster: Cluster, plan: Plan, objectsOf: (step: 
   const dry = limiter(DRY_RUN_CONCURRENCY);
   // The reads that do not depend on each other, together (each is one or two requests).
   const firstReads = Promise.all([
-    readParent(snap, set).then((p) => ({ kinds: p.kinds, refused: undefined, error: undefined }), (e: unknown) => {
+    readParent(snap, set).then((p): { kinds: readonly string[]; refused?: StepFailed } => ({ kinds: p.kinds }), (e: unknown) => {
       // Another tool's parent: `run` would refuse it before the first step. Anything else is an error of plan's own.
       if (!(e instanceof StepFailed)) throw e;
-      return { kinds: [] as string[], refused: e.message, error: e };
+      return { kinds: [], refused: e };
     }),
     readSources(snap, plan.namespace),
     namespaceTerminating(snap, plan.namespace),
@@ -492,10 +492,10 @@ export async function planSteps(cluster: Cluster, plan: Plan, objectsOf: (step: 
   // one read of the history ConfigMap (and the records' copy): the flow records and the finished
   // runs beside them; with what the cluster shows when a record the plan needs is gone (evidence.ts)
   const records = await withEvidence(snap, plan, parseRecords(sources));
-  if (o.reads) Object.assign(o.reads, { parentKinds: parent.kinds, parentRefused: parent.error, sources, records });
+  if (o.reads) Object.assign(o.reads, { parentKinds: parent.kinds, parentRefused: parent.refused, sources, records });
   const finished = finishedJobUids(sources.history);
   const parentKinds = parent.kinds;
-  const parentRefused = parent.refused;
+  const parentRefused = parent.refused?.message;
   const flags = o.flags ?? {};
   const rerun = flags.rerun ?? [];
   // the dry runs start now, each once its object's read is back; the pruning's lists with them
