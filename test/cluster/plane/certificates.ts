@@ -58,17 +58,21 @@ export class FakeCertManager {
     // made Ready or issued starts another look at once (`kick`), and a look every 2 s finds
     // what others wrote (a CA Secret a suite creates). Before, only the 2 s look did, and a
     // chain of three (CA certificate, CA issuer, its certificates) took 0.1-4 s by luck.
-    this.sweep.timer = setTimeout(() => { void this.look(); }, 2000);
-    this.sweep.timer.unref();
+    this.lookIn(2000);
   }
 
   private readonly sweep: { running: boolean; again: boolean; timer?: NodeJS.Timeout } = { running: false, again: false };
 
   /** Look at every issuer and certificate once more, soon (one look at a time; a kick during one asks for another). */
   private kick(): void {
-    if (this.sweep.running) { this.sweep.again = true; return; }
+    if (this.sweep.running) this.sweep.again = true;
+    else this.lookIn(0);
+  }
+
+  /** The next look, in `ms` (the one planned before is dropped). */
+  private lookIn(ms: number): void {
     clearTimeout(this.sweep.timer);
-    this.sweep.timer = setTimeout(() => { void this.look(); }, 0);
+    this.sweep.timer = setTimeout(() => { void this.look(); }, ms);
     this.sweep.timer.unref();
   }
 
@@ -86,9 +90,7 @@ export class FakeCertManager {
     } finally {
       this.sweep.running = false;
     }
-    if (this.stopped) return;
-    this.sweep.timer = setTimeout(() => { void this.look(); }, 2000);
-    this.sweep.timer.unref();
+    if (!this.stopped) this.lookIn(2000);
   }
 
   async stop(): Promise<void> {
